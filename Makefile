@@ -1,0 +1,53 @@
+# Two commands do everything:
+#   make lab    install the pinned lessons environment in .venv and open JupyterLab on notebooks/
+#   make test   install the lessons environment plus the test tools, then run every test
+# Each target creates .venv when it is missing and reinstalls only when a pin file changed.
+
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+LAB_STAMP  := $(VENV)/.lab-installed
+TEST_STAMP := $(VENV)/.test-installed
+
+.PHONY: lab test lint unit notebooks browser execute clean help
+
+help:
+	@echo "make lab       open the lessons in JupyterLab (http://127.0.0.1:8888, with a token)"
+	@echo "make test      run everything: ruff, unit/property/widget tests, nbval, binder, browser"
+	@echo "make unit      only the Python tests (fast)"
+	@echo "make notebooks only nbval over the lessons"
+	@echo "make execute   re-run every lesson top to bottom in a fresh kernel and save it"
+	@echo "make clean     remove .venv and caches"
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(LAB_STAMP): requirements.txt pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -r requirements.txt
+	$(BIN)/python -m pip install --quiet --no-deps -e .
+	touch $@
+
+$(TEST_STAMP): $(LAB_STAMP) requirements-test.txt
+	$(BIN)/python -m pip install --quiet -r requirements-test.txt
+	touch $@
+
+lab: $(LAB_STAMP)
+	$(BIN)/jupyter lab --ServerApp.ip=127.0.0.1 --ServerApp.root_dir=notebooks \
+		--LabApp.default_url=/lab/tree/00_start_here.ipynb
+
+test: $(TEST_STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/python -m pytest --nbval $(PYTEST_ARGS)
+
+unit: $(TEST_STAMP)
+	$(BIN)/python -m pytest tests $(PYTEST_ARGS)
+
+notebooks: $(TEST_STAMP)
+	$(BIN)/python -m pytest --nbval notebooks $(PYTEST_ARGS)
+
+execute: $(LAB_STAMP)
+	$(BIN)/python tools/execute_notebooks.py notebooks/*.ipynb
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis

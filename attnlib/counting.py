@@ -1,0 +1,206 @@
+"""How many arithmetic operations scaled dot-product attention costs.
+
+Two independent answers to the same question:
+
+* :func:`operation_counts` gives the counts as formulas in ``n_q, n_k, d_k, d_v``;
+* :func:`counted_attention` computes attention with plain Python scalar loops, counting every
+  operation as it performs it.
+
+The tests check that the two agree for many shapes, and that the counted computation gives
+the same output as :func:`attnlib.core.scaled_dot_product_attention`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+
+from attnlib._validate import as_positive_int, as_real_array
+from attnlib.core import _check_qk
+
+__all__ = ["OPERATIONS", "STEPS", "OperationCounts", "counted_attention", "operation_counts"]
+
+#: The kinds of scalar operation that are counted.
+OPERATIONS = (
+    "multiplications",
+    "additions",
+    "subtractions",
+    "divisions",
+    "exponentials",
+    "square roots",
+    "comparisons",
+)
+
+#: The steps of attention, in order. The row-maximum step is what makes softmax stable.
+STEPS = (
+    "scores Q Kᵀ",
+    "scale by 1/√d_k",
+    "softmax: subtract row max",
+    "softmax: exp and normalise",
+    "weights · V",
+)
+
+
+@dataclass(frozen=True)
+class OperationCounts:
+    """Operation counts of attention, step by step.
+
+    Attributes
+    ----------
+    steps : mapping of str to mapping of str to int
+        ``steps[step][operation]``; steps are those of :data:`STEPS`, operations those of
+        :data:`OPERATIONS` (zero counts included).
+    """
+
+    steps: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
+
+    def totals(self) -> dict[str, int]:
+        """Total count of each operation over all steps."""
+        return {op: sum(step[op] for step in self.steps.values()) for op in OPERATIONS}
+
+    def table(self) -> str:
+        """A plain-text table: one row per step, one column per operation that occurs."""
+        totals = self.totals()
+        ops = [op for op in OPERATIONS if totals[op]]
+        width = max(len(step) for step in [*self.steps, "total"])
+        widths = [len(op) + 2 for op in ops]
+
+        def row(label: str, counts: Mapping[str, int]) -> str:
+            return f"{label:<{width}}" + "".join(f"{counts[op]:>{w},}" for op, w in zip(ops, widths))
+
+        header = " " * width + "".join(f"{op:>{w}}" for op, w in zip(ops, widths))
+        return "\n".join([header, *(row(step, c) for step, c in self.steps.items()), row("total", totals)])
+
+
+def operation_counts(n_q: int, n_k: int, d_k: int, d_v: int, *, stable: bool = True) -> OperationCounts:
+    """Operation counts of ``softmax(Q Kᵀ / √d_k) V`` as formulas.
+
+    Parameters
+    ----------
+    n_q, n_k, d_k, d_v : int
+        Number of queries, number of keys, key dimension, value dimension (all at least 1).
+    stable : bool
+        Include the row-maximum subtraction of the stable softmax (``n_q·(n_k−1)`` comparisons
+        and ``n_q·n_k`` subtractions). The textbook count leaves it out.
+
+    Returns
+    -------
+    OperationCounts
+        ``Q Kᵀ``: ``n_q·n_k·d_k`` multiplications, ``n_q·n_k·(d_k−1)`` additions; scaling: one
+        square root and ``n_q·n_k`` divisions; softmax: ``n_q·n_k`` exponentials,
+        ``n_q·(n_k−1)`` additions, ``n_q·n_k`` divisions; ``weights · V``: ``n_q·d_v·n_k``
+        multiplications, ``n_q·d_v·(n_k−1)`` additions.
+    """
+    n_q, n_k, d_k, d_v = (as_positive_int(v, name) for v, name in ((n_q, "n_q"), (n_k, "n_k"), (d_k, "d_k"), (d_v, "d_v")))
+    formulas = {
+        STEPS[0]: {"multiplications": n_q * n_k * d_k, "additions": n_q * n_k * (d_k - 1)},
+        STEPS[1]: {"square roots": 1, "divisions": n_q * n_k},
+        STEPS[2]: {"comparisons": n_q * (n_k - 1), "subtractions": n_q * n_k} if stable else {},
+        STEPS[3]: {"exponentials": n_q * n_k, "additions": n_q * (n_k - 1), "divisions": n_q * n_k},
+        STEPS[4]: {"multiplications": n_q * d_v * n_k, "additions": n_q * d_v * (n_k - 1)},
+    }
+    return OperationCounts({step: {op: counts.get(op, 0) for op in OPERATIONS} for step, counts in formulas.items()})
+
+
+class _Tally:
+    """Scalar arithmetic that counts each operation under the current step."""
+
+    def __init__(self) -> None:
+        self.steps: dict[str, dict[str, int]] = {step: dict.fromkeys(OPERATIONS, 0) for step in STEPS}
+        self.step = STEPS[0]
+
+    def _count(self, op: str) -> None:
+        self.steps[self.step][op] += 1
+
+    def mul(self, a: float, b: float) -> float:
+        self._count("multiplications")
+        return a * b
+
+    def add(self, a: float, b: float) -> float:
+        self._count("additions")
+        return a + b
+
+    def sub(self, a: float, b: float) -> float:
+        self._count("subtractions")
+        return a - b
+
+    def div(self, a: float, b: float) -> float:
+        self._count("divisions")
+        return a / b
+
+    def exp(self, a: float) -> float:
+        self._count("exponentials")
+        return math.exp(a)
+
+    def sqrt(self, a: float) -> float:
+        self._count("square roots")
+        return math.sqrt(a)
+
+    def max(self, a: float, b: float) -> float:
+        self._count("comparisons")
+        return a if a >= b else b
+
+
+def counted_attention(
+    Q: npt.ArrayLike, K: npt.ArrayLike, V: npt.ArrayLike, *, stable: bool = True
+) -> tuple[np.ndarray, np.ndarray, OperationCounts]:
+    """Attention with scalar loops, counting every arithmetic operation as it goes.
+
+    Deliberately slow: it exists to *measure* the cost, one operation at a time.
+
+    Parameters
+    ----------
+    Q : array_like, shape (n_q, d_k)
+    K : array_like, shape (n_k, d_k)
+    V : array_like, shape (n_k, d_v)
+    stable : bool
+        Subtract each row's maximum before ``exp`` (and count it).
+
+    Returns
+    -------
+    output : numpy.ndarray, shape (n_q, d_v)
+    weights : numpy.ndarray, shape (n_q, n_k)
+    counts : OperationCounts
+        What was actually performed; equals :func:`operation_counts` of the same shapes.
+    """
+    q, k, _ = _check_qk(Q, K)
+    v = as_real_array(V, "V")
+    for name, arr, hint in (("Q", q, "(n_q, d_k)"), ("K", k, "(n_k, d_k)"), ("V", v, "(n_k, d_v)")):
+        if arr.ndim != 2:
+            raise ValueError(f"counted_attention takes matrices only: {name} must have shape {hint}, got {arr.shape}")
+    if v.shape[0] != k.shape[0]:
+        raise ValueError(f"K and V must have the same number of keys n_k: K {k.shape}, V {v.shape}")
+    if v.shape[1] == 0:
+        raise ValueError(f"V has no value dimensions (shape {v.shape})")
+    qs, ks, vs = q.tolist(), k.tolist(), v.tolist()
+    t = _Tally()
+
+    t.step = STEPS[0]
+    scores = [[_fold(t.add, [t.mul(a, b) for a, b in zip(qi, kj)]) for kj in ks] for qi in qs]
+    t.step = STEPS[1]
+    root = t.sqrt(float(len(qs[0])))
+    scores = [[t.div(s, root) for s in row] for row in scores]
+    if stable:
+        t.step = STEPS[2]
+        maxima = [_fold(t.max, row) for row in scores]
+        scores = [[t.sub(s, m) for s in row] for row, m in zip(scores, maxima)]
+    t.step = STEPS[3]
+    exps = [[t.exp(s) for s in row] for row in scores]
+    sums = [_fold(t.add, row) for row in exps]
+    weights = [[t.div(e, total) for e in row] for row, total in zip(exps, sums)]
+    t.step = STEPS[4]
+    columns = list(zip(*vs))
+    output = [[_fold(t.add, [t.mul(w, x) for w, x in zip(row, col)]) for col in columns] for row in weights]
+    return np.array(output), np.array(weights), OperationCounts(t.steps)
+
+
+def _fold(combine: Callable[[float, float], float], values: list[float]) -> float:
+    """Reduce ``values`` pairwise with ``combine``: ``len(values) - 1`` calls, as a sum or a max."""
+    result = values[0]
+    for value in values[1:]:
+        result = combine(result, value)
+    return result

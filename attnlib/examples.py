@@ -1,0 +1,159 @@
+"""The worked examples of the lessons, as named data.
+
+Each function returns the *inputs* of one example; the numbers it is known to give are in its
+docstring, and ``tests/test_examples.py`` checks that attnlib reproduces them. Lessons call these
+functions rather than typing the numbers again.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+__all__ = [
+    "QKV",
+    "Embedded",
+    "attention_by_hand",
+    "four_tokens_2d",
+    "one_query_three_vectors",
+    "q3",
+    "random_projections_seed42",
+    "she_likes_coffee",
+]
+
+
+class QKV(NamedTuple):
+    """Queries, keys and values of an example, ready for attention.
+
+    Attributes
+    ----------
+    Q : (n_q, d_k) or (d_k,)
+    K : (n_k, d_k)
+    V : (n_k, d_v)
+    """
+
+    Q: np.ndarray
+    K: np.ndarray
+    V: np.ndarray
+
+
+class Embedded(NamedTuple):
+    """Token embeddings with the projection matrices of an example.
+
+    Attributes
+    ----------
+    tokens : tuple of str, length n
+    X : (n, d_model)
+        One embedding per row, in the order of ``tokens``.
+    W_q, W_k : (d_model, d_k)
+    W_v : (d_model, d_v)
+    """
+
+    tokens: tuple[str, ...]
+    X: np.ndarray
+    W_q: np.ndarray
+    W_k: np.ndarray
+    W_v: np.ndarray
+
+
+def q3() -> QKV:
+    """The "Q3" exercise: two queries that each match one key exactly.
+
+    ``Q = K = [[1,0,1,0],[0,1,0,1]]`` and ``V = [[1,2,3,4],[5,6,7,8]]``, as integers (so attnlib
+    computes in float64). With ``d_k = 4`` the scaled scores are ``[[1, 0], [0, 1]]``.
+
+    Known values: weights ``[[0.73105854, 0.26894143], [0.26894143, 0.73105854]]`` and output
+    row 0 ``[2.0757656, 3.0757656, 4.0757656, 5.0757656]``. Those were published from a float32
+    computation; in float64 the weights are ``e/(e+1) = 0.7310585786`` and ``0.2689414214``, so the
+    published digits agree to 1e-7 (one float32 rounding step).
+    """
+    Q = np.array([[1, 0, 1, 0], [0, 1, 0, 1]])
+    return QKV(Q=Q, K=Q.copy(), V=np.array([[1, 2, 3, 4], [5, 6, 7, 8]]))
+
+
+def four_tokens_2d() -> Embedded:
+    """Four tokens in 2D with identity projections (``W_q = W_k = W_v = I₂``).
+
+    Embeddings ``[[0.9,0.1],[0.2,0.8],[0.1,0.9],[0.8,0.2]]``, labelled ``Token-1`` … ``Token-4``:
+    tokens 1 and 4 point along x, tokens 2 and 3 along y, so each attends mostly to itself and
+    its neighbour in direction. Small enough to draw every vector and every score.
+    """
+    X = np.array([[0.9, 0.1], [0.2, 0.8], [0.1, 0.9], [0.8, 0.2]])
+    identity = np.eye(2)
+    return Embedded(
+        tokens=("Token-1", "Token-2", "Token-3", "Token-4"),
+        X=X,
+        W_q=identity,
+        W_k=identity.copy(),
+        W_v=identity.copy(),
+    )
+
+
+def one_query_three_vectors() -> QKV:
+    """One query ``s`` against ``h1, h2, h3``, for *plain* dot-product attention (``scale=1.0``).
+
+    ``h1 = (1,2,3)``, ``h2 = (1,2,1)``, ``h3 = (0,1,-1)`` are both the keys and the values;
+    ``s = (1,2,1)`` is the single query. Scores ``s·h = (8, 6, 1)``.
+
+    Known values (unscaled): weights ``a ≈ (0.88, 0.12, 0.00)`` and context vector
+    ``c ≈ (1.00, 2.00, 2.76)``.
+    """
+    H = np.array([[1, 2, 3], [1, 2, 1], [0, 1, -1]])
+    return QKV(Q=np.array([1, 2, 1]), K=H, V=H.copy())
+
+
+def attention_by_hand() -> QKV:
+    """The pencil-and-paper exercise: ``Q`` 2×2, ``K`` 3×2, ``V`` 3×3, scaled by ``1/√2``.
+
+    ``Q = [[1,2],[3,1]]``, ``K = [[2,1],[1,1],[0,1]]``, ``V = [[1,2,-2],[1,1,2],[0,1,-1]]``.
+
+    Known value: ``C ≈ [[0.86, 1.58, -0.72], [0.99, 1.88, -1.56]]``.
+    """
+    return QKV(
+        Q=np.array([[1, 2], [3, 1]]),
+        K=np.array([[2, 1], [1, 1], [0, 1]]),
+        V=np.array([[1, 2, -2], [1, 1, 2], [0, 1, -1]]),
+    )
+
+
+def random_projections_seed42() -> Embedded:
+    """Three random 4-D embeddings and random 4×4 projections, from seed 42.
+
+    Uses NumPy's *legacy* global generator on purpose: ``np.random.seed(42)``, then
+    ``X = np.random.rand(3, 4)`` and ``W_q``, ``W_k``, ``W_v`` each ``np.random.rand(4, 4)``, in
+    that order, so that the numbers match the published ones (the newer ``default_rng(42)``
+    draws different numbers). The global generator's state is saved and restored, so calling
+    this does not disturb other random draws.
+
+    Known value: weights row 0 ``[0.52735889, 0.11510842, 0.35753269]``.
+    """
+    saved = np.random.get_state()
+    try:
+        np.random.seed(42)
+        X = np.random.rand(3, 4)
+        W_q, W_k, W_v = (np.random.rand(4, 4) for _ in range(3))
+    finally:
+        np.random.set_state(saved)
+    return Embedded(tokens=("x1", "x2", "x3"), X=X, W_q=W_q, W_k=W_k, W_v=W_v)
+
+
+def she_likes_coffee() -> Embedded:
+    """"she likes coffee": three tokens with 4-D embeddings.
+
+    ``she = (0.2,0.9,0.1,0.5)``, ``likes = (0.8,0.3,0.7,0.2)``, ``coffee = (0.4,0.6,0.3,0.9)``;
+    ``W_q = W_k`` with 0.9 on the diagonal and 0.1 elsewhere;
+    ``W_v = [[0.8,0.2,0.1,0.1],[0.2,0.8,0.2,0.1],[0.1,0.2,0.8,0.1],[0.1,0.1,0.1,0.9]]``.
+
+    Known values: ``X[0,:] @ W_q[:,0] = 0.33``; raw scores
+    ``[[1.2884,1.064,1.452],[1.064,1.6064,1.4496],[1.452,1.4496,1.8768]]``; row sums of the
+    exponentiated scaled scores ``[5.67359329, 5.99932583, 6.68700378]``; weights row 0
+    ``[0.33567137, 0.30004505, 0.36428358]``; output row 0
+    ``[0.57530294, 0.70527381, 0.50530294, 0.64177546]``.
+    """
+    X = np.array([[0.2, 0.9, 0.1, 0.5], [0.8, 0.3, 0.7, 0.2], [0.4, 0.6, 0.3, 0.9]])
+    W_qk = np.full((4, 4), 0.1) + 0.8 * np.eye(4)
+    W_v = np.array(
+        [[0.8, 0.2, 0.1, 0.1], [0.2, 0.8, 0.2, 0.1], [0.1, 0.2, 0.8, 0.1], [0.1, 0.1, 0.1, 0.9]]
+    )
+    return Embedded(tokens=("she", "likes", "coffee"), X=X, W_q=W_qk, W_k=W_qk.copy(), W_v=W_v)
