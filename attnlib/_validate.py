@@ -49,9 +49,7 @@ def _as_numeric_array(x: object, name: str) -> np.ndarray:
     try:
         arr = np.asarray(x)
     except ValueError as exc:  # ragged nested lists
-        raise ValueError(
-            f"{name} is ragged: its rows have different lengths, so it is not an array"
-        ) from exc
+        raise ValueError(f"{name} is ragged: its rows have different lengths, so it is not an array") from exc
     if arr.dtype == object:
         raise ValueError(
             f"{name} is ragged or mixes types (numpy made an object array of shape {arr.shape}); "

@@ -309,8 +309,9 @@ def _check_qk(Q: npt.ArrayLike, K: npt.ArrayLike) -> tuple[np.ndarray, np.ndarra
     if single:
         q = q[np.newaxis, :]
     if q.shape[-1] != k.shape[-1]:
+        given = q.shape[1:] if single else q.shape
         raise ValueError(
-            f"Q and K must have the same last dimension d_k: Q has shape {q.shape[1:] if single else q.shape} "
+            f"Q and K must have the same last dimension d_k: Q has shape {given} "
             f"(d_k={q.shape[-1]}), K has shape {k.shape} (d_k={k.shape[-1]})"
         )
     if q.shape[-1] == 0:
@@ -348,8 +349,7 @@ def _check_mask(
         arr = arr.astype(dtype, copy=False)
     elif arr.dtype != bool:
         raise TypeError(
-            f"mask must be boolean (True = may attend) or float (added: 0 or -inf), "
-            f"got dtype {arr.dtype}"
+            f"mask must be boolean (True = may attend) or float (added: 0 or -inf), got dtype {arr.dtype}"
         )
     if single and arr.ndim >= 1:  # a single query's mask is (..., n_k): give it the n_q axis
         arr = arr[..., np.newaxis, :]

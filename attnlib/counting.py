@@ -70,9 +70,11 @@ class OperationCounts:
         widths = [len(op) + 2 for op in ops]
 
         def row(label: str, counts: Mapping[str, int]) -> str:
-            return f"{label:<{width}}" + "".join(f"{counts[op]:>{w},}" for op, w in zip(ops, widths))
+            return f"{label:<{width}}" + "".join(
+                f"{counts[op]:>{w},}" for op, w in zip(ops, widths, strict=True)
+            )
 
-        header = " " * width + "".join(f"{op:>{w}}" for op, w in zip(ops, widths))
+        header = " " * width + "".join(f"{op:>{w}}" for op, w in zip(ops, widths, strict=True))
         return "\n".join([header, *(row(step, c) for step, c in self.steps.items()), row("total", totals)])
 
 
@@ -95,7 +97,9 @@ def operation_counts(n_q: int, n_k: int, d_k: int, d_v: int, *, stable: bool = T
         ``n_q·(n_k−1)`` additions, ``n_q·n_k`` divisions; ``weights · V``: ``n_q·d_v·n_k``
         multiplications, ``n_q·d_v·(n_k−1)`` additions.
     """
-    n_q, n_k, d_k, d_v = (as_positive_int(v, name) for v, name in ((n_q, "n_q"), (n_k, "n_k"), (d_k, "d_k"), (d_v, "d_v")))
+    n_q, n_k, d_k, d_v = (
+        as_positive_int(v, name) for v, name in ((n_q, "n_q"), (n_k, "n_k"), (d_k, "d_k"), (d_v, "d_v"))
+    )
     formulas = {
         STEPS[0]: {"multiplications": n_q * n_k * d_k, "additions": n_q * n_k * (d_k - 1)},
         STEPS[1]: {"square roots": 1, "divisions": n_q * n_k},
@@ -103,7 +107,9 @@ def operation_counts(n_q: int, n_k: int, d_k: int, d_v: int, *, stable: bool = T
         STEPS[3]: {"exponentials": n_q * n_k, "additions": n_q * (n_k - 1), "divisions": n_q * n_k},
         STEPS[4]: {"multiplications": n_q * d_v * n_k, "additions": n_q * d_v * (n_k - 1)},
     }
-    return OperationCounts({step: {op: counts.get(op, 0) for op in OPERATIONS} for step, counts in formulas.items()})
+    return OperationCounts(
+        {step: {op: counts.get(op, 0) for op in OPERATIONS} for step, counts in formulas.items()}
+    )
 
 
 class _Tally:
@@ -171,7 +177,9 @@ def counted_attention(
     v = as_real_array(V, "V")
     for name, arr, hint in (("Q", q, "(n_q, d_k)"), ("K", k, "(n_k, d_k)"), ("V", v, "(n_k, d_v)")):
         if arr.ndim != 2:
-            raise ValueError(f"counted_attention takes matrices only: {name} must have shape {hint}, got {arr.shape}")
+            raise ValueError(
+                f"counted_attention takes matrices only: {name} must have shape {hint}, got {arr.shape}"
+            )
     if v.shape[0] != k.shape[0]:
         raise ValueError(f"K and V must have the same number of keys n_k: K {k.shape}, V {v.shape}")
     if v.shape[1] == 0:
@@ -180,21 +188,24 @@ def counted_attention(
     t = _Tally()
 
     t.step = STEPS[0]
-    scores = [[_fold(t.add, [t.mul(a, b) for a, b in zip(qi, kj)]) for kj in ks] for qi in qs]
+    scores = [[_fold(t.add, [t.mul(a, b) for a, b in zip(qi, kj, strict=True)]) for kj in ks] for qi in qs]
     t.step = STEPS[1]
     root = t.sqrt(float(len(qs[0])))
     scores = [[t.div(s, root) for s in row] for row in scores]
     if stable:
         t.step = STEPS[2]
         maxima = [_fold(t.max, row) for row in scores]
-        scores = [[t.sub(s, m) for s in row] for row, m in zip(scores, maxima)]
+        scores = [[t.sub(s, m) for s in row] for row, m in zip(scores, maxima, strict=True)]
     t.step = STEPS[3]
     exps = [[t.exp(s) for s in row] for row in scores]
     sums = [_fold(t.add, row) for row in exps]
-    weights = [[t.div(e, total) for e in row] for row, total in zip(exps, sums)]
+    weights = [[t.div(e, total) for e in row] for row, total in zip(exps, sums, strict=True)]
     t.step = STEPS[4]
-    columns = list(zip(*vs))
-    output = [[_fold(t.add, [t.mul(w, x) for w, x in zip(row, col)]) for col in columns] for row in weights]
+    columns = list(zip(*vs, strict=True))
+    output = [
+        [_fold(t.add, [t.mul(w, x) for w, x in zip(row, col, strict=True)]) for col in columns]
+        for row in weights
+    ]
     return np.array(output), np.array(weights), OperationCounts(t.steps)
 
 

@@ -123,23 +123,19 @@ def random_projections_seed42() -> Embedded:
     Uses NumPy's *legacy* global generator on purpose: ``np.random.seed(42)``, then
     ``X = np.random.rand(3, 4)`` and ``W_q``, ``W_k``, ``W_v`` each ``np.random.rand(4, 4)``, in
     that order, so that the numbers match the published ones (the newer ``default_rng(42)``
-    draws different numbers). The global generator's state is saved and restored, so calling
-    this does not disturb other random draws.
+    draws different numbers). A private ``RandomState(42)`` gives exactly that stream without
+    touching the global generator.
 
     Known value: weights row 0 ``[0.52735889, 0.11510842, 0.35753269]``.
     """
-    saved = np.random.get_state()
-    try:
-        np.random.seed(42)
-        X = np.random.rand(3, 4)
-        W_q, W_k, W_v = (np.random.rand(4, 4) for _ in range(3))
-    finally:
-        np.random.set_state(saved)
+    legacy = np.random.RandomState(42)  # same stream as np.random.seed(42); np.random.rand(...)
+    X = legacy.rand(3, 4)
+    W_q, W_k, W_v = (legacy.rand(4, 4) for _ in range(3))
     return Embedded(tokens=("x1", "x2", "x3"), X=X, W_q=W_q, W_k=W_k, W_v=W_v)
 
 
 def she_likes_coffee() -> Embedded:
-    """"she likes coffee": three tokens with 4-D embeddings.
+    """ "she likes coffee": three tokens with 4-D embeddings.
 
     ``she = (0.2,0.9,0.1,0.5)``, ``likes = (0.8,0.3,0.7,0.2)``, ``coffee = (0.4,0.6,0.3,0.9)``;
     ``W_q = W_k`` with 0.9 on the diagonal and 0.1 elsewhere;
@@ -153,7 +149,5 @@ def she_likes_coffee() -> Embedded:
     """
     X = np.array([[0.2, 0.9, 0.1, 0.5], [0.8, 0.3, 0.7, 0.2], [0.4, 0.6, 0.3, 0.9]])
     W_qk = np.full((4, 4), 0.1) + 0.8 * np.eye(4)
-    W_v = np.array(
-        [[0.8, 0.2, 0.1, 0.1], [0.2, 0.8, 0.2, 0.1], [0.1, 0.2, 0.8, 0.1], [0.1, 0.1, 0.1, 0.9]]
-    )
+    W_v = np.array([[0.8, 0.2, 0.1, 0.1], [0.2, 0.8, 0.2, 0.1], [0.1, 0.2, 0.8, 0.1], [0.1, 0.1, 0.1, 0.9]])
     return Embedded(tokens=("she", "likes", "coffee"), X=X, W_q=W_qk, W_k=W_qk.copy(), W_v=W_v)
