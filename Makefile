@@ -9,19 +9,19 @@ BIN    := $(VENV)/bin
 LAB_STAMP  := $(VENV)/.lab-installed
 TEST_STAMP := $(VENV)/.test-installed
 
-.PHONY: lab test lint unit notebooks browser execute clean help
+.PHONY: lab test test-env unit notebooks execute clean help
 
 help:
 	@echo "make lab       open the lessons in JupyterLab (http://127.0.0.1:8888, with a token)"
 	@echo "make test      run everything: ruff, unit/property/widget tests, nbval, binder, browser"
 	@echo "make unit      only the Python tests (fast)"
 	@echo "make notebooks only nbval over the lessons"
+	@echo "make test-env  only install the test environment in .venv"
 	@echo "make execute   re-run every lesson top to bottom in a fresh kernel and save it"
 	@echo "make clean     remove .venv and caches"
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
 
 $(LAB_STAMP): requirements.txt pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -r requirements.txt
@@ -35,6 +35,8 @@ $(TEST_STAMP): $(LAB_STAMP) requirements-test.txt
 lab: $(LAB_STAMP)
 	$(BIN)/jupyter lab --ServerApp.ip=127.0.0.1 --ServerApp.root_dir=notebooks \
 		--LabApp.default_url=/lab/tree/00_start_here.ipynb
+
+test-env: $(TEST_STAMP)
 
 test: $(TEST_STAMP)
 	$(BIN)/ruff check .

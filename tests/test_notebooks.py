@@ -1,0 +1,114 @@
+"""The lessons as saved: clean, executed top to bottom, and built like lessons.
+
+nbval (``pytest --nbval``) re-runs every notebook and compares its outputs; these tests check
+what nbval does not: that the stored notebook is one clean top-to-bottom run, and that every
+lesson has the parts a lesson needs.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+
+NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
+LESSONS = [
+    "00_start_here.ipynb",
+    "01_embeddings.ipynb",
+    "02_qkv_projection.ipynb",
+    "03_raw_scores.ipynb",
+    "04_scaling.ipynb",
+    "05_softmax.ipynb",
+    "06_output.ipynb",
+    "07_whole_picture.ipynb",
+    "08_exercises.ipynb",
+]
+IGNORE_TAG = "nbval-ignore-output"
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+
+
+def _read(name: str) -> nbformat.NotebookNode:
+    return nbformat.read(NOTEBOOKS / name, as_version=4)
+
+
+def _code_cells(nb: nbformat.NotebookNode) -> list[nbformat.NotebookNode]:
+    return [c for c in nb.cells if c.cell_type == "code" and c.source.strip()]
+
+
+def _text_outputs(cell: nbformat.NotebookNode) -> list[str]:
+    texts = []
+    for out in cell.get("outputs", []):
+        if out.output_type == "stream":
+            texts.append(out.text)
+        for mime in ("text/plain", "text/html", "text/markdown"):
+            if mime in out.get("data", {}):
+                texts.append(out.data[mime])
+    return texts
+
+
+def test_every_lesson_is_there() -> None:
+    assert sorted(p.name for p in NOTEBOOKS.glob("*.ipynb")) == LESSONS
+
+
+@pytest.mark.parametrize("name", LESSONS)
+def test_saved_as_one_clean_run(name: str) -> None:
+    nb = _read(name)
+    nbformat.validate(nb)
+    assert nb.metadata.kernelspec.name == "python3"
+    assert "widgets" not in nb.metadata, "widget state is stored in the notebook metadata"
+    counts = [c.execution_count for c in _code_cells(nb)]
+    assert counts == list(range(1, len(counts) + 1)), f"execution counts {counts}: re-run top to bottom"
+    for index, cell in enumerate(_code_cells(nb), start=1):
+        for out in cell.outputs:
+            assert out.output_type != "error", f"cell [{index}] has an error: {out.get('ename')}"
+            is_stderr = out.output_type == "stream" and out.name == "stderr"
+            assert not is_stderr, f"cell [{index}] writes to stderr"
+        for text in _text_outputs(cell):
+            assert "Warning" not in text, f"cell [{index}] shows a warning"
+            assert not re.search(r"0x[0-9a-fA-F]{6,}", text), f"cell [{index}] shows a memory address"
+            assert "<Figure size" not in text, f"cell [{index}] shows a Figure repr instead of a picture"
+
+
+@pytest.mark.parametrize("name", LESSONS)
+def test_only_widget_cells_skip_output_comparison(name: str) -> None:
+    for cell in _code_cells(_read(name)):
+        shows_widget = any(WIDGET_VIEW in out.get("data", {}) for out in cell.outputs)
+        ignored = IGNORE_TAG in cell.metadata.get("tags", [])
+        assert shows_widget == ignored, f"cell {cell.source[:60]!r}: only widget cells carry {IGNORE_TAG}"
+        assert "NBVAL_IGNORE_OUTPUT" not in cell.source and "NBVAL_SKIP" not in cell.source
+        if ignored:
+            assert cell.source.lstrip().startswith("#"), "a widget cell says in a comment why it is ignored"
+
+
+@pytest.mark.parametrize("name", LESSONS)
+def test_built_like_a_lesson(name: str) -> None:
+    nb = _read(name)
+    number = name[:2]
+    first = nb.cells[0]
+    assert first.cell_type == "markdown"
+    assert re.match(rf"# {number} · \S", first.source), "the first line is the title '# NN · …'"
+    assert "**Goal:**" in first.source and "**You need:**" in first.source
+    markdown = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+    summary = markdown.split("## Summary", 1)
+    assert len(summary) == 2, "a '## Summary' section"
+    bullets = [line for line in summary[1].splitlines() if line.startswith("- ")]
+    assert len(bullets) == 3, f"the summary has three lines, found {len(bullets)}"
+    following = LESSONS[(LESSONS.index(name) + 1) % len(LESSONS)]
+    next_link = rf"\*\*Next:\*\* \[[^\]]+\]\({re.escape(following)}\)"
+    assert re.search(next_link, summary[1]), f"the summary links to {following}"
+    assert any("image/png" in out.get("data", {}) for c in _code_cells(nb) for out in c.outputs), "a picture"
+
+
+@pytest.mark.parametrize("name", LESSONS[1:])
+def test_lessons_ask_questions(name: str) -> None:
+    markdown = "\n".join(c.source for c in _read(name).cells if c.cell_type == "markdown")
+    assert "**Question" in markdown or "## Exercise" in markdown
+    assert "<details>" in markdown, "answers are hidden in <details> blocks"
+
+
+def test_the_map_links_every_lesson() -> None:
+    markdown = "\n".join(c.source for c in _read("00_start_here.ipynb").cells if c.cell_type == "markdown")
+    for name in LESSONS:
+        assert f"]({name})" in markdown, f"00_start_here links {name}"
