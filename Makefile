@@ -32,8 +32,11 @@ $(TEST_STAMP): $(LAB_STAMP) requirements-test.txt
 	$(BIN)/python -m pip install --quiet -r requirements-test.txt
 	touch $@
 
+# Jupyter refuses to run as root unless told; containers often run as root.
+ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root)
+
 lab: $(LAB_STAMP)
-	$(BIN)/jupyter lab --ServerApp.ip=127.0.0.1 --ServerApp.root_dir=notebooks \
+	$(BIN)/jupyter lab --ServerApp.ip=127.0.0.1 --ServerApp.root_dir=notebooks $(ALLOW_ROOT) \
 		--LabApp.default_url=/lab/tree/00_start_here.ipynb
 
 test-env: $(TEST_STAMP)
