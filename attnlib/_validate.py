@@ -52,8 +52,8 @@ def _as_numeric_array(x: object, name: str) -> np.ndarray:
         raise ValueError(f"{name} is ragged: its rows have different lengths, so it is not an array") from exc
     if arr.dtype == object:
         raise ValueError(
-            f"{name} is ragged or mixes types (numpy made an object array of shape {arr.shape}); "
-            "expected a rectangular array of real numbers"
+            f"{name} is ragged, mixes types, or holds integers too large for 64 bits (numpy made an "
+            f"object array of shape {arr.shape}); expected a rectangular array of real numbers"
         )
     if arr.dtype.kind == "c":
         raise TypeError(f"{name} is complex (dtype {arr.dtype}); attention needs real numbers")

@@ -67,7 +67,8 @@ def _softmax(arr: np.ndarray, axis: int) -> np.ndarray:
         return np.zeros_like(arr)
     row_max = np.max(arr, axis=axis, keepdims=True)
     row_max = np.where(np.isneginf(row_max), 0, row_max)  # all -inf slice: keep exp at 0
-    exps = np.exp(arr - row_max)
+    with np.errstate(over="ignore"):  # a spread beyond the float range gives -inf, i.e. exp 0
+        exps = np.exp(arr - row_max)
     sums = np.sum(exps, axis=axis, keepdims=True)
     return np.divide(exps, sums, out=np.zeros_like(exps), where=sums > 0)
 
@@ -106,12 +107,16 @@ def scale_scores(scores: npt.ArrayLike, scale: float) -> np.ndarray:
     ----------
     scores : array_like, shape (..., n_q, n_k)
     scale : float
-        Finite real number; see :func:`default_scale`.
+        Finite real number; see :func:`default_scale`. Positive when ``scores`` hold ``-inf``.
     """
     arr = as_real_array(scores, "scores", allow_neg_inf=True)
     factor = as_scale(scale)
     with np.errstate(over="ignore", invalid="ignore"):
         scaled = arr * factor
+    if np.isneginf(arr).any() and factor <= 0:
+        raise ValueError(
+            f"scale must be positive when the scores contain -inf (masked entries), got {factor}"
+        )
     if np.isnan(scaled).any() or np.isposinf(scaled).any():
         raise ValueError(
             f"scaling the scores by {factor} overflows (largest |score| {np.abs(arr).max():.3g})"
@@ -160,7 +165,14 @@ def apply_mask(scores: npt.ArrayLike, mask: npt.ArrayLike) -> np.ndarray:
 def _apply_mask(scores: np.ndarray, mask: np.ndarray) -> np.ndarray:
     if mask.dtype == bool:
         return np.where(mask, scores, -np.inf).astype(scores.dtype, copy=False)
-    return scores + mask
+    with np.errstate(over="ignore"):  # a sum below the float range is -inf: hidden, as meant
+        masked = scores + mask
+    if np.isposinf(masked).any():
+        raise ValueError(
+            f"adding the mask to the scores overflows {masked.dtype} (largest mask entry "
+            f"{np.max(mask):.3g}, largest score {np.max(scores):.3g}); use 0 to keep and -inf to hide"
+        )
+    return masked
 
 
 @dataclass(frozen=True)
@@ -346,7 +358,11 @@ def _check_mask(
             raise ValueError(f"mask has NaN entries (shape {arr.shape}); use 0 to keep and -inf to hide")
         if np.isposinf(arr).any():
             raise ValueError(f"mask has +inf entries (shape {arr.shape}); use 0 to keep and -inf to hide")
-        arr = arr.astype(dtype, copy=False)
+        with np.errstate(over="ignore"):  # float64 → float32: beyond the range becomes ±inf
+            cast = arr.astype(dtype, copy=False)
+        if np.isposinf(cast).any():
+            raise ValueError(f"mask has entries too large for {np.dtype(dtype)} (largest {np.max(arr):.3g})")
+        arr = cast
     elif arr.dtype != bool:
         raise TypeError(
             f"mask must be boolean (True = may attend) or float (added: 0 or -inf), got dtype {arr.dtype}"
