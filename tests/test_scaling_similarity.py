@@ -1,0 +1,107 @@
+"""attnlib.scaling (the experiment of lesson 04) and attnlib.similarity (lesson 01)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import attnlib
+from attnlib.scaling import (
+    entropy,
+    random_queries_keys,
+    scaling_statistics,
+    softmax_jacobian,
+    softmax_jacobian_norm,
+)
+from attnlib.similarity import similarity
+
+
+def test_random_queries_keys_are_seeded_standard_normal() -> None:
+    Q, K = random_queries_keys(64, n_queries=3, n_keys=8, seed=7)
+    assert Q.shape == (3, 64) and K.shape == (8, 64)
+    Q2, K2 = random_queries_keys(64, n_queries=3, n_keys=8, seed=7)
+    np.testing.assert_array_equal(Q, Q2)
+    np.testing.assert_array_equal(K, K2)
+    assert not np.array_equal(Q, random_queries_keys(64, n_queries=3, n_keys=8, seed=8)[0])
+    big, _ = random_queries_keys(20_000, seed=0)
+    assert abs(big.mean()) < 0.03 and abs(big.var() - 1) < 0.05
+
+
+@pytest.mark.parametrize("d_k", [1, 16, 256, 1024])
+def test_variance_grows_like_d_k_and_scaling_removes_it(d_k: int) -> None:
+    stats = scaling_statistics(d_k, n_queries=1024, n_keys=1024, seed=1)
+    assert stats.raw_variance == pytest.approx(d_k, rel=0.15)
+    assert stats.scaled_variance == pytest.approx(1.0, rel=0.15)
+    np.testing.assert_allclose(stats.scaled, stats.raw / math.sqrt(d_k))
+    np.testing.assert_allclose(stats.scaled_weights, attnlib.softmax(stats.scaled))
+
+
+def test_unscaled_softmax_saturates_and_its_gradient_vanishes() -> None:
+    small, large = scaling_statistics(4), scaling_statistics(1024)
+    assert large.raw_max_weight > 0.9 > small.raw_max_weight
+    assert large.raw_entropy < 0.2 < small.raw_entropy
+    assert large.raw_jacobian_norm < 0.5 * small.raw_jacobian_norm
+    assert large.scaled_max_weight == pytest.approx(small.scaled_max_weight, abs=0.05)
+    assert large.scaled_entropy == pytest.approx(small.scaled_entropy, abs=0.1)
+    assert large.scaled_jacobian_norm == pytest.approx(small.scaled_jacobian_norm, abs=0.05)
+
+
+def test_entropy_of_uniform_and_one_hot() -> None:
+    np.testing.assert_allclose(entropy(np.full((2, 8), 1 / 8)), [math.log(8)] * 2)
+    assert entropy([0.0, 1.0, 0.0]) == 0.0
+    with pytest.raises(ValueError, match="non-negative"):
+        entropy([-0.5, 1.5])
+
+
+def test_softmax_jacobian_matches_finite_differences() -> None:
+    scores = np.array([0.3, -1.2, 2.0, 0.5])
+    p = attnlib.softmax(scores)
+    step = 1e-6
+    numeric = np.column_stack(
+        [
+            (attnlib.softmax(scores + step * e) - attnlib.softmax(scores - step * e)) / (2 * step)
+            for e in np.eye(4)
+        ]
+    )
+    np.testing.assert_allclose(softmax_jacobian(p), numeric, atol=1e-8)
+    assert softmax_jacobian_norm(p) == pytest.approx(np.linalg.norm(softmax_jacobian(p)))
+    rows = attnlib.softmax(np.random.default_rng(3).normal(scale=4, size=(5, 9)))
+    expected = [np.linalg.norm(softmax_jacobian(row)) for row in rows]
+    np.testing.assert_allclose(softmax_jacobian_norm(rows), expected, rtol=1e-6)
+    with pytest.raises(ValueError, match="shape \\(n,\\)"):
+        softmax_jacobian(np.eye(2))
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "dot", "cosine", "angle"),
+    [
+        ([1, 0], [0, 1], 0.0, 0.0, 90.0),
+        ([1, 0], [1, 1], 1.0, math.sqrt(0.5), 45.0),
+        ([2, 0], [-3, 0], -6.0, -1.0, 180.0),
+        ([0.9, 0.1], [0.9, 0.1], 0.82, 1.0, 0.0),
+    ],
+)
+def test_similarity_values(a: list[float], b: list[float], dot: float, cosine: float, angle: float) -> None:
+    s = similarity(a, b)
+    assert s.dot == pytest.approx(dot)
+    assert s.cosine == pytest.approx(cosine)
+    assert s.angle_degrees == pytest.approx(angle, abs=1e-6)
+    assert s.dot == pytest.approx(s.norm_a * s.norm_b * s.cosine)
+
+
+def test_dot_product_scales_with_length_but_cosine_does_not() -> None:
+    a, b = np.array([0.2, 0.8]), np.array([0.9, 0.1])
+    assert similarity(2 * a, b).dot == pytest.approx(2 * similarity(a, b).dot)
+    assert similarity(2 * a, b).cosine == pytest.approx(similarity(a, b).cosine)
+
+
+def test_similarity_of_a_zero_vector_has_no_angle() -> None:
+    s = similarity([0, 0], [1, 2])
+    assert (s.dot, s.norm_a, s.cosine, s.angle_degrees) == (0.0, 0.0, None, None)
+
+
+def test_similarity_rejects_mismatched_vectors() -> None:
+    with pytest.raises(ValueError, match=r"shapes \(2,\) and \(3,\)"):
+        similarity([1, 2], [1, 2, 3])
