@@ -173,7 +173,9 @@ def counted_attention(
     counts : OperationCounts
         What was actually performed; equals :func:`operation_counts` of the same shapes.
     """
-    q, k, _ = _check_qk(Q, K)
+    q, k, single = _check_qk(Q, K)
+    if single:
+        raise ValueError(f"counted_attention takes a matrix of queries (n_q, d_k), got shape {np.shape(Q)}")
     v = as_real_array(V, "V")
     for name, arr, hint in (("Q", q, "(n_q, d_k)"), ("K", k, "(n_k, d_k)"), ("V", v, "(n_k, d_v)")):
         if arr.ndim != 2:

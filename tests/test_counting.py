@@ -79,3 +79,8 @@ def test_table_has_a_row_per_step(stable):
 
 def test_table_groups_thousands():
     assert "12,000" in operation_counts(10, 100, 12, 1).table()  # 10·100·12 multiplications in Q Kᵀ
+
+
+def test_counted_attention_takes_a_matrix_of_queries() -> None:
+    with pytest.raises(ValueError, match=r"matrix of queries \(n_q, d_k\), got shape \(2,\)"):
+        counted_attention([1.0, 2.0], [[1.0, 0.0]], [[1.0]])
