@@ -3,7 +3,11 @@
 Everything here uses Matplotlib's object-oriented API (:class:`matplotlib.figure.Figure`), never
 pyplot's global state, so the same code can run in a widget callback on another thread.
 Figures are drawn once; :func:`update_heatmap` and :func:`update_vectors` change the drawn
-artists in place, which is what the interactive explorers do on every slider move.
+artists in place, which is what the interactive explorers do on every slider move. Each
+explorer's picture is a figure function here (:func:`attention_figure`, :func:`similarity_figure`,
+:func:`scaling_figure`, :func:`softmax_figure`) with a matching ``update_*`` function, so a
+lesson's static picture and its widget are drawn by the same code. :class:`FigureRenderer` turns
+such a figure into PNG bytes again and again, redrawing only the artists that change.
 
 Colour maps are readable by colour-blind readers (viridis, cividis) and the arrows use the
 Okabe–Ito palette. Two styles: ``"light"`` and ``"dark"``.
@@ -12,6 +16,9 @@ Okabe–Ito palette. Two styles: ``"light"`` and ``"dark"``.
 from __future__ import annotations
 
 import io
+import math
+import struct
+import zlib
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -20,29 +27,49 @@ import matplotlib as mpl
 import numpy as np
 import numpy.typing as npt
 import seaborn as sns
+from matplotlib.artist import Artist
 from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.container import BarContainer
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.patches import StepPatch
 from matplotlib.quiver import Quiver
 from matplotlib.text import Text
+from matplotlib.ticker import PercentFormatter
 
 from attnlib._validate import as_real_array
-from attnlib.core import AttentionSteps
+from attnlib.core import AttentionSteps, _softmax, raw_scores
+from attnlib.scaling import ScalingStatistics, random_queries_keys, scaling_statistics
+from attnlib.similarity import similarity
 
 __all__ = [
     "OKABE_ITO",
     "STYLES",
     "Arrows",
     "AttentionFigure",
+    "FigureRenderer",
+    "ScalingFigure",
+    "SimilarityFigure",
+    "SoftmaxFigure",
     "attention_figure",
+    "encode_png",
     "figure",
     "format_cell",
     "heatmap",
     "png_bytes",
+    "scaling_bins",
+    "scaling_figure",
     "show",
+    "similarity_figure",
+    "similarity_text",
+    "softmax_figure",
     "style_context",
     "update_attention_figure",
     "update_heatmap",
+    "update_scaling_figure",
+    "update_similarity_figure",
+    "update_softmax_figure",
     "update_vectors",
     "vectors",
 ]
@@ -387,6 +414,20 @@ class AttentionFigure:
     context_arrows: Arrows
     faint_arrows: Arrows
 
+    def dynamic_artists(self) -> list[Artist]:
+        """What :func:`update_attention_figure` changes, in drawing order (for :class:`FigureRenderer`).
+
+        The arrows and their labels, and both heatmap meshes with their cell texts. Axis limits
+        are not included (those of the arrow panels, and of the raw scores' colour bar): when
+        they change, the renderer redraws the whole figure.
+        """
+        artists: list[Artist] = [self.embedding_arrows.quiver, *self.embedding_arrows.labels]
+        artists += [self.scores.collections[0], *self.scores.texts]
+        artists += [self.weights.collections[0], *self.weights.texts]
+        artists += [self.faint_arrows.quiver, self.context_arrows.quiver]
+        artists += [*self.faint_arrows.labels, *self.context_arrows.labels]
+        return artists
+
 
 def attention_figure(
     steps: AttentionSteps,
@@ -431,13 +472,26 @@ def attention_figure(
 
 
 def update_attention_figure(
-    view: AttentionFigure, steps: AttentionSteps, embeddings: npt.ArrayLike, *, decimals: int = 2
+    view: AttentionFigure,
+    steps: AttentionSteps,
+    embeddings: npt.ArrayLike,
+    *,
+    decimals: int = 2,
+    limits: tuple[float, float] | None = None,
+    score_limits: tuple[float, float] | None = None,
 ) -> None:
-    """Show new embeddings and their attention in an overview, moving its artists in place."""
+    """Show new embeddings and their attention in an overview, moving its artists in place.
+
+    ``limits`` (the same (low, high) for both arrow panels) defaults to a fit of every vector and
+    the origin, and ``score_limits`` (the colour limits of the raw scores) to their range, as
+    :func:`attention_figure` draws them.
+    """
     X = _check_overview(steps, view.embedding_arrows.labels, embeddings)
-    limits = _limits_2d(X, steps.output)
+    if limits is None:
+        limits = _limits_2d(X, steps.output)
     update_vectors(view.embeddings, view.embedding_arrows, X, limits=limits)
-    update_heatmap(view.scores, steps.raw_scores, decimals=decimals)
+    low, high = (None, None) if score_limits is None else score_limits
+    update_heatmap(view.scores, steps.raw_scores, vmin=low, vmax=high, decimals=decimals)
     update_heatmap(view.weights, steps.weights, vmin=0, vmax=1, decimals=decimals)
     update_vectors(view.context, view.faint_arrows, X, limits=limits)
     update_vectors(view.context, view.context_arrows, steps.output, limits=limits)
@@ -480,3 +534,619 @@ def show(fig: Figure, *, dpi: float = 100) -> None:
     from IPython.display import display
 
     display({"image/png": png_bytes(fig, dpi=dpi)}, raw=True)
+
+
+class FigureRenderer:
+    """Render one figure to PNG bytes again and again, redrawing only what changes.
+
+    The first render draws the whole figure, which runs its layout engine once, and then
+    freezes the layout, so later renders never move a panel. It keeps a snapshot of everything
+    that is not ``dynamic`` (the background) and, on every later render, restores the snapshot
+    and draws only the dynamic artists on top of it (blitting). When the axis limits of a static
+    panel change, or after :meth:`invalidate`, the next render draws the background again
+    (and that frame is exactly what a full draw gives). The pixels are encoded by
+    :func:`encode_png`.
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+    dynamic : sequence of Artist
+        What changes between renders, in drawing order: single artists (a heatmap mesh, texts,
+        arrows) or whole axes (drawn with their ticks, for panels whose limits move). Do not list
+        an axes and one of its children both.
+    dpi : float
+        Pixels per inch of the PNG (``100`` gives the pixels of :func:`png_bytes`).
+    compress_level : int
+        zlib level of the PNG, 0 to 9 (see :func:`encode_png`).
+
+    Attributes
+    ----------
+    full_draws : int
+        How many renders drew the whole figure (the rest drew only the dynamic artists).
+    """
+
+    def __init__(
+        self, fig: Figure, dynamic: Sequence[Artist] = (), *, dpi: float = 100, compress_level: int = 1
+    ) -> None:
+        if not 0 <= compress_level <= 9:
+            raise ValueError(f"compress_level must be 0 to 9, got {compress_level}")
+        self.figure = fig
+        self.dynamic = list(dynamic)
+        self.dpi = float(dpi)
+        self.compress_level = int(compress_level)
+        self.full_draws = 0
+        self._background: object | None = None
+        self._signature: list[tuple[tuple[float, float], tuple[float, float]]] = []
+        self._laid_out = False
+
+    def invalidate(self) -> None:
+        """Draw the whole figure at the next render (call it after changing a static artist)."""
+        self._background = None
+
+    def png(self) -> bytes:
+        """The figure as PNG bytes, as it is now."""
+        fig = self.figure
+        if not isinstance(fig.canvas, FigureCanvasAgg):
+            FigureCanvasAgg(fig)
+        if fig.dpi != self.dpi:
+            fig.set_dpi(self.dpi)
+            self._background = None
+        canvas = fig.canvas
+        assert isinstance(canvas, FigureCanvasAgg)
+        if self._background is None or self._static_signature() != self._signature:
+            self._draw_background(canvas)
+            canvas.draw()  # the frame itself: exactly what a full draw (and png_bytes) gives
+        else:
+            canvas.restore_region(self._background)
+            for artist in self.dynamic:
+                fig.draw_artist(artist)
+        return encode_png(np.asarray(canvas.buffer_rgba())[..., :3], compress_level=self.compress_level)
+
+    def _draw_background(self, canvas: FigureCanvasAgg) -> None:
+        fig = self.figure
+        if not self._laid_out:
+            canvas.draw()  # everything, with the layout engine: the same layout as a static figure
+            fig.set_layout_engine("none")  # freeze it
+            self._laid_out = True
+        previous = [artist.get_animated() for artist in self.dynamic]
+        for artist in self.dynamic:
+            artist.set_animated(True)  # left out of a full draw
+        try:
+            canvas.draw()
+        finally:
+            for artist, animated in zip(self.dynamic, previous, strict=True):
+                artist.set_animated(animated)
+        self._background = canvas.copy_from_bbox(fig.bbox)
+        self._signature = self._static_signature()
+        self.full_draws += 1
+
+    def _static_signature(self) -> list[tuple[tuple[float, float], tuple[float, float]]]:
+        """The limits of every static axes: when they change, the background is out of date."""
+        dynamic = {id(artist) for artist in self.dynamic}
+        return [
+            (tuple(ax.get_xlim()), tuple(ax.get_ylim())) for ax in self.figure.axes if id(ax) not in dynamic
+        ]
+
+
+def encode_png(rgb: np.ndarray, *, compress_level: int = 1) -> bytes:
+    """Encode an image as PNG bytes, fast: the "Up" row filter and a low zlib level.
+
+    Pillow's encoder picks a filter for every row, which costs more than drawing a frame of an
+    explorer; plots change little from one row to the next, so "Up" (each row minus the row
+    above) compresses them about as well, in a third of the time. zlib releases the GIL.
+
+    Parameters
+    ----------
+    rgb : numpy.ndarray of uint8, shape (height, width, 3)
+    compress_level : int
+        zlib level, 0 (none) to 9 (smallest, slowest).
+
+    Returns
+    -------
+    bytes
+        A PNG: 8-bit RGB, no metadata.
+    """
+    pixels = np.asarray(rgb)
+    if pixels.dtype != np.uint8 or pixels.ndim != 3 or pixels.shape[2] != 3:
+        raise ValueError(
+            f"rgb must be a uint8 array of shape (height, width, 3), got {pixels.dtype} {pixels.shape}"
+        )
+    height, width = pixels.shape[:2]
+    rows = pixels.reshape(height, width * 3)
+    filtered = np.empty((height, width * 3 + 1), dtype=np.uint8)
+    filtered[:, 0] = 2  # filter type "Up"
+    filtered[0, 0] = 0  # the first row has no row above: filter "None"
+    filtered[0, 1:] = rows[0]
+    np.subtract(rows[1:], rows[:-1], out=filtered[1:, 1:])  # wraps modulo 256, as PNG wants
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)  # 8 bits, RGB, no interlace
+    return b"".join(
+        [
+            b"\x89PNG\r\n\x1a\n",
+            chunk(b"IHDR", header),
+            chunk(b"IDAT", zlib.compress(filtered.tobytes(), compress_level)),
+            chunk(b"IEND", b""),
+        ]
+    )
+
+
+# --- two vectors: dot product, cosine and angle (lessons 01 and 03) --------------------------
+
+
+@dataclass(frozen=True)
+class SimilarityFigure:
+    """Two 2D vectors, the projection of the second onto the first, their angle and the numbers.
+
+    Attributes
+    ----------
+    figure : matplotlib.figure.Figure
+    ax : matplotlib.axes.Axes
+    arrows : Arrows
+        The two vectors.
+    shadow : matplotlib.lines.Line2D
+        The projection of ``b`` onto the direction of ``a`` (``a·b = |a| × its signed length``).
+    drop : matplotlib.lines.Line2D
+        The dashed line from the tip of ``b`` to that projection.
+    arc : matplotlib.lines.Line2D
+        The angle θ between the vectors (empty when one of them is zero).
+    readout : matplotlib.text.Text
+        ``a·b``, ``|a| |b|``, ``cos θ`` and ``θ``, formatted.
+    """
+
+    figure: Figure
+    ax: Axes
+    arrows: Arrows
+    shadow: Line2D
+    drop: Line2D
+    arc: Line2D
+    readout: Text
+
+    def dynamic_artists(self) -> list[Artist]:
+        """What :func:`update_similarity_figure` changes, in drawing order."""
+        return [self.shadow, self.drop, self.arc, self.arrows.quiver, *self.arrows.labels, self.readout]
+
+
+def similarity_figure(
+    a: npt.ArrayLike,
+    b: npt.ArrayLike,
+    *,
+    labels: Sequence[str] = ("a", "b"),
+    style: str = "light",
+    figsize: tuple[float, float] = (5.0, 5.0),
+    limits: tuple[float, float] | None = None,
+    title: str = "Dot product, cosine and angle",
+) -> SimilarityFigure:
+    """Draw two 2D vectors with what their dot product is made of.
+
+    The shaded segment is ``b`` projected onto the direction of ``a``: the dot product is
+    ``|a|`` times its signed length, ``a·b = |a| |b| cos θ``. The box gives the numbers.
+
+    Parameters
+    ----------
+    a, b : array_like, shape (2,)
+    labels : (str, str)
+    style : {"light", "dark"}
+    figsize : (float, float)
+    limits : (float, float), optional
+        The same (low, high) for both axes; by default fitted to both vectors and the origin.
+    title : str
+
+    Returns
+    -------
+    SimilarityFigure
+    """
+    u, v = _two_vectors(a, b)
+    if len(labels) != 2:
+        raise ValueError(f"labels must name the two vectors, got {len(labels)} labels")
+    with style_context(style):
+        fig = Figure(figsize=figsize, layout="constrained")
+        ax = fig.subplots()
+        arrows = vectors(ax, np.stack([u, v]), labels, limits=limits or _limits_2d(u, v), title=title)
+        p, q = labels
+        ax.set_xlabel(f"shaded: {q} projected onto {p};  {p}·{q} = |{p}| × its length")
+        (shadow,) = ax.plot([], [], color=OKABE_ITO[0], linewidth=7, alpha=0.35, solid_capstyle="butt")
+        (drop,) = ax.plot([], [], color=mpl.rcParams["text.color"], linewidth=1, linestyle="--")
+        (arc,) = ax.plot([], [], color=mpl.rcParams["text.color"], linewidth=1.2)
+        readout = ax.text(
+            0.03, 0.97, "", transform=ax.transAxes, ha="left", va="top", family="monospace", fontsize=9,
+            bbox={"boxstyle": "round", "facecolor": mpl.rcParams["axes.facecolor"],
+                  "edgecolor": mpl.rcParams["grid.color"], "alpha": 0.9},
+        )  # fmt: skip
+    view = SimilarityFigure(fig, ax, arrows, shadow, drop, arc, readout)
+    _draw_similarity(view, u, v)
+    return view
+
+
+def update_similarity_figure(
+    view: SimilarityFigure, a: npt.ArrayLike, b: npt.ArrayLike, *, limits: tuple[float, float] | None = None
+) -> None:
+    """Show two new vectors in a figure drawn by :func:`similarity_figure`, in place.
+
+    ``limits`` defaults to a fit of both vectors and the origin.
+    """
+    u, v = _two_vectors(a, b)
+    update_vectors(view.ax, view.arrows, np.stack([u, v]), limits=limits or _limits_2d(u, v))
+    _draw_similarity(view, u, v)
+
+
+def _two_vectors(a: npt.ArrayLike, b: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+    u = as_real_array(a, "a").astype(np.float64)
+    v = as_real_array(b, "b").astype(np.float64)
+    if u.shape != (2,) or v.shape != (2,):
+        raise ValueError(f"a and b must be 2D vectors of shape (2,), got shapes {u.shape} and {v.shape}")
+    return u, v
+
+
+def _draw_similarity(view: SimilarityFigure, u: np.ndarray, v: np.ndarray) -> None:
+    sim = similarity(u, v)
+    if sim.norm_a > 0:
+        foot = (sim.dot / sim.norm_a**2) * u
+        view.shadow.set_data([0.0, foot[0]], [0.0, foot[1]])
+        view.drop.set_data([v[0], foot[0]], [v[1], foot[1]])
+    else:
+        view.shadow.set_data([], [])
+        view.drop.set_data([], [])
+    if sim.cosine is not None:
+        start = math.atan2(u[1], u[0])
+        turn = (math.atan2(v[1], v[0]) - start + math.pi) % (2 * math.pi) - math.pi
+        if sim.angle_degrees is not None and sim.angle_degrees >= 179.999:
+            turn = math.pi  # opposite vectors: draw the half circle
+        radius = 0.3 * min(sim.norm_a, sim.norm_b)
+        angles = start + np.linspace(0.0, turn, 40)
+        view.arc.set_data(radius * np.cos(angles), radius * np.sin(angles))
+    else:
+        view.arc.set_data([], [])
+    view.readout.set_text(similarity_text(u, v, [label.get_text().strip() for label in view.arrows.labels]))
+
+
+def similarity_text(a: npt.ArrayLike, b: npt.ArrayLike, labels: Sequence[str] = ("a", "b")) -> str:
+    """The numbers of two vectors, as the figure prints them: dot product, lengths, cosine, angle."""
+    u, v = _two_vectors(a, b)
+    sim = similarity(u, v)
+    p, q = labels
+    lines = [f"{p}·{q}     = {sim.dot:+.2f}", f"|{p}| |{q}| = {sim.norm_a * sim.norm_b:.2f}"]
+    if sim.cosine is None or sim.angle_degrees is None:
+        lines += ["cos θ   : undefined", "(a zero vector has", " no direction)"]
+    else:
+        lines += [f"cos θ   = {sim.cosine:+.3f}", f"θ       = {sim.angle_degrees:.1f}°"]
+    return "\n".join(lines)
+
+
+# --- why √d_k: raw vs scaled scores of random vectors (lesson 04) ----------------------------
+
+#: The d_k of the variance curve in :func:`scaling_figure`: 1, 2, 4, …, 1024.
+SCALING_GRID = tuple(2**i for i in range(11))
+_RAW_COLOUR, _SCALED_COLOUR = OKABE_ITO[5], OKABE_ITO[4]
+
+
+@dataclass(frozen=True)
+class ScalingFigure:
+    """Raw and scaled scores of random queries and keys, at one d_k, in three panels.
+
+    Attributes
+    ----------
+    figure : matplotlib.figure.Figure
+    spread : matplotlib.axes.Axes
+        Histograms of every raw score ``q·k`` and every scaled score ``q·k/√d_k``.
+    weights : matplotlib.axes.Axes
+        The first query's softmax weights over the keys, without and with scaling.
+    variance : matplotlib.axes.Axes
+        Variance of the raw and the scaled scores against d_k (log–log), the current d_k marked.
+    raw_hist, scaled_hist : matplotlib.patches.StepPatch
+        Share of the scores in each bin.
+    raw_bars, scaled_bars : matplotlib.container.BarContainer
+        One bar per key: the weights without and with scaling.
+    raw_marker, scaled_marker : matplotlib.lines.Line2D
+        The current d_k on the variance curves.
+    weight_numbers, variance_numbers : matplotlib.text.Text
+        Largest weight and entropy; d_k and both variances.
+    n_queries, n_keys, seed : int
+        How the random queries and keys are drawn (:func:`attnlib.scaling.random_queries_keys`).
+    """
+
+    figure: Figure
+    spread: Axes
+    weights: Axes
+    variance: Axes
+    raw_hist: StepPatch
+    scaled_hist: StepPatch
+    raw_bars: BarContainer
+    scaled_bars: BarContainer
+    raw_marker: Line2D
+    scaled_marker: Line2D
+    weight_numbers: Text
+    variance_numbers: Text
+    n_queries: int
+    n_keys: int
+    seed: int
+
+    def dynamic_artists(self) -> list[Artist]:
+        """What :func:`update_scaling_figure` changes, in drawing order (the histogram panel whole)."""
+        return [
+            self.spread,
+            *self.raw_bars.patches,
+            *self.scaled_bars.patches,
+            self.weight_numbers,
+            self.raw_marker,
+            self.scaled_marker,
+            self.variance_numbers,
+        ]
+
+
+def scaling_figure(
+    d_k: int,
+    *,
+    n_queries: int = 256,
+    n_keys: int = 8,
+    seed: int = 0,
+    style: str = "light",
+    figsize: tuple[float, float] = (13.0, 4.0),
+) -> ScalingFigure:
+    """Why divide by √d_k, in one figure: random queries and keys of dimension ``d_k``.
+
+    Left: the spread of all ``n_queries × n_keys`` raw scores and of the scaled ones. Middle: the
+    first query's weights over the ``n_keys`` keys, without scaling (saturated when d_k is large)
+    and with it. Right: the variance of the scores against d_k, about ``d_k`` raw and about 1
+    scaled, with the current d_k marked.
+
+    Parameters
+    ----------
+    d_k : int
+    n_queries, n_keys : int
+    seed : int
+        Seed of :func:`attnlib.scaling.random_queries_keys` (the same vectors for every figure).
+    style : {"light", "dark"}
+    figsize : (float, float)
+
+    Returns
+    -------
+    ScalingFigure
+    """
+    stats = scaling_statistics(d_k, n_queries=n_queries, n_keys=n_keys, seed=seed)
+    curve = np.array([_variances(d, n_queries, n_keys, seed) for d in SCALING_GRID])
+    keys = np.arange(n_keys)
+    with style_context(style):
+        fig = Figure(figsize=figsize, layout="constrained")
+        ax_s, ax_w, ax_v = fig.subplots(1, 3)
+        edges = np.linspace(-1.0, 1.0, 2)
+        raw_hist = ax_s.stairs([0.0], edges, fill=True, color=_RAW_COLOUR, alpha=0.45, label="raw q·k")
+        scaled_hist = ax_s.stairs(
+            [0.0], edges, fill=True, color=_SCALED_COLOUR, alpha=0.6, label="scaled q·k / √d_k"
+        )
+        ax_s.set_title(" ")  # the text is set for each d_k; the font now, in the style
+        ax_s.set_xlabel("score")
+        ax_s.set_ylabel("share of the scores")
+        ax_s.yaxis.set_major_formatter(PercentFormatter(1.0, decimals=0))  # same width at every d_k
+        ax_s.legend(loc="upper right", fontsize=8)
+
+        raw_bars = ax_w.bar(keys - 0.2, np.zeros(n_keys), 0.4, color=_RAW_COLOUR, label="without scaling")
+        scaled_bars = ax_w.bar(
+            keys + 0.2, np.zeros(n_keys), 0.4, color=_SCALED_COLOUR, label="scaled by 1/√d_k"
+        )
+        ax_w.set_xticks(keys, [f"k{j + 1}" for j in keys])
+        ax_w.set_ylim(0, 1.45)
+        ax_w.set_yticks(np.linspace(0, 1, 6))
+        ax_w.set_xlabel("keys")
+        ax_w.set_ylabel("weight")
+        ax_w.set_title("One query's weights over the keys")
+        ax_w.legend(loc="upper left", fontsize=8)
+        weight_numbers = ax_w.text(
+            0.98, 0.97, "", transform=ax_w.transAxes, ha="right", va="top", family="monospace", fontsize=8
+        )
+
+        ax_v.loglog(SCALING_GRID, curve[:, 0], "-", color=_RAW_COLOUR, marker=".", label="raw", base=2)
+        ax_v.loglog(SCALING_GRID, curve[:, 1], "-", color=_SCALED_COLOUR, marker=".", label="scaled", base=2)
+        (raw_marker,) = ax_v.plot([], [], "o", color=_RAW_COLOUR, markersize=9, markeredgecolor="black")
+        (scaled_marker,) = ax_v.plot([], [], "o", color=_SCALED_COLOUR, markersize=9, markeredgecolor="black")
+        ax_v.set_xlim(0.7, 1500)
+        ax_v.set_ylim(0.25, 4096)
+        ax_v.set_xlabel("d_k")
+        ax_v.set_ylabel("variance of the scores")
+        ax_v.set_title("Variance grows like d_k; scaled stays 1")
+        ax_v.grid(True, linewidth=0.6)
+        ax_v.legend(loc="center right", fontsize=8)
+        variance_numbers = ax_v.text(
+            0.03, 0.97, "", transform=ax_v.transAxes, ha="left", va="top", family="monospace", fontsize=8
+        )
+    view = ScalingFigure(
+        fig, ax_s, ax_w, ax_v, raw_hist, scaled_hist, raw_bars, scaled_bars, raw_marker, scaled_marker,
+        weight_numbers, variance_numbers, stats.raw.shape[0], stats.raw.shape[1], seed,
+    )  # fmt: skip
+    _draw_scaling(view, stats)
+    return view
+
+
+def update_scaling_figure(view: ScalingFigure, d_k: int) -> ScalingStatistics:
+    """Show dimension ``d_k`` in a figure drawn by :func:`scaling_figure`, in place.
+
+    Returns the :class:`~attnlib.scaling.ScalingStatistics` drawn.
+    """
+    stats = scaling_statistics(d_k, n_queries=view.n_queries, n_keys=view.n_keys, seed=view.seed)
+    _draw_scaling(view, stats)
+    return stats
+
+
+def scaling_bins(d_k: int) -> np.ndarray:
+    """The histogram bin edges of :func:`scaling_figure`: 48 bins over ±4.5 standard deviations."""
+    half = 4.5 * math.sqrt(d_k)
+    return np.linspace(-half, half, 49)
+
+
+def _variances(d_k: int, n_queries: int, n_keys: int, seed: int) -> tuple[float, float]:
+    Q, K = random_queries_keys(d_k, n_queries, n_keys, seed=seed)
+    raw = raw_scores(Q, K)
+    return float(raw.var()), float((raw / math.sqrt(d_k)).var())
+
+
+def _draw_scaling(view: ScalingFigure, stats: ScalingStatistics) -> None:
+    edges = scaling_bins(stats.d_k)
+    total = stats.raw.size
+    raw_share = np.histogram(np.clip(stats.raw, edges[0], edges[-1]), edges)[0] / total
+    scaled_share = np.histogram(np.clip(stats.scaled, edges[0], edges[-1]), edges)[0] / total
+    view.raw_hist.set_data(raw_share, edges)
+    view.scaled_hist.set_data(scaled_share, edges)
+    view.spread.set_xlim(edges[0], edges[-1])
+    view.spread.set_ylim(0, 1.25 * max(raw_share.max(), scaled_share.max()))
+    view.spread.title.set_text(f"All {total} scores at d_k = {stats.d_k}")
+    for bar, weight in zip(view.raw_bars.patches, stats.raw_weights[0], strict=True):
+        bar.set_height(weight)
+    for bar, weight in zip(view.scaled_bars.patches, stats.scaled_weights[0], strict=True):
+        bar.set_height(weight)
+    raw_w, scaled_w = stats.raw_weights[0], stats.scaled_weights[0]
+    view.weight_numbers.set_text(
+        "               raw   scaled\n"
+        f"largest     {raw_w.max():6.3f}   {scaled_w.max():6.3f}\n"
+        f"entropy     {_entropy(raw_w):6.3f}   {_entropy(scaled_w):6.3f}"
+    )
+    view.raw_marker.set_data([stats.d_k], [max(stats.raw_variance, 1e-12)])
+    view.scaled_marker.set_data([stats.d_k], [max(stats.scaled_variance, 1e-12)])
+    view.variance_numbers.set_text(
+        f"d_k = {stats.d_k}\nvariance raw    {stats.raw_variance:8.2f}\n"
+        f"variance scaled {stats.scaled_variance:8.2f}"
+    )
+
+
+def _entropy(p: np.ndarray) -> float:
+    """Entropy in nats of one distribution (0 log 0 = 0)."""
+    nonzero = p[p > 0]
+    return float(-(nonzero * np.log(nonzero)).sum())
+
+
+# --- softmax with a temperature (lesson 05) --------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SoftmaxFigure:
+    """Scores as bars and their softmax weights as bars, each bar annotated.
+
+    Attributes
+    ----------
+    figure : matplotlib.figure.Figure
+    scores, weights : matplotlib.axes.Axes
+    score_bars, weight_bars : matplotlib.container.BarContainer
+    score_texts, weight_texts : list of matplotlib.text.Text
+        The value of each bar (``−∞`` for a masked score).
+    """
+
+    figure: Figure
+    scores: Axes
+    weights: Axes
+    score_bars: BarContainer
+    weight_bars: BarContainer
+    score_texts: list[Text]
+    weight_texts: list[Text]
+
+    def dynamic_artists(self) -> list[Artist]:
+        """What :func:`update_softmax_figure` changes, in drawing order."""
+        return [
+            *self.score_bars.patches,
+            *self.score_texts,
+            self.weights.title,
+            *self.weight_bars.patches,
+            *self.weight_texts,
+        ]
+
+
+def softmax_figure(
+    scores: npt.ArrayLike,
+    labels: Sequence[str],
+    *,
+    temperature: float = 1.0,
+    style: str = "light",
+    figsize: tuple[float, float] = (9.0, 3.6),
+    limits: tuple[float, float] | None = None,
+) -> SoftmaxFigure:
+    """Scores and ``softmax(scores / temperature)`` side by side, as annotated bars.
+
+    Parameters
+    ----------
+    scores : array_like, shape (n,)
+        One row of scores; ``-inf`` marks a masked key (weight 0).
+    labels : sequence of str, length n
+    temperature : float
+        Positive; large spreads the weights out, small makes the largest score take all.
+    style : {"light", "dark"}
+    figsize : (float, float)
+    limits : (float, float), optional
+        The y range of the scores panel; by default fitted to the finite scores and 0.
+
+    Returns
+    -------
+    SoftmaxFigure
+    """
+    values = _score_row(scores, labels)
+    x = np.arange(len(labels))
+    with style_context(style):
+        fig = Figure(figsize=figsize, layout="constrained")
+        ax_s, ax_w = fig.subplots(1, 2)
+        score_bars = ax_s.bar(x, np.zeros(len(x)), 0.6, color=OKABE_ITO[1])
+        weight_bars = ax_w.bar(x, np.zeros(len(x)), 0.6, color=OKABE_ITO[2])
+        score_texts = [ax_s.text(i, 0, "", ha="center", fontsize=9) for i in x]
+        weight_texts = [ax_w.text(i, 0, "", ha="center", va="bottom", fontsize=9) for i in x]
+        for ax in (ax_s, ax_w):
+            ax.set_xticks(x, list(labels))
+            ax.axhline(0, color=mpl.rcParams["axes.edgecolor"], linewidth=0.8)
+            ax.set_xlabel("keys")
+        ax_s.set_title("Scores s")
+        ax_s.set_ylabel("score")
+        ax_w.set_title(" ")  # the text is set for each temperature; the font now, in the style
+        ax_w.set_ylim(0, 1.12)
+        ax_w.set_ylabel("weight")
+    view = SoftmaxFigure(fig, ax_s, ax_w, score_bars, weight_bars, score_texts, weight_texts)
+    _draw_softmax(view, values, temperature, limits)
+    return view
+
+
+def update_softmax_figure(
+    view: SoftmaxFigure,
+    scores: npt.ArrayLike,
+    *,
+    temperature: float = 1.0,
+    limits: tuple[float, float] | None = None,
+) -> np.ndarray:
+    """Show new scores and temperature in a figure drawn by :func:`softmax_figure`, in place.
+
+    Returns the weights drawn, ``softmax(scores / temperature)``.
+    """
+    values = _score_row(scores, view.score_texts)
+    return _draw_softmax(view, values, temperature, limits)
+
+
+def _score_row(scores: npt.ArrayLike, labels: Sequence[object]) -> np.ndarray:
+    values = as_real_array(scores, "scores", allow_neg_inf=True).astype(np.float64)
+    if values.ndim != 1 or values.size != len(labels):
+        raise ValueError(
+            f"scores must be one row of {len(labels)} values (one per label), got shape {values.shape}"
+        )
+    return values
+
+
+def _draw_softmax(
+    view: SoftmaxFigure, values: np.ndarray, temperature: float, limits: tuple[float, float] | None
+) -> np.ndarray:
+    if not (isinstance(temperature, (int, float, np.floating, np.integer)) and temperature > 0):
+        raise ValueError(f"temperature must be a positive number, got {temperature!r}")
+    weights = _softmax(values / float(temperature), -1)
+    finite = values[np.isfinite(values)]
+    if limits is None:
+        low = min(0.0, float(finite.min()) if finite.size else 0.0)
+        high = max(0.0, float(finite.max()) if finite.size else 1.0)
+        pad = 0.18 * max(high - low, 1.0)
+        limits = (low - (pad if low < 0 else 0.0), high + pad)
+    view.scores.set_ylim(*limits)
+    nudge = 0.02 * (limits[1] - limits[0])
+    for bar, text, value in zip(view.score_bars.patches, view.score_texts, values, strict=True):
+        height = float(value) if np.isfinite(value) else 0.0
+        bar.set_height(height)
+        text.set_text(format_cell(value))
+        text.set_y(height + nudge if height >= 0 else height - nudge)
+        text.set_verticalalignment("bottom" if height >= 0 else "top")
+    for bar, text, weight in zip(view.weight_bars.patches, view.weight_texts, weights, strict=True):
+        bar.set_height(weight)
+        text.set_text(f"{weight:.3f}")
+        text.set_y(weight + 0.01)
+    view.weights.title.set_text(f"Weights softmax(s / T), T = {float(temperature):.2f}")
+    return weights
