@@ -179,19 +179,40 @@ def _fmt(x: float, decimals: int, extra: int = 1) -> str:
     return text[1:] if text.startswith("-") and float(text) == 0 else text
 
 
-def _where(index: tuple[int, ...]) -> str:
-    """Where an entry is, in words: ``entry 2``, ``row 0, column 1`` or ``index (1, 0, 2)``."""
+def _numpy_index(index: Sequence[int]) -> str:
+    """An index as numpy writes it: ``[1, 0]``."""
+    return "[" + ", ".join(str(i) for i in index) + "]"
+
+
+def _where(index: tuple[int, ...], columns: str | None = None, *, single: bool = False) -> str:
+    """Where an entry is, for a learner: counted from 1, with the numpy index (counted from 0).
+
+    ``columns`` names what the last axis holds (``"key"``, ``"dimension"``); rows are queries.
+    Without it (an answer whose layout is not the expected one) rows and columns are just rows and
+    columns: ``row 2, column 1 (numpy index [1, 0])``. ``single`` says a 1-D answer belongs to one
+    query, so its entries are keys or dimensions rather than queries.
+    """
+    at = f"(numpy index {_numpy_index(index)})"
     if len(index) == 1:
-        return f"entry {index[0]}"
-    if len(index) == 2:
-        return f"row {index[0]}, column {index[1]}"
-    return f"index {index}"
+        what = columns if (columns and single) else "entry"
+        return f"{what} {index[0] + 1} {at}"
+    row, col = ("query", columns) if columns else ("row", "column")
+    text = f"{row} {index[-2] + 1}, {col} {index[-1] + 1}"
+    if len(index) > 2:
+        text += f" of batch entry {_numpy_index(index[:-2])}"
+    return f"{text} {at}"
 
 
 def _first_mismatch(answer: np.ndarray, expected: np.ndarray, atol: float) -> tuple[tuple[int, ...], int]:
     """The first entry (row by row) outside the tolerance, and how many there are."""
     bad = ~np.isclose(answer, expected, rtol=0.0, atol=atol)
     return tuple(int(i) for i in np.argwhere(bad)[0]), int(bad.sum())
+
+
+def _several(lead: str, reasons: Sequence[str]) -> str:
+    """Several mistakes that give the same wrong answer, all listed after ``lead``, simplest first."""
+    listed = " ".join(f"({k}) {reason}" for k, reason in enumerate(reasons, start=1))
+    return f"{lead}; it is probably one of these: {listed}"
 
 
 def _shape_text(shape: Sequence[int]) -> str:
@@ -208,6 +229,7 @@ _WHAT = {
     "weights": ("the attention weights", "(n_q, n_k)", "(n_k,)"),
     "output": ("the output", "(n_q, d_v)", "(d_v,)"),
 }
+_COLUMNS = {"scores": "key", "scaled_scores": "key", "weights": "key", "output": "dimension"}
 
 
 def check_attention(
@@ -245,10 +267,12 @@ def check_attention(
     -------
     CheckResult
         Passed, or the likely mistake: softmax over the wrong axis (``axis=0``), no scaling, a
-        scale of ``1/d_k`` or ``√d_k`` instead of ``1/√d_k``, ``K`` or ``Vᵀ`` used instead of
-        ``V``, no softmax, no mask, the transpose, the weights instead of the output (or the
-        reverse), weight rows that do not sum to 1, a wrong shape, NaN, rounding; otherwise the
-        first entry that differs.
+        scale of ``1/d_k``, ``√d_k`` or ``1/√n_k`` instead of ``1/√d_k``, ``K`` or ``Vᵀ`` used
+        instead of ``V``, no softmax, scores normalised without ``exp``, exponentials not
+        normalised, no mask, the transpose, the weights instead of the output (or the reverse),
+        weight rows that do not sum to 1, a wrong shape, NaN, rounding; otherwise the first entry
+        that differs, as "query 2, key 1 (numpy index [1, 0])". When several mistakes give the
+        same numbers, all of them are listed.
 
     Raises
     ------
@@ -279,17 +303,25 @@ def check_attention(
         return problem
     if _close(arr, expected, atol) and np.isfinite(arr).all():
         return _ok(f"Correct: every entry of {label} is within {atol:g} of attnlib's.")
+    columns = _COLUMNS[what] if arr.shape == expected.shape else None
     if not np.isfinite(arr).all():
         index = tuple(int(i) for i in np.argwhere(~np.isfinite(arr))[0])
         kind = "NaN" if np.isnan(arr[index]) else "an infinity"
+        place = _where(index, columns, single=single) if arr.ndim else "the only entry"
         return _fail(
-            f"Your {what} has {kind} at {_where(index) if arr.ndim else 'the only entry'}: NaN comes from "
+            f"Your {what} has {kind} at {place}: NaN comes from "
             "inf/inf or 0/0, usually exp of a large score overflowing (subtract each row's maximum "
             "first) or a row whose every key is masked."
         )
+    fits: list[str] = []
     for message, wrong in _attention_mistakes(Q, K, V, steps, scale, mask, causal, what):
         if wrong.shape == arr.shape and not _close(wrong, expected, atol) and _close(arr, wrong, atol):
-            return _fail(message)
+            if message not in fits:
+                fits.append(message)
+    if len(fits) == 1:
+        return _fail(fits[0])
+    if fits:
+        return _fail(_several("Several mistakes give exactly these numbers here", fits))
     if arr.shape != expected.shape:
         hint = ""
         if arr.size == expected.size and np.squeeze(arr).shape == np.squeeze(expected).shape:
@@ -312,14 +344,18 @@ def check_attention(
         off = np.abs(sums - should) > max(atol * arr.shape[-1], 0.02)
         if off.any():
             row = tuple(int(i) for i in np.argwhere(off)[0]) if off.ndim else ()
-            where = f"row {row[0]}" if len(row) == 1 else (f"row {row}" if row else "your row")
+            if not row:
+                where = "your weights sum"
+            else:
+                batch = f" of batch entry {_numpy_index(row[:-1])}" if len(row) > 1 else ""
+                where = f"the weights of query {row[-1] + 1}{batch} (numpy index {_numpy_index(row)}) sum"
             return _fail(
-                f"Each row of weights must sum to 1 (a softmax over the keys); {where} sums to "
+                f"Each row of weights must sum to 1 (a softmax over the keys); {where} to "
                 f"{float(sums[row]):.3f}."
             )
     return _fail(
         f"Not yet: {n_bad} of {arr.size} entries {'is' if n_bad == 1 else 'are'} off. Compare "
-        f"{_where(index)}: expected "
+        f"{_where(index, columns, single=single)}: expected "
         f"{_fmt(expected[index], digits)}, got {_fmt(arr[index], digits)}."
     )
 
@@ -337,7 +373,7 @@ def _attention_mistakes(
     """The usual wrong versions of ``what``, each with the diagnosis to show, most likely first."""
     k = as_real_array(K, "K")
     v = as_real_array(V, "V").astype(np.float64)
-    d_k = k.shape[-1]
+    n_k, d_k = k.shape[-2], k.shape[-1]
     right = default_scale(d_k)
     used = right if scale is None else as_scale(scale)
     is_default = math.isclose(used, right, rel_tol=1e-9)
@@ -364,6 +400,11 @@ def _attention_mistakes(
     def unmasked() -> np.ndarray:
         alt = attention_steps(Q, K, V, scale=used)
         return alt.weights if what == "weights" else alt.output
+
+    def without_exp() -> np.ndarray:
+        kept = np.where(np.isfinite(masked), masked, 0.0)  # hidden keys: 0 instead of exp(−∞) = 0
+        wrong = kept / kept.sum(axis=-1, keepdims=True)
+        return wrong if what == "weights" else wrong @ v
 
     sqrt_d = math.sqrt(d_k)
     candidates: list[tuple[str, Callable[[], np.ndarray]]] = []
@@ -394,6 +435,14 @@ def _attention_mistakes(
                     with_scale(sqrt_d),
                 ),
             ]
+            if n_k != d_k:
+                candidates.append(
+                    (
+                        f"Divided by √n_k = √{n_k} (the number of keys) instead of √d_k = √{d_k} (the "
+                        "length of the query and key vectors).",
+                        with_scale(1.0 / math.sqrt(n_k)),
+                    )
+                )
         else:
             plain = " (plain dot-product attention)" if used == 1.0 else ""
             candidates.append(
@@ -411,6 +460,15 @@ def _attention_mistakes(
                 unmasked,
             )
         )
+    if what in ("weights", "output"):
+        candidates.append(
+            (
+                "Normalised without exp: you divided each score by its row's sum; the softmax "
+                "divides exp(score) by the sum of the exponentials, exp(s) / exp(s).sum().",
+                without_exp,
+            )
+        )
+    scores_used = "scores" if math.isclose(used, 1.0) else "scaled scores"
     if what == "output":
         candidates += [
             ("Used K instead of V: the output mixes the values, weights @ V.", lambda: weights @ k),
@@ -419,19 +477,29 @@ def _attention_mistakes(
                 lambda: weights @ np.swapaxes(v, -1, -2),
             ),
             (
-                "Forgot the softmax: you multiplied the scaled scores by V; turn each row of scores "
+                f"Forgot the softmax: you multiplied the {scores_used} by V; turn each row of scores "
                 "into weights with softmax first.",
                 lambda: scaled @ v,
+            ),
+            (
+                "Exponentiated but not normalised: divide each row of exp(scores) by its sum before "
+                "multiplying by V.",
+                lambda: np.exp(masked) @ v,
             ),
             ("These are the attention weights, not the output: multiply them by V.", lambda: weights),
         ]
     if what == "weights":
+        if math.isclose(used, 1.0):  # raw and scaled scores are the same here
+            candidates.append(("These are the scores Q Kᵀ: now take the softmax of each row.", lambda: raw))
+        else:
+            candidates += [
+                (
+                    "These are the raw scores Q Kᵀ: scale them and take the softmax of each row.",
+                    lambda: raw,
+                ),
+                ("These are the scaled scores: now take the softmax of each row.", lambda: scaled),
+            ]
         candidates += [
-            (
-                "These are the raw scores Q Kᵀ: scale them and take the softmax of each row.",
-                lambda: raw,
-            ),
-            ("These are the scaled scores: now take the softmax of each row.", lambda: scaled),
             (
                 "Exponentiated but not normalised: divide each row of exp(scores) by its sum.",
                 lambda: np.exp(masked),
@@ -529,8 +597,17 @@ def check_shape(
             f"Right sizes, wrong order: {name} is {symbols}{_shape_text(expected)}, not {_shape_text(got)}."
         )
     axis = next(i for i, (g, e) in enumerate(zip(got, expected, strict=True)) if g != e)
-    called = f" ({axes[axis]})" if axes else ""
-    return _fail(f"Not yet: axis {axis}{called} of {name} should be {expected[axis]}, got {got[axis]}.")
+    called = f", {axes[axis]}" if axes else ""
+    return _fail(
+        f"Not yet: the {_ordinal(axis + 1)} axis (numpy axis {axis}{called}) of {name} should be "
+        f"{expected[axis]}, got {got[axis]}."
+    )
+
+
+def _ordinal(n: int) -> str:
+    """``1`` -> ``first``, ``2`` -> ``second``, ...; ``11`` -> ``11th``."""
+    words = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth")
+    return words[n - 1] if 1 <= n <= len(words) else f"{n}th"
 
 
 def _sequence(value: object) -> Sequence[object]:
@@ -579,6 +656,9 @@ def check_value(
     Returns
     -------
     CheckResult
+        Passed; or the known mistake(s) the answer matches; or the right value rounded to too few
+        decimals; otherwise whether the answer is too high or too low, with a hint. The right
+        value itself is never shown, so the learner can try again.
     """
     right = _real_number(expected, "expected")
     atol = _tolerance(decimals)
@@ -590,11 +670,27 @@ def check_value(
         return problem
     if abs(value - right) <= atol:
         return _ok(f"Correct: {name} = {_fmt(value, digits, 0)}.")
-    for message, wrong in known.items():
-        if abs(value - wrong) <= atol and abs(wrong - right) > atol:
-            return _fail(f"{_fmt(value, digits, 0)} is not it: {message}")
+    shown = _fmt(value, digits, 0)
+    fits = [msg for msg, wrong in known.items() if abs(value - wrong) <= atol and abs(wrong - right) > atol]
+    if len(fits) == 1:
+        return _fail(f"{shown} is not it: {fits[0]}")
+    if fits:
+        return _fail(_several(f"{shown} is not it. Several mistakes give this number", fits))
+    for places in range(digits):
+        cut = 10.0**places
+        if any(
+            math.isclose(value, short, rel_tol=1e-9, abs_tol=1e-12)
+            for short in (round(right * cut) / cut, math.trunc(right * cut) / cut)
+        ):
+            return _fail(
+                f"Close: {value:.{places}f} is rounded to {places} decimal{'' if places == 1 else 's'}; "
+                f"give at least {digits} decimals (the check accepts a difference of {atol:g})."
+            )
     direction = "too high" if value > right else "too low"
-    return _fail(f"Not yet: {name} is {_fmt(right, digits, 0)}; {_fmt(value, digits, 0)} is {direction}.")
+    decimals_hint = (
+        "" if right.is_integer() else f", and give at least {digits} decimal{'' if digits == 1 else 's'}"
+    )
+    return _fail(f"Not yet: {shown} is {direction}. Check your formula step by step{decimals_hint}.")
 
 
 # --------------------------------------------------------------------------------------------
@@ -647,7 +743,7 @@ def check_causal_mask(answer: object, n: int) -> CheckResult:
         if np.array_equal(arr, allowed):
             return _ok(
                 "Correct: a boolean causal mask, True on and below the diagonal: token i may attend "
-                "to tokens 0..i (np.tril, attnlib.causal_mask(n))."
+                "to tokens 1..i, itself and the earlier ones (np.tril, attnlib.causal_mask(n))."
             )
         return _fail(_mask_mistake(arr, patterns, allowed, "True", "False"))
 
@@ -691,7 +787,8 @@ def check_causal_mask(answer: object, n: int) -> CheckResult:
         )
     i, j = (int(x) for x in np.argwhere(~(kept | hidden))[0])
     return _fail(
-        f"Row {i}, column {j} is {values[i, j]:g}, but an additive mask holds only 0 (keep) and −∞ "
+        f"Query token {i + 1}, key token {j + 1} (numpy index [{i}, {j}]) is {values[i, j]:g}, but "
+        "an additive mask holds only 0 (keep) and −∞ "
         f"(hide): exp({values[i, j]:g}) is not 0, so that key would still get some weight."
     )
 
@@ -711,17 +808,27 @@ def _mask_mistake(
             "too (otherwise the first token sees nothing at all)."
         )
     if np.array_equal(keep, patterns["inverted"]):
+        other = (
+            " Careful with PyTorch: F.scaled_dot_product_attention uses True = may attend too, but "
+            "the boolean masks of nn.MultiheadAttention and nn.Transformer use the opposite "
+            "convention, True = hidden (~mask turns one into the other)."
+            if yes == "True"
+            else ""
+        )
         return (
-            f"Inverted: your {yes} marks the hidden entries. In attnlib (and PyTorch's "
-            f"scaled_dot_product_attention) {yes} means may attend: {yes} on and below the diagonal."
+            f"Inverted: your {yes} marks the hidden entries. In attnlib {yes} means may attend: "
+            f"{yes} on and below the diagonal.{other}"
         )
     i, j = (int(x) for x in np.argwhere(keep != allowed)[0])
     should, why = (
-        (yes, f"token {i} may see token {j} ≤ {i}")
+        (yes, f"token {i + 1} may see token {j + 1}" + (", itself" if i == j else ", an earlier one"))
         if allowed[i, j]
-        else (no, f"token {j} comes after token {i}")
+        else (no, f"token {j + 1} comes after token {i + 1}")
     )
-    return f"Not yet: row {i}, column {j} should be {should} ({why})."
+    return (
+        f"Not yet: query token {i + 1}, key token {j + 1} (numpy index [{i}, {j}]) should be {should} "
+        f"({why})."
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -760,7 +867,8 @@ def check_operation_counts(
     CheckResult
         Passed, or for each wrong count its likely mistake: a step left out, one addition too many
         per sum (a sum of m numbers takes m − 1), the scaling counted as multiplications, ``d_k``
-        used for ``d_v``.
+        used for ``d_v``. When several of these mistakes give the same wrong count, the message
+        says "probably one of these" and lists them all, simplest first.
     """
     counts = operation_counts(n_q, n_k, d_k, d_v, stable=False)
     totals = counts.totals()
@@ -836,9 +944,14 @@ def _count_verdict(
         candidates = _addition_mistakes(steps, n_q, n_k, d_v)
     else:
         candidates = []
+    fits: list[str] = []
     for wrong, why in candidates:
-        if got == wrong != right:
-            return False, f"{op.capitalize()}: {got} is not it: {why}"
+        if got == wrong != right and why not in fits:
+            fits.append(why)
+    if len(fits) == 1:
+        return False, f"{op.capitalize()}: {got} is not it: {fits[0]}"
+    if fits:
+        return False, _several(f"{op.capitalize()}: {got} is not it. Several mistakes give {got}", fits)
     direction = "too many" if got > right else "too few"
     return False, f"{op.capitalize()}: {got} is {direction}; the count is {right}."
 

@@ -176,6 +176,94 @@ def test_forgot_the_mask(by_hand):
     fails_with(check_attention(weights, Q, K, V, mask=mask, what="weights"), "Forgot the mask")
 
 
+def test_scores_normalised_without_exp(by_hand):
+    Q, K, V = by_hand
+    scaled = attention_steps(Q, K, V).scaled_scores
+    no_exp = scaled / scaled.sum(axis=-1, keepdims=True)
+    fails_with(
+        check_attention(no_exp, Q, K, V, what="weights"), "Normalised without exp", "exp(s) / exp(s).sum()"
+    )
+    fails_with(check_attention(no_exp @ V, Q, K, V), "Normalised without exp")
+
+
+def test_exponentials_not_normalised_before_multiplying_by_v(by_hand):
+    Q, K, V = by_hand
+    scaled = attention_steps(Q, K, V).scaled_scores
+    fails_with(
+        check_attention(np.exp(scaled) @ V, Q, K, V),
+        "Exponentiated but not normalised",
+        "before multiplying by V",
+    )
+
+
+def test_divided_by_sqrt_n_k_instead_of_sqrt_d_k(by_hand):
+    Q, K, V = by_hand  # n_k = 3, d_k = 2
+    out, weights = scaled_dot_product_attention(Q, K, V, scale=1 / math.sqrt(3))
+    fails_with(check_attention(out, Q, K, V), "Divided by √n_k = √3", "instead of √d_k = √2")
+    fails_with(check_attention(weights, Q, K, V, what="weights"), "√n_k")
+
+
+def test_no_sqrt_n_k_diagnosis_when_n_k_equals_d_k():
+    s, H, V = examples.one_query_three_vectors()  # n_k = d_k = 3: the same scale as the right one
+    out, _ = scaled_dot_product_attention(s, H, V)
+    passes(check_attention(out, s, H, V))
+
+
+def test_plain_attention_messages_say_scores_not_scaled_scores():
+    s, H, V = examples.one_query_three_vectors()
+    result = check_attention((H @ s) @ V, s, H, V, scale=1.0)
+    fails_with(result, "Forgot the softmax: you multiplied the scores by V")
+    assert "scaled" not in result.message
+    result = check_attention(H @ s, s, H, V, scale=1.0, what="weights")
+    fails_with(result, "These are the scores Q Kᵀ: now take the softmax")
+    assert "scale them" not in result.message
+
+
+def test_several_mistakes_giving_the_same_numbers_are_all_listed():
+    rng = np.random.default_rng(1)
+    Q, K, V = rng.normal(size=(2, 2)), rng.normal(size=(4, 2)), rng.normal(size=(4, 3))  # n_k = d_k² = 4
+    out, _ = scaled_dot_product_attention(Q, K, V, scale=0.5)  # 1/d_k = 1/√n_k
+    fails_with(
+        check_attention(out, Q, K, V),
+        "it is probably one of these",
+        "(1) Scaled by 1/d_k instead of 1/√d_k",
+        "(2) Divided by √n_k = √4",
+    )
+
+
+def test_entries_are_named_from_1_with_the_numpy_index():
+    s, H, V = examples.one_query_three_vectors()
+    out, weights = scaled_dot_product_attention(s, H, V, scale=1.0)
+    wrong = weights.copy()
+    wrong[1] += 0.5
+    fails_with(check_attention(wrong, s, H, V, scale=1.0, what="weights"), "your weights sum to 1.500")
+    wrong = out.copy()
+    wrong[1] += 0.5
+    fails_with(check_attention(wrong, s, H, V, scale=1.0), "dimension 2 (numpy index [1])")
+    rng = np.random.default_rng(0)
+    Q, K, V = rng.normal(size=(2, 3, 4)), rng.normal(size=(2, 3, 4)), rng.normal(size=(2, 3, 5))
+    out, weights = scaled_dot_product_attention(Q, K, V)
+    out[1, 2, 3] += 1.0
+    fails_with(
+        check_attention(out, Q, K, V), "query 3, dimension 4 of batch entry [1] (numpy index [1, 2, 3])"
+    )
+    weights[1, 2] *= 0.5
+    fails_with(
+        check_attention(weights, Q, K, V, what="weights"), "query 3 of batch entry [1] (numpy index [1, 2])"
+    )
+    scores = attention_steps(Q[0], K[0], V[0]).raw_scores
+    scores[0, 1] += 1.0
+    fails_with(
+        check_attention(scores, Q[0], K[0], V[0], what="scores"), "query 1, key 2 (numpy index [0, 1])"
+    )
+
+
+def test_nan_in_an_answer_of_the_wrong_shape_names_rows_and_columns(by_hand):
+    wrong = np.zeros((3, 2))
+    wrong[2, 0] = np.nan
+    fails_with(check_attention(wrong, *by_hand), "NaN at row 3, column 1 (numpy index [2, 0])")
+
+
 def test_transposed_answer(by_hand):
     out, _ = scaled_dot_product_attention(*by_hand)
     fails_with(check_attention(out.T, *by_hand), "transpose of the right one", "(2, 3)")
@@ -220,7 +308,11 @@ def test_weight_rows_that_do_not_sum_to_one(by_hand):
     _, weights = scaled_dot_product_attention(*by_hand)
     wrong = weights.copy()
     wrong[1] *= 0.8
-    fails_with(check_attention(wrong, *by_hand, what="weights"), "sum to 1", "row 1 sums to 0.800")
+    fails_with(
+        check_attention(wrong, *by_hand, what="weights"),
+        "sum to 1",
+        "the weights of query 2 (numpy index [1]) sum to 0.800",
+    )
 
 
 def test_wrong_shape(by_hand):
@@ -237,7 +329,7 @@ def test_extra_axis_of_length_one():
 def test_nan_in_answer(by_hand):
     out, _ = scaled_dot_product_attention(*by_hand)
     out[1, 2] = np.nan
-    fails_with(check_attention(out, *by_hand), "NaN at row 1, column 2")
+    fails_with(check_attention(out, *by_hand), "NaN at query 2, dimension 3 (numpy index [1, 2])")
     fails_with(check_attention(np.full(3, np.inf), *examples.one_query_three_vectors()), "infinity")
 
 
@@ -251,7 +343,12 @@ def test_other_wrong_answer_names_the_first_entry(by_hand):
     out, _ = scaled_dot_product_attention(*by_hand)
     wrong = out.copy()
     wrong[0, 2] += 0.3
-    fails_with(check_attention(wrong, *by_hand), "Not yet", "1 of 6 entries is off", "row 0, column 2")
+    fails_with(
+        check_attention(wrong, *by_hand),
+        "Not yet",
+        "1 of 6 entries is off",
+        "query 1, dimension 3 (numpy index [0, 2])",
+    )
     fails_with(check_attention(wrong, *by_hand), "expected -0.724, got -0.424")
 
 
@@ -307,7 +404,12 @@ def test_check_shape_wrong_number_of_axes():
 
 
 def test_check_shape_names_the_axis_that_differs():
-    fails_with(check_shape((2, 4), (2, 3), axes=("n_q", "n_k")), "axis 1 (n_k)", "should be 3, got 4")
+    fails_with(
+        check_shape((2, 4), (2, 3), axes=("n_q", "n_k")),
+        "the second axis (numpy axis 1, n_k)",
+        "should be 3, got 4",
+    )
+    fails_with(check_shape((5, 3), (2, 3)), "the first axis (numpy axis 0)", "should be 2, got 5")
 
 
 def test_check_shape_bad_answers():
@@ -337,14 +439,36 @@ def test_check_value_passes_within_the_tolerance():
     assert str(check_value(30, 30, name="multiplications")) == "✔ Correct: multiplications = 30."
 
 
-def test_check_value_says_too_high_or_too_low():
-    fails_with(check_value(0.75, 0.7310585786, name="the weight"), "the weight is 0.73; 0.75 is too high")
+def test_check_value_says_too_high_or_too_low_without_giving_the_answer_away():
+    result = check_value(0.75, 0.7310585786, name="the weight")
+    fails_with(result, "0.75 is too high", "Check your formula", "at least 2 decimals")
+    assert "0.73" not in result.message
     fails_with(check_value(29, 30), "too low")
+    assert str(check_value(29, 30)) == "✘ Not yet: 29 is too low. Check your formula step by step."
+    fails_with(check_value(0.1, 0.7071, decimals=1), "at least 1 decimal.")
+
+
+def test_check_value_answer_rounded_to_too_few_decimals():
+    fails_with(
+        check_value(0.71, 0.70710678, decimals=4), "0.71 is rounded to 2 decimals", "at least 4 decimals"
+    )
+    fails_with(check_value(0.7, 0.70710678, decimals=4), "rounded to 1 decimal;")
+    fails_with(check_value(0.707, 0.70710678, decimals=4), "rounded to 3 decimals")  # truncated
+    fails_with(check_value(0.8, 0.70710678, decimals=4), "too high")
 
 
 def test_check_value_names_a_known_mistake():
     known = {"you counted Q Kᵀ only.": 12}
     fails_with(check_value(12, 30, mistakes=known), "12 is not it: you counted Q Kᵀ only.")
+
+
+def test_check_value_lists_every_known_mistake_that_fits():
+    known = {"that is 1/d_k.": 0.5, "that is 1/√n_k.": 0.5, "that is √d_k.": 2**0.5}
+    result = check_value(0.5, 2**-0.5, mistakes=known)
+    fails_with(
+        result, "0.50 is not it", "it is probably one of these", "(1) that is 1/d_k.", "(2) that is 1/√n_k."
+    )
+    assert "√d_k" not in result.message
 
 
 def test_check_value_known_mistake_equal_to_the_answer_is_ignored():
@@ -379,6 +503,7 @@ LOWER = np.tri(4, dtype=bool)
 
 def test_boolean_causal_mask_passes():
     passes(check_causal_mask(LOWER, 4))
+    assert "tokens 1..i" in check_causal_mask(LOWER, 4).message
     passes(check_causal_mask(np.tril(np.ones((4, 4), dtype=bool)), 4))
 
 
@@ -404,7 +529,17 @@ def test_causal_mask_diagonal_missing():
 
 
 def test_causal_mask_inverted_convention():
-    fails_with(check_causal_mask(~LOWER, 4), "Inverted", "True means may attend")
+    fails_with(
+        check_causal_mask(~LOWER, 4),
+        "Inverted",
+        "True means may attend",
+        "F.scaled_dot_product_attention uses True = may attend",
+        "nn.MultiheadAttention and nn.Transformer",
+        "True = hidden",
+    )
+    additive = check_causal_mask(np.where(LOWER, -np.inf, 0.0), 4)
+    fails_with(additive, "Inverted", "0 means may attend")
+    assert "PyTorch" not in additive.message
 
 
 def test_causal_mask_one_zero_instead_of_zero_minus_inf():
@@ -425,13 +560,26 @@ def test_causal_mask_wrong_shape():
 
 
 def test_causal_mask_not_negative_enough():
-    fails_with(check_causal_mask(np.where(LOWER, 0.0, -100.0), 4), "row 0, column 1".capitalize(), "-100")
+    fails_with(
+        check_causal_mask(np.where(LOWER, 0.0, -100.0), 4),
+        "Query token 1, key token 2 (numpy index [0, 1])",
+        "-100",
+    )
 
 
 def test_causal_mask_first_wrong_entry():
     wrong = LOWER.copy()
     wrong[3, 1] = False
-    fails_with(check_causal_mask(wrong, 4), "row 3, column 1 should be True")
+    fails_with(
+        check_causal_mask(wrong, 4),
+        "query token 4, key token 2 (numpy index [3, 1]) should be True",
+        "token 4 may see token 2, an earlier one",
+    )
+    wrong = LOWER.copy()
+    wrong[0, 2] = True
+    fails_with(
+        check_causal_mask(wrong, 4), "(numpy index [0, 2]) should be False (token 3 comes after token 1)"
+    )
 
 
 @pytest.mark.parametrize(
@@ -517,6 +665,31 @@ def test_m_additions_per_sum_instead_of_m_minus_1():
 def test_softmax_denominators_left_out():
     answer = {**right_answer(), "additions": 22 - N_Q * (N_K - 1)}
     fails_with(check_operation_counts(answer, N_Q, N_K, D_K, D_V), "left out", "softmax denominators")
+
+
+def test_two_mistakes_with_the_same_multiplication_count_are_both_listed():
+    # d_k = d_v: Q Kᵀ alone and weights · V alone both take n_q·n_k·d_k = 12 multiplications
+    answer = {
+        "multiplications": 12,
+        "additions": operation_counts(2, 3, 2, 2, stable=False).totals()["additions"],
+    }
+    fails_with(
+        check_operation_counts(answer, 2, 3, 2, 2),
+        "Multiplications: 12 is not it. Several mistakes give 12; it is probably one of these:",
+        "(1) you counted Q Kᵀ",
+        "(2) you counted weights · V",
+    )
+
+
+def test_every_addition_mistake_that_fits_is_listed_simplest_first():
+    answer = {**right_answer(), "additions": 22 - N_Q * N_K * (D_K - 1)}  # 16: Q Kᵀ left out, or ...
+    result = check_operation_counts(answer, N_Q, N_K, D_K, D_V)
+    fails_with(
+        result,
+        "Additions: 16 is not it. Several mistakes give 16; it is probably one of these:",
+        "(1) you left out the additions of Q Kᵀ (6).",
+        "(2) in Q Kᵀ a sum of m numbers takes m − 1 additions, not m; you left out the additions of weights",
+    )
 
 
 def test_other_wrong_count_says_too_many_or_too_few():
