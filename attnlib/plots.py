@@ -57,6 +57,7 @@ __all__ = [
     "figure",
     "format_cell",
     "heatmap",
+    "place_labels",
     "png_bytes",
     "scaling_bins",
     "scaling_figure",
@@ -436,6 +437,7 @@ def attention_figure(
     *,
     style: str = "light",
     figsize: tuple[float, float] = (9.0, 8.0),
+    spread_labels: bool = False,
 ) -> AttentionFigure:
     """The whole picture in one 2×2 figure, from one :func:`attnlib.attention_steps` call.
 
@@ -451,6 +453,8 @@ def attention_figure(
     embeddings : array_like, shape (n, 2)
     style : {"light", "dark"}
     figsize : (float, float)
+    spread_labels : bool
+        Move the labels of arrows that end close together to either side (:func:`place_labels`).
 
     Returns
     -------
@@ -468,7 +472,10 @@ def attention_figure(
         context_arrows = vectors(
             ax_c, steps.output, tokens, title="4. Contextualized vectors (weights · V)", limits=limits
         )
-    return AttentionFigure(fig, ax_x, ax_s, ax_w, ax_c, embedding_arrows, context_arrows, faint_arrows)
+    view = AttentionFigure(fig, ax_x, ax_s, ax_w, ax_c, embedding_arrows, context_arrows, faint_arrows)
+    if spread_labels:
+        _place_overview_labels(view)
+    return view
 
 
 def update_attention_figure(
@@ -479,12 +486,13 @@ def update_attention_figure(
     decimals: int = 2,
     limits: tuple[float, float] | None = None,
     score_limits: tuple[float, float] | None = None,
+    spread_labels: bool = False,
 ) -> None:
     """Show new embeddings and their attention in an overview, moving its artists in place.
 
     ``limits`` (the same (low, high) for both arrow panels) defaults to a fit of every vector and
     the origin, and ``score_limits`` (the colour limits of the raw scores) to their range, as
-    :func:`attention_figure` draws them.
+    :func:`attention_figure` draws them. ``spread_labels`` as in :func:`attention_figure`.
     """
     X = _check_overview(steps, view.embedding_arrows.labels, embeddings)
     if limits is None:
@@ -495,6 +503,65 @@ def update_attention_figure(
     update_heatmap(view.weights, steps.weights, vmin=0, vmax=1, decimals=decimals)
     update_vectors(view.context, view.faint_arrows, X, limits=limits)
     update_vectors(view.context, view.context_arrows, steps.output, limits=limits)
+    if spread_labels:
+        _place_overview_labels(view)
+
+
+def _place_overview_labels(view: AttentionFigure) -> None:
+    place_labels(view.embedding_arrows)
+    place_labels(view.faint_arrows)
+    place_labels(view.context_arrows)
+
+
+def place_labels(arrows: Arrows, *, distance: float = 0.08) -> None:
+    """Put the labels of arrows that end close together on either side, so they do not overlap.
+
+    A label normally starts at its arrow's tip, above it. Tips closer than ``distance`` (a share
+    of the axes' width) form a group; within a group, from the highest tip down, the labels go
+    alternately to the left of and above the tip, and to the right of and below it. The labels
+    stay anchored at the tips (their positions do not change), only their alignment does.
+
+    Parameters
+    ----------
+    arrows : Arrows
+        Drawn by :func:`vectors`, with the axes' limits already set.
+    distance : float
+    """
+    ax = arrows.quiver.axes
+    low, high = ax.get_xlim()
+    reach = distance * abs(high - low)
+    tips = np.array([label.get_position() for label in arrows.labels], dtype=float)
+    names = [label.get_text().strip() for label in arrows.labels]
+    group = list(range(len(tips)))
+
+    def root(i: int) -> int:
+        while group[i] != i:
+            i = group[i]
+        return i
+
+    for i in range(len(tips)):
+        for j in range(i + 1, len(tips)):
+            if math.dist(tips[i], tips[j]) < reach:
+                group[root(j)] = root(i)
+    members: dict[int, list[int]] = {}
+    for i in range(len(tips)):
+        members.setdefault(root(i), []).append(i)
+    for indices in members.values():
+        order = sorted(indices, key=lambda i: (-tips[i, 1], tips[i, 0]))
+        for rank, i in enumerate(order):
+            label = arrows.labels[i]
+            if len(order) > 1 and rank % 2 == 0:
+                label.set_text(f"{names[i]} ")
+                label.set_horizontalalignment("right")
+                label.set_verticalalignment("bottom")
+            elif len(order) > 1:
+                label.set_text(f" {names[i]}")
+                label.set_horizontalalignment("left")
+                label.set_verticalalignment("top")
+            else:
+                label.set_text(f" {names[i]}")
+                label.set_horizontalalignment("left")
+                label.set_verticalalignment("bottom")
 
 
 def _check_overview(steps: AttentionSteps, tokens: Sequence[object], embeddings: npt.ArrayLike) -> np.ndarray:
@@ -781,6 +848,7 @@ def _two_vectors(a: npt.ArrayLike, b: npt.ArrayLike) -> tuple[np.ndarray, np.nda
 
 
 def _draw_similarity(view: SimilarityFigure, u: np.ndarray, v: np.ndarray) -> None:
+    place_labels(view.arrows)
     sim = similarity(u, v)
     if sim.norm_a > 0:
         foot = (sim.dot / sim.norm_a**2) * u

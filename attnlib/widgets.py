@@ -55,7 +55,9 @@ __all__ = [
     "SoftmaxExplorer",
     "playground",
     "scaling_explorer",
+    "score_limits",
     "similarity_explorer",
+    "similarity_limits",
     "softmax_explorer",
 ]
 
@@ -64,6 +66,9 @@ __all__ = [
 SCALING_D_K = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024)
 
 _WIDE = {"description_width": "initial"}
+_NARROW = {"description_width": "12px"}
+#: Readouts: monospace, and tighter lines than a widget's default 28 px.
+_READOUT_STYLE = "font-family:monospace; line-height:1.35; margin:4px 0"
 
 
 class Explorer:
@@ -214,6 +219,8 @@ class Playground(Explorer):
     style : ipywidgets.ToggleButtons
         ``"light"`` or ``"dark"``.
     reset_button : ipywidgets.Button
+    note : ipywidgets.HTML
+        What the d_k slider does here (a temperature: the vectors stay 2D).
     view : attnlib.plots.AttentionFigure
         The figure as drawn now.
     steps : attnlib.AttentionSteps
@@ -269,8 +276,8 @@ class Playground(Explorer):
             pair = []
             for j, axis in enumerate("xy"):
                 slider = w.FloatSlider(
-                    value=float(X[i, j]), min=low, max=high, step=step, description=axis,
-                    readout_format=".2f", continuous_update=True, layout=w.Layout(width="260px"),
+                    value=float(X[i, j]), min=low, max=high, step=step, description=axis, style=_NARROW,
+                    readout_format=".2f", continuous_update=True, layout=w.Layout(width="300px"),
                 )  # fmt: skip
                 slider.add_class(f"attnlib-{axis}-{i}")
                 self.sliders[f"{token} {axis}"] = slider
@@ -279,18 +286,21 @@ class Playground(Explorer):
             rows.append(w.HBox([name, *pair]))
         d_k_slider = w.IntSlider(
             value=d_k_default, min=1, max=max_d_k, step=1, description="d_k in the scale 1/√d_k",
-            style=_WIDE, continuous_update=True, layout=w.Layout(width="420px"),
+            style=_WIDE, continuous_update=True, layout=w.Layout(width="380px"),
         )  # fmt: skip
         d_k_slider.add_class("attnlib-dk")
         self.sliders["d_k"] = d_k_slider
-        note = w.HTML(
-            "<small>The vectors stay 2D: this slider only changes the scale 1/√d_k applied to "
-            "their scores, like a temperature. Lesson 04's explorer varies the real dimension."
-            "</small>",
-            layout=w.Layout(width="420px"),
+        self.note = note = w.HTML(
+            '<small style="line-height:1.3">The vectors stay 2D: the d_k slider only changes the '
+            "scale 1/√d_k applied to their scores, like a temperature. Lesson 04's explorer varies "
+            "the real dimension.</small>"
         )
-        self.causal = w.Checkbox(value=bool(causal), description="causal mask", indent=False)
-        self.style = w.ToggleButtons(options=["light", "dark"], value=style, description="style")
+        self.causal = w.Checkbox(
+            value=bool(causal), description="causal mask", indent=False, layout=w.Layout(width="120px")
+        )
+        self.style = w.ToggleButtons(
+            options=["light", "dark"], value=style, tooltips=["light style", "dark style"]
+        )
         self.style.style.button_width = "60px"
         self.reset_button = w.Button(description="reset", icon="undo", tooltip="back to the start values")
         self.reset_button.on_click(lambda _button: self.reset())
@@ -310,8 +320,8 @@ class Playground(Explorer):
         self.widget = w.VBox(
             [
                 *rows,
-                w.HBox([d_k_slider, note]),
-                w.HBox([self.causal, self.style, self.reset_button]),
+                w.HBox([d_k_slider, self.causal, self.style, self.reset_button]),
+                note,
                 self.readout,
                 self.message,
                 self.image,
@@ -340,7 +350,7 @@ class Playground(Explorer):
         fresh = self._fresh or self.view is None or self.renderer is None or self._view_key is None
         if fresh or key[0] != self._view_key[0]:
             self._fresh = False
-            self.view = plots.attention_figure(steps, self.tokens, X, style=key[0])
+            self.view = plots.attention_figure(steps, self.tokens, X, style=key[0], spread_labels=True)
             self._set_weights_title(key[1])
             self.renderer = plots.FigureRenderer(self.view.figure, self.view.dynamic_artists(), dpi=self.dpi)
             self._limits = self.view.embeddings.get_xlim()
@@ -355,7 +365,7 @@ class Playground(Explorer):
                 self._score_limits, plots._limits(finite, None, None), pad=0.15, minimum_span=0.5
             )
             plots.update_attention_figure(
-                self.view, steps, X, limits=self._limits, score_limits=self._score_limits
+                self.view, steps, X, limits=self._limits, score_limits=self._score_limits, spread_labels=True
             )
         self._view_key = key
         self.embeddings, self.steps = X, steps
@@ -382,7 +392,7 @@ class Playground(Explorer):
                 f"<td>{html.escape(self.tokens[j])} {steps.weights[i, j]:.3f}</td></tr>"
             )
         return (
-            f'<div style="font-family:monospace">{head}<table>'
+            f'<div style="{_READOUT_STYLE}">{head}<table>'
             "<tr><th>token</th><th>embedding</th><th>output</th><th>largest weight</th></tr>"
             f"{''.join(rows)}</table></div>"
         )
@@ -406,7 +416,8 @@ def playground(
 ) -> Playground:
     """The whole picture of lesson 07, with a slider for every number.
 
-    Four panels (:func:`attnlib.plots.attention_figure`): the embeddings, the raw scores
+    Four panels (:func:`attnlib.plots.attention_figure` with ``spread_labels=True``, so that
+    labels of arrows that end close together do not overlap): the embeddings, the raw scores
     ``Q Kᵀ``, the weights and the contextualized vectors. An x and a y slider for every token's
     embedding, a d_k slider, a causal-mask toggle, a light/dark toggle and a reset button.
 
@@ -564,7 +575,7 @@ def _scaling_readout(stats: ScalingStatistics, seed: int) -> str:
         for name, raw, scaled, fmt in rows
     )
     return (
-        f'<div style="font-family:monospace">d_k = {stats.d_k}: {n_q} random queries · {n_k} random keys '
+        f'<div style="{_READOUT_STYLE}">d_k = {stats.d_k}: {n_q} random queries · {n_k} random keys '
         f"(seed {seed}), scale 1/√d_k = {1 / math.sqrt(stats.d_k):.4f}<table>"
         f"<tr><th></th><th>raw q·k</th><th>scaled q·k/√d_k</th></tr>{body}</table></div>"
     )
@@ -629,6 +640,8 @@ class SoftmaxExplorer(Explorer):
         ``"score <label>"`` for every key and ``"temperature"`` (a log slider, 0.1 … 10).
     masks : dict of str to ipywidgets.Checkbox
         ``"mask <label>"``: hide that key (its score becomes −∞, its weight 0).
+    limits : (float, float)
+        The y limits of the scores panel (fixed, to hold every slider value).
     view : attnlib.plots.SoftmaxFigure
     scores : numpy.ndarray
         The scores drawn (``-inf`` where masked).
@@ -662,7 +675,7 @@ class SoftmaxExplorer(Explorer):
         self.style = style
         low = min(value_range[0], math.floor(float(values.min())))
         high = max(value_range[1], math.ceil(float(values.max())))
-        self._limits = (low - 0.12 * (high - low), high + 0.12 * (high - low))
+        self.limits = score_limits((low, high))
         self.sliders = {}
         self.masks: dict[str, w.Checkbox] = {}
         rows = []
@@ -706,17 +719,23 @@ class SoftmaxExplorer(Explorer):
         scores, temperature = self.compute()
         if self.view is None or self.renderer is None:
             self.view = plots.softmax_figure(
-                scores, self.labels, temperature=temperature, style=self.style, limits=self._limits
+                scores, self.labels, temperature=temperature, style=self.style, limits=self.limits
             )
             self.renderer = plots.FigureRenderer(self.view.figure, self.view.dynamic_artists(), dpi=self.dpi)
             weights = softmax(scores / temperature)
         else:
             weights = plots.update_softmax_figure(
-                self.view, scores, temperature=temperature, limits=self._limits
+                self.view, scores, temperature=temperature, limits=self.limits
             )
         self.scores, self.weights = scores, weights
         self.readout.value = _softmax_readout(self.labels, scores, temperature, weights)
         return self.renderer.png()
+
+
+def score_limits(value_range: tuple[float, float] = (-10.0, 10.0)) -> tuple[float, float]:
+    """The y limits of :func:`softmax_explorer`'s scores panel for a slider range: with a margin."""
+    low, high = value_range
+    return (low - 0.12 * (high - low), high + 0.12 * (high - low))
 
 
 def _softmax_readout(
@@ -730,7 +749,7 @@ def _softmax_readout(
     nonzero = weights[weights > 0]
     entropy = float(-(nonzero * np.log(nonzero)).sum())
     return (
-        f'<div style="font-family:monospace">T = {temperature:.2f} &nbsp;·&nbsp; sum of weights '
+        f'<div style="{_READOUT_STYLE}">T = {temperature:.2f} &nbsp;·&nbsp; sum of weights '
         f"{weights.sum():.4f} &nbsp;·&nbsp; entropy {entropy:.3f} nats<table>"
         f"<tr><th>key</th><th>score s</th><th>s / T</th><th>weight</th></tr>{cells}</table></div>"
     )
@@ -838,8 +857,8 @@ class SimilarityExplorer(Explorer):
             pair = []
             for j, axis in enumerate("xy"):
                 slider = w.FloatSlider(
-                    value=float(vector[j]), min=low, max=high, step=step, description=axis,
-                    readout_format=".2f", continuous_update=True, layout=w.Layout(width="260px"),
+                    value=float(vector[j]), min=low, max=high, step=step, description=axis, style=_NARROW,
+                    readout_format=".2f", continuous_update=True, layout=w.Layout(width="300px"),
                 )  # fmt: skip
                 slider.add_class(f"attnlib-{axis}-{i}")
                 self.sliders[f"{label} {axis}"] = slider
@@ -893,7 +912,7 @@ def _similarity_readout(labels: Sequence[str], pair: np.ndarray) -> str:
         parts.append("cos θ and θ are undefined: a zero vector has no direction")
     else:
         parts.append(f"cos θ = {sim.cosine:.4f}, θ = {sim.angle_degrees:.2f}°")
-    return '<div style="font-family:monospace">' + "<br>".join(parts) + "</div>"
+    return f'<div style="{_READOUT_STYLE}">' + "<br>".join(parts) + "</div>"
 
 
 def similarity_explorer(

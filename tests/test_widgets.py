@@ -135,7 +135,7 @@ def pg() -> widgets.Playground:
 
 def test_playground_first_picture_is_lesson_07(pg):
     steps = attention_steps(EXAMPLE.X @ EXAMPLE.W_q, EXAMPLE.X @ EXAMPLE.W_k, EXAMPLE.X @ EXAMPLE.W_v)
-    static = plots.attention_figure(steps, EXAMPLE.tokens, EXAMPLE.X)
+    static = plots.attention_figure(steps, EXAMPLE.tokens, EXAMPLE.X, spread_labels=True)
     assert same_pixels(pg.image.value, plots.png_bytes(static.figure))
     assert pg.sliders["d_k"].value == 2
     assert pg.causal.value is False and pg.style.value == "light"
@@ -244,7 +244,7 @@ def test_playground_rejects_bad_arguments():
 def test_playground_d_k_slider_is_labelled_honestly(pg):
     description = pg.sliders["d_k"].description
     assert "1/√d_k" in description
-    assert "2D" in pg.widget.children[len(EXAMPLE.tokens)].children[1].value  # the note beside it
+    assert "2D" in pg.note.value and "temperature" in pg.note.value and pg.note in pg.widget.children
 
 
 # --- coalescing: fast moves never queue up -------------------------------------------------------
@@ -537,7 +537,7 @@ def test_static_figures_match_their_explorers():
     scaling = widgets.scaling_explorer(64, asynchronous=False)
     assert same_pixels(scaling.image.value, plots.png_bytes(plots.scaling_figure(64).figure))
     soft = widgets.softmax_explorer(asynchronous=False)
-    static_soft = plots.softmax_figure([8.0, 6.0, 1.0], ["h1", "h2", "h3"], limits=soft._limits)
+    static_soft = plots.softmax_figure([8.0, 6.0, 1.0], ["h1", "h2", "h3"], limits=widgets.score_limits())
     assert same_pixels(soft.image.value, plots.png_bytes(static_soft.figure))
 
 
