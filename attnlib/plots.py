@@ -18,9 +18,10 @@ from __future__ import annotations
 import io
 import math
 import struct
+import weakref
 import zlib
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
 
 import matplotlib as mpl
@@ -32,11 +33,13 @@ from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.container import BarContainer
 from matplotlib.figure import Figure
+from matplotlib.layout_engine import ConstrainedLayoutEngine
 from matplotlib.lines import Line2D
 from matplotlib.patches import StepPatch
 from matplotlib.quiver import Quiver
 from matplotlib.text import Text
 from matplotlib.ticker import PercentFormatter
+from matplotlib.transforms import Bbox
 
 from attnlib._validate import as_real_array
 from attnlib.core import AttentionSteps, _softmax, raw_scores
@@ -78,7 +81,13 @@ __all__ = [
 #: Okabe–Ito colours (distinguishable with every common colour-vision deficiency), without black.
 OKABE_ITO = ("#E69F00", "#56B4E9", "#009E73", "#CC79A7", "#0072B2", "#D55E00", "#F0E442")
 
-_BASE = {"font.size": 10, "axes.titlesize": 11, "axes.titleweight": "bold", "figure.dpi": 100}
+_BASE = {
+    "font.size": 10,
+    "axes.titlesize": 11,
+    "axes.titleweight": "bold",
+    "axes.titlecolor": "auto",  # the text colour of the style
+    "figure.dpi": 100,
+}
 #: Matplotlib rc settings of the two styles.
 STYLES: dict[str, dict[str, object]] = {
     "light": {
@@ -107,6 +116,13 @@ STYLES: dict[str, dict[str, object]] = {
     },
 }
 _MASKED_TEXT = "−∞"
+_MINUS = "−"  # U+2212, the minus sign of "−∞" and of every negative cell
+
+#: The style of every figure made here (by :func:`figure` or a figure function), so that
+#: :func:`heatmap` and :func:`vectors` draw into it in its style, whatever rcParams are now.
+_FIGURE_STYLES: weakref.WeakKeyDictionary[Figure, str] = weakref.WeakKeyDictionary()
+#: The decimals each heatmap was drawn with, for :func:`update_heatmap`.
+_HEATMAP_DECIMALS: weakref.WeakKeyDictionary[Axes, int] = weakref.WeakKeyDictionary()
 
 
 def _check_style(style: str) -> None:
@@ -122,10 +138,33 @@ def style_context(style: str = "light") -> Iterator[None]:
         yield
 
 
+def _new_figure(figsize: tuple[float, float], style: str, *, pad: float | None = None) -> Figure:
+    """A constrained-layout figure in ``style``, remembered as drawn in it (call inside the style).
+
+    ``pad`` (inches) is the space around every panel, by default Matplotlib's.
+    """
+    layout = "constrained" if pad is None else ConstrainedLayoutEngine(w_pad=pad, h_pad=pad)
+    fig = Figure(figsize=figsize, layout=layout)
+    _FIGURE_STYLES[fig] = style
+    return fig
+
+
+def _style_of(ax: Axes) -> AbstractContextManager[object]:
+    """Draw into ``ax`` in the style of its figure; in the current rcParams if it is not ours."""
+    fig = ax.figure
+    style = _FIGURE_STYLES.get(fig) if fig is not None else None
+    if style is None and fig is not None and fig.figure is not fig:  # a subfigure: its root's style
+        style = _FIGURE_STYLES.get(fig.figure)
+    return nullcontext() if style is None else style_context(style)
+
+
 def figure(
     nrows: int = 1, ncols: int = 1, *, figsize: tuple[float, float] = (5.0, 4.0), style: str = "light"
 ) -> tuple[Figure, np.ndarray]:
     """A new figure and a 2-D array of its axes, drawn in ``style``.
+
+    The figure remembers its style: :func:`heatmap` and :func:`vectors` draw into it in that
+    style (titles, colour bars, grid and origin lines), whatever the global rcParams are then.
 
     Returns
     -------
@@ -133,16 +172,24 @@ def figure(
     axes : numpy.ndarray of Axes, shape (nrows, ncols)
     """
     with style_context(style):
-        fig = Figure(figsize=figsize, layout="constrained")
+        fig = _new_figure(figsize, style)
         axes = fig.subplots(nrows, ncols, squeeze=False)
     return fig, axes
 
 
 def format_cell(value: float, decimals: int = 2) -> str:
-    """How a heatmap cell shows a value: fixed decimals, ``−∞`` for a masked (−inf) score."""
+    """How a heatmap cell shows a value: fixed decimals, ``−∞`` for a masked (−inf) score.
+
+    Negative numbers get a real minus sign (U+2212, as in ``−∞``): ``format_cell(-0.5)`` is
+    ``"−0.50"``. A value that rounds to zero is ``"0.00"``, never ``"−0.00"``.
+    """
     if np.isneginf(value):
         return _MASKED_TEXT
-    return f"{value:.{decimals}f}"
+    text = f"{value:.{decimals}f}"
+    if text.startswith("-"):
+        digits = text[1:]
+        return digits if digits.strip("0.") == "" else _MINUS + digits
+    return text
 
 
 def heatmap(
@@ -177,40 +224,92 @@ def heatmap(
     decimals : int
         Decimals shown in each cell.
     colorbar : bool
-        Draw a colour bar beside the heatmap.
+        Draw a colour bar beside the heatmap, as tall as its cells.
 
     Returns
     -------
     matplotlib.axes.Axes
         ``ax``, holding the heatmap mesh (``ax.collections[0]``) and one text per cell, row by row
-        (``ax.texts``).
+        (``ax.texts``). The colour bar is ``ax.collections[0].colorbar``; its axes is a child of
+        ``ax`` (``ax.child_axes``), kept beside the cells and exactly as tall as they are.
+
+    Notes
+    -----
+    In a figure made by :func:`figure` (or a figure function of this module), everything is drawn
+    in the figure's style: title, colour bar, the lines between the cells.
     """
     values = _matrix(matrix, row_labels, col_labels)
     lo, hi = _limits(values, vmin, vmax)
-    sns.heatmap(
-        np.where(np.isfinite(values), values, np.nan),
-        ax=ax,
-        cmap=cmap,
-        vmin=lo,
-        vmax=hi,
-        annot=False,
-        cbar=colorbar,
-        square=True,
-        linewidths=0.5,
-        linecolor=mpl.rcParams["axes.facecolor"],
-        xticklabels=list(col_labels),
-        yticklabels=list(row_labels),
-    )
-    for i in range(values.shape[0]):
-        for j in range(values.shape[1]):
-            ax.text(j + 0.5, i + 0.5, "", ha="center", va="center", fontsize=9)
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
-    ax.tick_params(axis="y", labelrotation=0)
-    if title:
-        ax.set_title(title)
+    with _style_of(ax):
+        cax = None
+        if colorbar:
+            cax = ax.inset_axes([1.02, 0.0, 0.04, 1.0])  # a child of ax, placed at every draw
+            layout = _ColorbarLayout(ax, cax)
+            ax.set_axes_locator(layout.heatmap_box)
+            cax.set_axes_locator(layout.colorbar_box)
+        sns.heatmap(
+            np.where(np.isfinite(values), values, np.nan),
+            ax=ax,
+            cmap=cmap,
+            vmin=lo,
+            vmax=hi,
+            annot=False,
+            cbar=colorbar,
+            cbar_ax=cax,
+            square=True,
+            linewidths=0.5,
+            linecolor=ax.get_facecolor(),
+            xticklabels=list(col_labels),
+            yticklabels=list(row_labels),
+        )
+        for i in range(values.shape[0]):
+            for j in range(values.shape[1]):
+                ax.text(j + 0.5, i + 0.5, "", ha="center", va="center", fontsize=9)
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+        ax.tick_params(axis="y", labelrotation=0)
+        if title:
+            ax.set_title(title)
+    _HEATMAP_DECIMALS[ax] = decimals
     _annotate(ax, values, decimals)
     return ax
+
+
+class _ColorbarLayout:
+    """Where :func:`heatmap` puts its cells and its colour bar: side by side, equally tall.
+
+    The cells are square, so the heatmap's axes shrinks inside the space a layout gives it, and a
+    colour bar laid out for that space stands taller than the cells. Instead, the heatmap's axes
+    keeps room on its right for the bar and the bar's tick labels (measured at every layout and
+    draw), so heatmap and bar, together centred in that space, never overlap a neighbour and no
+    layout engine has to move them; the bar then follows the cells' drawn box: the same bottom and
+    height, ``GAP`` inches to the right, ``WIDTH`` inches wide.
+    """
+
+    GAP = 0.08
+    WIDTH = 0.12
+
+    def __init__(self, ax: Axes, cax: Axes) -> None:
+        self.ax, self.cax = ax, cax
+
+    def heatmap_box(self, ax: Axes, renderer: object = None) -> Bbox:
+        """The heatmap's space without the bar's: the square cells are centred in it."""
+        space = ax.get_position(original=True)
+        fig = ax.figure
+        assert fig is not None
+        labels = self.cax.yaxis.get_tightbbox(renderer)  # its tick labels, wherever the bar is now
+        label_px = max(0.0, labels.x1 - self.cax.bbox.x1) if labels is not None else 0.0
+        reserve = ((self.GAP + self.WIDTH) * fig.dpi + label_px) / fig.bbox.width
+        width = max(space.width - reserve, 0.1 * space.width)
+        return Bbox.from_bounds(space.x0, space.y0, width, space.height)
+
+    def colorbar_box(self, cax: Axes, renderer: object = None) -> Bbox:
+        """Beside the cells as drawn, exactly as tall."""
+        cells = self.ax.get_position()  # the heatmap's box, its locator and aspect applied
+        fig = self.ax.figure
+        assert fig is not None
+        inch = fig.dpi / fig.bbox.width  # one inch, as a share of the (sub)figure's width
+        return Bbox.from_bounds(cells.x1 + self.GAP * inch, cells.y0, self.WIDTH * inch, cells.height)
 
 
 def update_heatmap(
@@ -219,7 +318,7 @@ def update_heatmap(
     *,
     vmin: float | None = None,
     vmax: float | None = None,
-    decimals: int = 2,
+    decimals: int | None = None,
 ) -> None:
     """Show new values in a heatmap drawn by :func:`heatmap`, changing its artists in place.
 
@@ -230,12 +329,17 @@ def update_heatmap(
     matrix : array_like, same shape as the drawn one
     vmin, vmax : float, optional
         New colour limits; by default the range of the finite values.
+    decimals : int, optional
+        Decimals shown in each cell; by default those the heatmap was drawn (or last updated) with.
     """
     mesh = ax.collections[0]
     values = as_real_array(matrix, "matrix", allow_neg_inf=True)
     drawn_shape = np.shape(mesh.get_array())
     if values.shape != drawn_shape:
         raise ValueError(f"matrix has shape {values.shape}; the heatmap shows shape {drawn_shape}")
+    if decimals is None:
+        decimals = _HEATMAP_DECIMALS.get(ax, 2)
+    _HEATMAP_DECIMALS[ax] = decimals
     mesh.set_array(np.ma.masked_invalid(values))
     mesh.set_clim(*_limits(values, vmin, vmax))
     _annotate(ax, values, decimals)
@@ -288,14 +392,19 @@ class Arrows:
     Attributes
     ----------
     quiver : matplotlib.quiver.Quiver
-        One arrow per vector; ``quiver.U`` and ``quiver.V`` hold the components, ``quiver.X`` and
-        ``quiver.Y`` the tails.
+        One arrow per vector; ``quiver.U`` and ``quiver.V`` hold the components and
+        ``quiver.get_offsets()`` the tails, shape (n, 2). (``quiver.X`` and ``quiver.Y`` are the
+        tails it was drawn with: :func:`update_vectors` does not change them.)
     labels : list of matplotlib.text.Text
-        One label per vector, beside its tip.
+        One label per vector, anchored at its tip.
+    spread_labels : bool
+        Whether the labels of tips that end close together are spread out (:func:`place_labels`),
+        when drawn and by default when moved.
     """
 
     quiver: Quiver
     labels: list[Text]
+    spread_labels: bool = True
 
 
 def vectors(
@@ -308,6 +417,7 @@ def vectors(
     alpha: float = 1.0,
     title: str | None = None,
     limits: tuple[float, float] | None = None,
+    spread_labels: bool = True,
 ) -> Arrows:
     """Draw 2D vectors as arrows (from the origin, or from ``origins``), each labelled at its tip.
 
@@ -326,30 +436,44 @@ def vectors(
     title : str, optional
     limits : (float, float), optional
         The same (low, high) for both axes; by default fitted to every tip and the origin.
+    spread_labels : bool
+        Put the labels of tips that end close together on either side, so that they do not
+        overlap (:func:`place_labels`); False leaves every label above and right of its tip.
 
     Returns
     -------
     Arrows
+
+    Notes
+    -----
+    In a figure made by :func:`figure` (or a figure function of this module), everything is drawn
+    in the figure's style: title, grid, the lines through the origin.
     """
+    if len(colors) == 0:
+        raise ValueError("colors must name at least one colour (they are cycled over the vectors)")
     tips, tails = _tips_and_tails(points, origins, len(labels))
     delta = tips - tails
     palette = [colors[i % len(colors)] for i in range(len(tips))]
-    quiver = ax.quiver(
-        tails[:, 0], tails[:, 1], delta[:, 0], delta[:, 1],
-        color=palette, angles="xy", scale_units="xy", scale=1, width=0.012, alpha=alpha,
-    )  # fmt: skip
-    texts = [
-        ax.text(x, y, f" {label}", color=colour, fontsize=9, alpha=alpha, va="bottom")
-        for (x, y), label, colour in zip(tips, labels, palette, strict=True)
-    ]
-    ax.set_aspect("equal")
-    ax.grid(True, linewidth=0.6)
-    ax.axhline(0, color=mpl.rcParams["axes.edgecolor"], linewidth=0.8)
-    ax.axvline(0, color=mpl.rcParams["axes.edgecolor"], linewidth=0.8)
-    _fit(ax, tips, tails, limits)
-    if title:
-        ax.set_title(title)
-    return Arrows(quiver, texts)
+    with _style_of(ax):
+        quiver = ax.quiver(
+            tails[:, 0], tails[:, 1], delta[:, 0], delta[:, 1],
+            color=palette, angles="xy", scale_units="xy", scale=1, width=0.012, alpha=alpha,
+        )  # fmt: skip
+        texts = [
+            ax.text(x, y, f" {label}", color=colour, fontsize=9, alpha=alpha, va="bottom")
+            for (x, y), label, colour in zip(tips, labels, palette, strict=True)
+        ]
+        ax.set_aspect("equal")
+        ax.grid(True, linewidth=0.6)
+        ax.axhline(0, color=mpl.rcParams["axes.edgecolor"], linewidth=0.8)
+        ax.axvline(0, color=mpl.rcParams["axes.edgecolor"], linewidth=0.8)
+        _fit(ax, tips, tails, limits)
+        if title:
+            ax.set_title(title)
+    arrows = Arrows(quiver, texts, bool(spread_labels))
+    if spread_labels:
+        place_labels(arrows)
+    return arrows
 
 
 def update_vectors(
@@ -359,8 +483,14 @@ def update_vectors(
     *,
     origins: npt.ArrayLike | None = None,
     limits: tuple[float, float] | None = None,
+    spread_labels: bool | None = None,
 ) -> None:
-    """Move the arrows drawn by :func:`vectors` to new tips (and tails), in place."""
+    """Move the arrows drawn by :func:`vectors` to new tips (and tails), in place.
+
+    ``spread_labels`` (by default as :func:`vectors` drew them) spreads the labels of tips that
+    now end close together (:func:`place_labels`); False puts every label above and right of its
+    tip.
+    """
     tips, tails = _tips_and_tails(points, origins, len(arrows.labels))
     delta = tips - tails
     arrows.quiver.set_offsets(tails)
@@ -368,6 +498,10 @@ def update_vectors(
     for text, tip in zip(arrows.labels, tips, strict=True):
         text.set_position(tip)
     _fit(ax, tips, tails, limits)
+    if arrows.spread_labels if spread_labels is None else spread_labels:
+        place_labels(arrows)
+    else:
+        place_labels(arrows, distance=0.0)  # every tip alone: every label in the plain place
 
 
 def _tips_and_tails(
@@ -437,7 +571,7 @@ def attention_figure(
     *,
     style: str = "light",
     figsize: tuple[float, float] = (9.0, 8.0),
-    spread_labels: bool = False,
+    spread_labels: bool = True,
 ) -> AttentionFigure:
     """The whole picture in one 2×2 figure, from one :func:`attnlib.attention_steps` call.
 
@@ -454,7 +588,8 @@ def attention_figure(
     style : {"light", "dark"}
     figsize : (float, float)
     spread_labels : bool
-        Move the labels of arrows that end close together to either side (:func:`place_labels`).
+        Move the labels of arrows that end close together to either side (:func:`place_labels`),
+        as :func:`vectors` does by default; False leaves every label above and right of its tip.
 
     Returns
     -------
@@ -462,20 +597,19 @@ def attention_figure(
     """
     X = _check_overview(steps, tokens, embeddings)
     limits = _limits_2d(X, steps.output)
+    spread = bool(spread_labels)
     with style_context(style):
-        fig = Figure(figsize=figsize, layout="constrained")
+        fig = _new_figure(figsize, style, pad=0.1)  # room for labels beyond the arrow panels
         (ax_x, ax_s), (ax_w, ax_c) = fig.subplots(2, 2)
-        embedding_arrows = vectors(ax_x, X, tokens, title="1. Embeddings X", limits=limits)
-        heatmap(ax_s, steps.raw_scores, tokens, tokens, title="2. Raw scores Q Kᵀ", cmap="cividis")
-        heatmap(ax_w, steps.weights, tokens, tokens, title="3. Weights softmax(Q Kᵀ/√d_k)", vmin=0, vmax=1)
-        faint_arrows = vectors(ax_c, X, tokens, alpha=0.25, limits=limits)
-        context_arrows = vectors(
-            ax_c, steps.output, tokens, title="4. Contextualized vectors (weights · V)", limits=limits
-        )
-    view = AttentionFigure(fig, ax_x, ax_s, ax_w, ax_c, embedding_arrows, context_arrows, faint_arrows)
-    if spread_labels:
-        _place_overview_labels(view)
-    return view
+    embedding_arrows = vectors(ax_x, X, tokens, title="1. Embeddings X", limits=limits, spread_labels=spread)
+    heatmap(ax_s, steps.raw_scores, tokens, tokens, title="2. Raw scores Q Kᵀ", cmap="cividis")
+    heatmap(ax_w, steps.weights, tokens, tokens, title="3. Weights softmax(Q Kᵀ/√d_k)", vmin=0, vmax=1)
+    faint_arrows = vectors(ax_c, X, tokens, alpha=0.25, limits=limits, spread_labels=spread)
+    context_arrows = vectors(
+        ax_c, steps.output, tokens, title="4. Contextualized vectors (weights · V)", limits=limits,
+        spread_labels=spread,
+    )  # fmt: skip
+    return AttentionFigure(fig, ax_x, ax_s, ax_w, ax_c, embedding_arrows, context_arrows, faint_arrows)
 
 
 def update_attention_figure(
@@ -483,34 +617,29 @@ def update_attention_figure(
     steps: AttentionSteps,
     embeddings: npt.ArrayLike,
     *,
-    decimals: int = 2,
+    decimals: int | None = None,
     limits: tuple[float, float] | None = None,
     score_limits: tuple[float, float] | None = None,
-    spread_labels: bool = False,
+    spread_labels: bool | None = None,
 ) -> None:
     """Show new embeddings and their attention in an overview, moving its artists in place.
 
     ``limits`` (the same (low, high) for both arrow panels) defaults to a fit of every vector and
     the origin, and ``score_limits`` (the colour limits of the raw scores) to their range, as
-    :func:`attention_figure` draws them. ``spread_labels`` as in :func:`attention_figure`.
+    :func:`attention_figure` draws them. ``decimals`` defaults to those the heatmaps show now,
+    ``spread_labels`` to what :func:`attention_figure` was given.
     """
     X = _check_overview(steps, view.embedding_arrows.labels, embeddings)
     if limits is None:
         limits = _limits_2d(X, steps.output)
-    update_vectors(view.embeddings, view.embedding_arrows, X, limits=limits)
+    update_vectors(view.embeddings, view.embedding_arrows, X, limits=limits, spread_labels=spread_labels)
     low, high = (None, None) if score_limits is None else score_limits
     update_heatmap(view.scores, steps.raw_scores, vmin=low, vmax=high, decimals=decimals)
     update_heatmap(view.weights, steps.weights, vmin=0, vmax=1, decimals=decimals)
-    update_vectors(view.context, view.faint_arrows, X, limits=limits)
-    update_vectors(view.context, view.context_arrows, steps.output, limits=limits)
-    if spread_labels:
-        _place_overview_labels(view)
-
-
-def _place_overview_labels(view: AttentionFigure) -> None:
-    place_labels(view.embedding_arrows)
-    place_labels(view.faint_arrows)
-    place_labels(view.context_arrows)
+    update_vectors(view.context, view.faint_arrows, X, limits=limits, spread_labels=spread_labels)
+    update_vectors(
+        view.context, view.context_arrows, steps.output, limits=limits, spread_labels=spread_labels
+    )
 
 
 def place_labels(arrows: Arrows, *, distance: float = 0.08) -> None:
@@ -607,7 +736,8 @@ class FigureRenderer:
     """Render one figure to PNG bytes again and again, redrawing only what changes.
 
     The first render draws the whole figure, which runs its layout engine once, and then
-    freezes the layout, so later renders never move a panel. It keeps a snapshot of everything
+    freezes the layout (and pins every axes placed by a locator, such as a heatmap and its colour
+    bar, where it is), so later renders never move a panel. It keeps a snapshot of everything
     that is not ``dynamic`` (the background) and, on every later render, restores the snapshot
     and draws only the dynamic artists on top of it (blitting). When the axis limits of a static
     panel change, or after :meth:`invalidate`, the next render draws the background again
@@ -674,6 +804,7 @@ class FigureRenderer:
         if not self._laid_out:
             canvas.draw()  # everything, with the layout engine: the same layout as a static figure
             fig.set_layout_engine("none")  # freeze it
+            _pin_located_axes(fig.axes)
             self._laid_out = True
         previous = [artist.get_animated() for artist in self.dynamic]
         for artist in self.dynamic:
@@ -688,11 +819,29 @@ class FigureRenderer:
         self.full_draws += 1
 
     def _static_signature(self) -> list[tuple[tuple[float, float], tuple[float, float]]]:
-        """The limits of every static axes: when they change, the background is out of date."""
+        """The limits of every static axes: when they change, the background is out of date.
+
+        Child axes count too (a heatmap's colour bar is one: its limits follow the colour limits).
+        """
         dynamic = {id(artist) for artist in self.dynamic}
-        return [
-            (tuple(ax.get_xlim()), tuple(ax.get_ylim())) for ax in self.figure.axes if id(ax) not in dynamic
-        ]
+        static: list[Axes] = []
+        stack = list(self.figure.axes)
+        while stack:
+            ax = stack.pop(0)
+            if id(ax) not in dynamic:
+                static.append(ax)
+                stack.extend(ax.child_axes)
+        return [(tuple(ax.get_xlim()), tuple(ax.get_ylim())) for ax in static]
+
+
+def _pin_located_axes(axes: Sequence[Axes]) -> None:
+    """Fix every axes that a locator places (and their child axes) where it was last drawn."""
+    for ax in axes:
+        if ax.get_axes_locator() is not None:
+            position = ax.get_position()  # where the locator put it at the last draw
+            ax.set_axes_locator(None)
+            ax.set_position(position)
+        _pin_located_axes(ax.child_axes)
 
 
 def encode_png(rgb: np.ndarray, *, compress_level: int = 1) -> bytes:
@@ -809,7 +958,7 @@ def similarity_figure(
     if len(labels) != 2:
         raise ValueError(f"labels must name the two vectors, got {len(labels)} labels")
     with style_context(style):
-        fig = Figure(figsize=figsize, layout="constrained")
+        fig = _new_figure(figsize, style)
         ax = fig.subplots()
         arrows = vectors(ax, np.stack([u, v]), labels, limits=limits or _limits_2d(u, v), title=title)
         p, q = labels
@@ -977,7 +1126,7 @@ def scaling_figure(
     curve = np.array([_variances(d, n_queries, n_keys, seed) for d in SCALING_GRID])
     keys = np.arange(n_keys)
     with style_context(style):
-        fig = Figure(figsize=figsize, layout="constrained")
+        fig = _new_figure(figsize, style)
         ax_s, ax_w, ax_v = fig.subplots(1, 3)
         edges = np.linspace(-1.0, 1.0, 2)
         raw_hist = ax_s.stairs([0.0], edges, fill=True, color=_RAW_COLOUR, alpha=0.45, label="raw q·k")
@@ -1148,7 +1297,7 @@ def softmax_figure(
     values = _score_row(scores, labels)
     x = np.arange(len(labels))
     with style_context(style):
-        fig = Figure(figsize=figsize, layout="constrained")
+        fig = _new_figure(figsize, style)
         ax_s, ax_w = fig.subplots(1, 2)
         score_bars = ax_s.bar(x, np.zeros(len(x)), 0.6, color=OKABE_ITO[1])
         weight_bars = ax_w.bar(x, np.zeros(len(x)), 0.6, color=OKABE_ITO[2])

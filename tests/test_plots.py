@@ -8,6 +8,7 @@ computed independently in plain numpy.
 import io
 import struct
 
+import matplotlib as mpl
 import numpy as np
 import pytest
 from matplotlib.colors import to_rgba
@@ -17,6 +18,13 @@ from attnlib import attention_steps, examples, plots, qkv
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 MINUS_INF = "−∞"  # U+2212, as format_cell writes it
+MINUS = "−"  # U+2212, the minus sign of negative cells
+#: Global rcParams unlike both styles: what a figure's style must win over.
+FOREIGN_RC = {
+    "text.color": "#ff0000", "axes.labelcolor": "#ff0000", "axes.edgecolor": "#ff0000",
+    "xtick.color": "#ff0000", "ytick.color": "#ff0000", "axes.facecolor": "#00ff00",
+    "axes.titleweight": "normal", "axes.titlecolor": "#ff0000",
+}  # fmt: skip
 
 
 # --- helpers -------------------------------------------------------------------------------------
@@ -38,11 +46,16 @@ def cell_texts(ax, shape):
     return np.array([t.get_text() for t in ax.texts], dtype=object).reshape(shape)
 
 
+def expected_text(value, decimals=2):
+    """Independent formatting: fixed decimals, U+2212 for minus and minus-infinity, no "−0.00"."""
+    if np.isneginf(value):
+        return MINUS_INF
+    digits = f"{abs(value):.{decimals}f}"
+    return MINUS + digits if value < 0 and float(digits) != 0 else digits
+
+
 def expected_texts(matrix, decimals=2):
-    """Independent formatting: fixed decimals, U+2212 minus-infinity for masked cells."""
-    return np.array(
-        [[MINUS_INF if np.isneginf(v) else f"{v:.{decimals}f}" for v in row] for row in matrix], dtype=object
-    )
+    return np.array([[expected_text(v, decimals) for v in row] for row in matrix], dtype=object)
 
 
 def softmax_rows(scores):
@@ -57,6 +70,14 @@ def quiver_tails(arrows):
 
 def quiver_deltas(arrows):
     return np.column_stack([np.ravel(arrows.quiver.U), np.ravel(arrows.quiver.V)])
+
+
+def label_places(arrows):
+    """Each label's (horizontal, vertical) alignment: where it sits around its tip."""
+    return [(t.get_horizontalalignment(), t.get_verticalalignment()) for t in arrows.labels]
+
+
+PLAIN = ("left", "bottom")  # above and right of the tip: a label alone
 
 
 def png_size(data):
@@ -81,8 +102,20 @@ def four_tokens():
 def test_format_cell():
     assert plots.format_cell(1.28844) == "1.29"
     assert plots.format_cell(1.28844, decimals=4) == "1.2884"
-    assert plots.format_cell(-0.5) == "-0.50"
+    assert plots.format_cell(-0.5) == "−0.50"
+    assert plots.format_cell(-1.28844, decimals=3) == "−1.288"
     assert plots.format_cell(-np.inf) == MINUS_INF
+    assert plots.format_cell(-np.inf)[0] == plots.format_cell(-0.5)[0] == "\u2212"  # the same minus
+
+
+@pytest.mark.parametrize(
+    ("value", "decimals", "text"),
+    [(-1e-9, 2, "0.00"), (-0.0, 2, "0.00"), (-0.004, 2, "0.00"), (-0.0004, 3, "0.000"), (-0.4, 0, "0"),
+     (-2.5e-7, 6, "0.000000"), (0.0, 2, "0.00"), (-0.006, 2, "−0.01"), (-2.6e-6, 6, "−0.000003")],
+)  # fmt: skip
+def test_format_cell_values_that_round_to_zero_have_no_sign(value, decimals, text):
+    assert plots.format_cell(value, decimals) == text
+    assert "-" not in plots.format_cell(value, decimals)  # never an ASCII hyphen-minus
 
 
 def test_figure_gives_a_grid_of_axes_with_the_size_asked():
@@ -108,6 +141,73 @@ def test_styles_differ_in_facecolor():
 def test_unknown_style_is_a_clear_error(make):
     with pytest.raises(ValueError, match=r"style must be one of \['dark', 'light'\], got 'sepia'"):
         make()
+
+
+# --- drawing in the style of the figure ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("style", ["light", "dark"])
+def test_heatmap_and_vectors_draw_in_the_style_of_their_figure(style):
+    """Drawn later, under other global rcParams, a styled figure's panels still follow its style."""
+    rc = plots.STYLES[style]
+    fig, axes = plots.figure(1, 2, figsize=(8.0, 3.5), style=style)
+    heat, arrows_ax = axes[0]
+    with mpl.rc_context(FOREIGN_RC):
+        plots.heatmap(heat, [[-1.0, 0.5], [2.0, 0.0]], ["a", "b"], ["x", "y"], title="scores")
+        plots.vectors(arrows_ax, [[1.0, 0.5], [-0.5, 1.0]], ["u", "v"], title="vectors")
+    plots.png_bytes(fig)  # a draw: every tick label is there
+
+    colorbar = heat.collections[0].colorbar
+    tick_labels = [t for t in colorbar.ax.get_yticklabels() if t.get_text()]
+    assert len(tick_labels) >= 3
+    assert {to_rgba(t.get_color()) for t in tick_labels} == {to_rgba(rc["ytick.color"])}
+    assert {to_rgba(t.tick2line.get_color()) for t in colorbar.ax.yaxis.get_major_ticks()} == {
+        to_rgba(rc["ytick.color"])
+    }
+    for ax in (heat, arrows_ax):
+        assert to_rgba(ax.title.get_color()) == to_rgba(rc["text.color"])
+        assert ax.title.get_fontweight() == "bold"
+    # the lines between the cells have the background's colour
+    assert [to_rgba(c) for c in heat.collections[0].get_edgecolor()] == [to_rgba(rc["axes.facecolor"])]
+    # the lines through the origin (the only lines of a vectors panel) have the frame's colour
+    assert [to_rgba(line.get_color()) for line in arrows_ax.lines] == [to_rgba(rc["axes.edgecolor"])] * 2
+
+
+def test_a_subfigure_draws_in_the_style_of_its_figure():
+    fig, _ = plots.figure(style="dark")
+    ax = fig.subfigures(1, 2)[1].subplots()
+    with mpl.rc_context(FOREIGN_RC):
+        arrows = plots.vectors(ax, [[1.0, 0.0]], ["u"], title="in a subfigure")
+    assert ax.title.get_fontweight() == "bold"
+    assert to_rgba(ax.lines[0].get_color()) == to_rgba(plots.STYLES["dark"]["axes.edgecolor"])
+    assert arrows.labels[0].get_text() == " u"
+
+
+def test_axes_of_other_figures_draw_in_the_current_rcparams():
+    from matplotlib.figure import Figure
+
+    ax = Figure().subplots()
+    with mpl.rc_context(FOREIGN_RC):
+        plots.vectors(ax, [[1.0, 0.0]], ["u"], title="not ours")
+    assert to_rgba(ax.lines[0].get_color()) == to_rgba(FOREIGN_RC["axes.edgecolor"])
+    assert ax.title.get_fontweight() == "normal"
+
+
+def test_figure_functions_draw_in_their_style_whatever_the_rcparams(four_tokens):
+    ex, steps, _ = four_tokens
+    dark = plots.STYLES["dark"]
+    with mpl.rc_context(FOREIGN_RC):
+        view = plots.attention_figure(steps, ex.tokens, ex.X, style="dark")
+    plots.png_bytes(view.figure)
+    for ax in (view.scores, view.weights):
+        labels = [t for t in ax.collections[0].colorbar.ax.get_yticklabels() if t.get_text()]
+        assert {to_rgba(t.get_color()) for t in labels} == {to_rgba(dark["ytick.color"])}
+        assert [to_rgba(c) for c in ax.collections[0].get_edgecolor()] == [to_rgba(dark["axes.facecolor"])]
+    for ax in (view.embeddings, view.scores, view.weights, view.context):
+        assert ax.title.get_fontweight() == "bold"
+        assert to_rgba(ax.title.get_color()) == to_rgba(dark["text.color"])
+    for ax in (view.embeddings, view.context):
+        assert {to_rgba(line.get_color()) for line in ax.lines} == {to_rgba(dark["axes.edgecolor"])}
 
 
 # --- heatmap -------------------------------------------------------------------------------------
@@ -163,7 +263,7 @@ def test_heatmap_masked_cells_show_minus_infinity():
     drawn = ax.collections[0].get_array()
     assert np.ma.getmaskarray(drawn).tolist() == [[False, True], [False, False]]
     np.testing.assert_array_equal(mesh_values(ax), M)
-    assert cell_texts(ax, M.shape).tolist() == [["0.50", MINUS_INF], ["-1.25", "2.00"]]
+    assert cell_texts(ax, M.shape).tolist() == [["0.50", MINUS_INF], ["−1.25", "2.00"]]
     assert ax.collections[0].get_clim() == (-1.25, 2.0)  # limits of the finite values only
 
 
@@ -195,10 +295,41 @@ def test_heatmap_text_colour_reads_on_its_cell():
 def test_heatmap_colorbar_is_optional():
     fig, ax = new_ax()
     plots.heatmap(ax, np.eye(2), ["a", "b"], ["x", "y"])
-    assert len(fig.axes) == 2
+    colorbar = ax.collections[0].colorbar
+    assert colorbar is not None and ax.child_axes == [colorbar.ax] and fig.axes == [ax]
     fig, ax = new_ax()
     plots.heatmap(ax, np.eye(2), ["a", "b"], ["x", "y"], colorbar=False)
-    assert len(fig.axes) == 1
+    assert ax.collections[0].colorbar is None and ax.child_axes == [] and fig.axes == [ax]
+
+
+def colorbar_and_cells(ax):
+    """The drawn boxes (pixels) of a heatmap's colour bar and of its cells."""
+    return ax.collections[0].colorbar.ax.get_window_extent(), ax.get_window_extent()
+
+
+@pytest.mark.parametrize(
+    ("shape", "figsize"),
+    [
+        ((2, 5), (7.0, 3.2)),
+        ((4, 4), (5.0, 4.0)),
+        ((4, 4), (3.0, 5.0)),
+        ((1, 6), (6.0, 2.0)),
+        ((6, 1), (3.0, 5.0)),
+    ],
+)
+def test_colorbar_is_as_tall_as_the_cells_and_beside_them(shape, figsize):
+    fig, ax = new_ax(figsize=figsize)
+    rows, cols = [f"r{i}" for i in range(shape[0])], [f"c{j}" for j in range(shape[1])]
+    plots.heatmap(ax, np.arange(shape[0] * shape[1], dtype=float).reshape(shape), rows, cols, title="t")
+    plots.png_bytes(fig)
+
+    bar, cells = colorbar_and_cells(ax)
+    assert cells.width / shape[1] == pytest.approx(cells.height / shape[0], rel=1e-6)  # square cells
+    assert (bar.y0, bar.height) == pytest.approx((cells.y0, cells.height), abs=0.5)
+    assert 0 < bar.x0 - cells.x1 < 0.2 * fig.dpi  # right beside them
+    assert bar.y1 < ax.title.get_window_extent().y0
+    colorbar_extent = ax.collections[0].colorbar.ax.get_tightbbox()
+    assert fig.bbox.x0 <= ax.get_tightbbox().x0 and colorbar_extent.x1 <= fig.bbox.x1  # nothing cut off
 
 
 def test_update_heatmap_changes_the_same_artists_in_place():
@@ -219,7 +350,22 @@ def test_update_heatmap_changes_the_same_artists_in_place():
 
     plots.update_heatmap(ax, new, vmin=-10, vmax=10)
     assert mesh.get_clim() == (-10, 10)
-    assert cell_texts(ax, new.shape).tolist() == expected_texts(new, 2).tolist()
+    assert cell_texts(ax, new.shape).tolist() == expected_texts(new, 3).tolist()  # still 3 decimals
+
+
+def test_update_heatmap_keeps_the_decimals_shown():
+    _, ax = new_ax()
+    plots.heatmap(ax, [[0.12345, -0.5]], ["a"], ["x", "y"], decimals=4)
+    plots.update_heatmap(ax, [[0.98765, -0.25]])
+    assert cell_texts(ax, (1, 2)).tolist() == [["0.9877", "−0.2500"]]
+    plots.update_heatmap(ax, [[1.04, 2.0]], decimals=1)
+    assert cell_texts(ax, (1, 2)).tolist() == [["1.0", "2.0"]]
+    plots.update_heatmap(ax, [[3.04, -2.0]])  # the decimals last asked for
+    assert cell_texts(ax, (1, 2)).tolist() == [["3.0", "−2.0"]]
+    _, other = new_ax()
+    plots.heatmap(other, [[0.12345]], ["a"], ["x"])  # each heatmap its own
+    plots.update_heatmap(other, [[0.98765]])
+    assert cell_texts(other, (1, 1)).tolist() == [["0.99"]]
 
 
 def test_update_heatmap_keeps_the_colorbar_in_step():
@@ -298,6 +444,7 @@ def test_update_vectors_moves_the_same_arrows_in_place():
     _, ax = new_ax()
     arrows = plots.vectors(ax, [[1.0, 0.0], [0.0, 1.0]], ["a", "b"])
     quiver, labels = arrows.quiver, list(arrows.labels)
+    drawn_tails = np.column_stack([quiver.X, quiver.Y])
     counts = (len(ax.collections), len(ax.texts), len(ax.lines))
 
     tails = np.array([[1.0, 1.0], [0.0, 1.0]])
@@ -311,6 +458,9 @@ def test_update_vectors_moves_the_same_arrows_in_place():
     np.testing.assert_array_equal(quiver_deltas(arrows), tips - tails)
     np.testing.assert_array_equal([t.get_position() for t in arrows.labels], tips)
     assert [t.get_text() for t in arrows.labels] == [" a", " b"]
+    # quiver.X and .Y keep the tails it was drawn with: the docstring points to get_offsets()
+    np.testing.assert_array_equal(np.column_stack([quiver.X, quiver.Y]), drawn_tails)
+    assert "quiver.get_offsets()" in plots.Arrows.__doc__
     lo, hi = ax.get_xlim()
     assert ax.get_ylim() == (lo, hi) and lo < -3.0 and hi > 2.5  # refitted to the new tips
 
@@ -335,6 +485,45 @@ def test_vectors_bad_input_is_a_clear_error(points, labels, origins, message):
     _, ax = new_ax()
     with pytest.raises(ValueError, match=message):
         plots.vectors(ax, points, labels, origins=origins)
+
+
+def test_vectors_without_colours_is_a_clear_error():
+    _, ax = new_ax()
+    with pytest.raises(ValueError, match="colors must name at least one colour"):
+        plots.vectors(ax, [[1.0, 0.0]], ["a"], colors=[])
+
+
+CLOSE = np.array([[1.0, 1.0], [1.02, 0.97], [-1.0, 0.5]])  # a and b end close together
+APART = np.array([[1.0, 1.0], [1.0, -1.0], [-1.0, 0.5]])
+
+
+def test_vectors_spread_the_labels_of_tips_that_end_close_together():
+    _, ax = new_ax(figsize=(4.0, 4.0))
+    arrows = plots.vectors(ax, CLOSE, ["a", "b", "c"])
+    assert arrows.spread_labels
+    assert label_places(arrows) == [("right", "bottom"), ("left", "top"), PLAIN]
+    assert [t.get_text() for t in arrows.labels] == ["a ", " b", " c"]
+    np.testing.assert_array_equal([t.get_position() for t in arrows.labels], CLOSE)  # still at the tips
+    # moved apart, then together again: placed anew each time
+    plots.update_vectors(ax, arrows, APART)
+    assert label_places(arrows) == [PLAIN] * 3
+    assert [t.get_text() for t in arrows.labels] == [" a", " b", " c"]
+    plots.update_vectors(ax, arrows, CLOSE)
+    assert label_places(arrows) == [("right", "bottom"), ("left", "top"), PLAIN]
+    plots.update_vectors(ax, arrows, CLOSE, spread_labels=False)
+    assert label_places(arrows) == [PLAIN] * 3
+
+
+def test_vectors_spreading_can_be_turned_off():
+    _, ax = new_ax(figsize=(4.0, 4.0))
+    arrows = plots.vectors(ax, CLOSE, ["a", "b", "c"], spread_labels=False)
+    assert not arrows.spread_labels
+    assert label_places(arrows) == [PLAIN] * 3
+    assert [t.get_text() for t in arrows.labels] == [" a", " b", " c"]
+    plots.update_vectors(ax, arrows, CLOSE * 0.5)  # stays off
+    assert label_places(arrows) == [PLAIN] * 3
+    plots.update_vectors(ax, arrows, CLOSE, spread_labels=True)
+    assert label_places(arrows) == [("right", "bottom"), ("left", "top"), PLAIN]
 
 
 def test_update_vectors_bad_input_is_a_clear_error():
@@ -381,13 +570,60 @@ def test_attention_figure_shows_the_attention_steps(four_tokens, style):
     panels = [view.embeddings, view.scores, view.weights, view.context]
     grid = [(ax.get_subplotspec().rowspan.start, ax.get_subplotspec().colspan.start) for ax in panels]
     assert grid == [(0, 0), (0, 1), (1, 0), (1, 1)]
-    assert len(view.figure.axes) == 6
+    assert view.figure.axes == panels
+    assert [ax.child_axes for ax in panels] == [
+        [], [view.scores.collections[0].colorbar.ax], [view.weights.collections[0].colorbar.ax], []
+    ]  # fmt: skip
     assert view.scores.get_title().startswith("2. Raw scores")
     assert view.weights.get_title().startswith("3. Weights")
     # the style
     facecolor = to_rgba(plots.STYLES[style]["figure.facecolor"])
     assert view.figure.get_facecolor() == facecolor
     assert view.embeddings.get_facecolor() == to_rgba(plots.STYLES[style]["axes.facecolor"])
+
+
+@pytest.mark.parametrize("style", ["light", "dark"])
+def test_attention_figure_colour_bars_are_as_tall_as_the_heatmaps(four_tokens, style):
+    ex, steps, _ = four_tokens
+    view = plots.attention_figure(steps, ex.tokens, ex.X, style=style)
+    fig = view.figure
+    plots.png_bytes(fig)
+    for ax in (view.scores, view.weights):
+        bar, cells = colorbar_and_cells(ax)
+        assert (bar.y0, bar.height) == pytest.approx((cells.y0, cells.height), abs=0.5)
+        assert 0 < bar.x0 - cells.x1 < 0.2 * fig.dpi
+        assert bar.y1 < ax.title.get_window_extent().y0  # below its panel's title
+    for ax in fig.axes:  # nothing cut off at the edges: labels, titles, colour bars
+        extent = ax.get_tightbbox()
+        assert fig.bbox.x0 <= extent.x0 and extent.x1 <= fig.bbox.x1
+        assert fig.bbox.y0 <= extent.y0 and extent.y1 <= fig.bbox.y1
+
+
+def test_attention_figure_spreads_labels_by_default(four_tokens):
+    ex, steps, _ = four_tokens
+    view = plots.attention_figure(steps, ex.tokens, ex.X)
+    # the contextualized vectors end close together: their labels go to either side
+    assert ("right", "bottom") in label_places(view.context_arrows)
+    assert ("left", "top") in label_places(view.context_arrows)
+    assert all(
+        arrows.spread_labels for arrows in (view.embedding_arrows, view.faint_arrows, view.context_arrows)
+    )
+    plain = plots.attention_figure(steps, ex.tokens, ex.X, spread_labels=False)
+    for arrows in (plain.embedding_arrows, plain.faint_arrows, plain.context_arrows):
+        assert label_places(arrows) == [PLAIN] * 4
+    # an update keeps what the figure was drawn with
+    plots.update_attention_figure(plain, steps, ex.X)
+    assert label_places(plain.context_arrows) == [PLAIN] * 4
+    plots.update_attention_figure(view, steps, ex.X)
+    assert ("left", "top") in label_places(view.context_arrows)
+
+
+def test_update_attention_figure_keeps_the_decimals_shown(four_tokens):
+    ex, steps, _ = four_tokens
+    view = plots.attention_figure(steps, ex.tokens, ex.X)
+    plots.update_attention_figure(view, steps, ex.X, decimals=3)
+    plots.update_attention_figure(view, steps, ex.X)
+    assert cell_texts(view.weights, (4, 4)).tolist() == expected_texts(steps.weights, 3).tolist()
 
 
 def test_attention_figure_styles_differ(four_tokens):

@@ -135,7 +135,7 @@ def pg() -> widgets.Playground:
 
 def test_playground_first_picture_is_lesson_07(pg):
     steps = attention_steps(EXAMPLE.X @ EXAMPLE.W_q, EXAMPLE.X @ EXAMPLE.W_k, EXAMPLE.X @ EXAMPLE.W_v)
-    static = plots.attention_figure(steps, EXAMPLE.tokens, EXAMPLE.X, spread_labels=True)
+    static = plots.attention_figure(steps, EXAMPLE.tokens, EXAMPLE.X)  # the default arguments
     assert same_pixels(pg.image.value, plots.png_bytes(static.figure))
     assert pg.sliders["d_k"].value == 2
     assert pg.causal.value is False and pg.style.value == "light"
@@ -508,6 +508,27 @@ def test_renderer_first_frame_is_a_full_draw_and_blits_follow():
     renderer.invalidate()
     renderer.png()
     assert renderer.full_draws == 3
+
+
+def test_renderer_redraws_a_changed_colour_bar_and_never_moves_a_heatmap():
+    """A colour bar is a child axes of its heatmap: new colour limits redraw it (not a stale blit),
+    and its longer tick labels do not move the heatmap once the first frame is laid out."""
+    steps = attention_steps(EXAMPLE.X, EXAMPLE.X, EXAMPLE.X)
+    view = plots.attention_figure(steps, EXAMPLE.tokens, EXAMPLE.X)
+    renderer = plots.FigureRenderer(view.figure, view.dynamic_artists())
+    renderer.png()
+    colorbar = view.scores.collections[0].colorbar
+    boxes = [ax.get_window_extent().frozen() for ax in (view.scores, colorbar.ax, view.weights)]
+    limits = view.embeddings.get_xlim()
+
+    plots.update_attention_figure(view, steps, EXAMPLE.X, limits=limits, score_limits=(-1234.5, 6789.0))
+    frame = renderer.png()
+    assert renderer.full_draws == 2
+    assert colorbar.ax.get_ylim() == (-1234.5, 6789.0)
+    assert [t.get_text() for t in colorbar.ax.get_yticklabels() if "000" in t.get_text()]  # wider labels
+    for before, ax in zip(boxes, (view.scores, colorbar.ax, view.weights), strict=True):
+        np.testing.assert_allclose(ax.get_window_extent().bounds, before.bounds)
+    assert same_pixels(frame, plots.png_bytes(view.figure))  # what a full draw of it gives
 
 
 def test_renderer_does_not_leave_artists_animated():
