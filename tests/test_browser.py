@@ -326,10 +326,21 @@ class Lesson:
             arg=[IMAGE, old_src],
             timeout=MOVE_TIMEOUT,
         )
+        # A render that lands mid-decode swaps the src and aborts decode(): decode the new picture
+        # then. Only a picture that stayed in place and still fails to decode is an error.
         size = self.page.evaluate(
-            """(image) => {
-                const el = document.querySelector(image);
-                return el.decode().then(() => [el.naturalWidth, el.naturalHeight]);
+            """async (image) => {
+                for (let attempt = 0; attempt < 20; attempt++) {
+                    const el = document.querySelector(image);
+                    const src = el.src;
+                    try {
+                        await el.decode();
+                        return [el.naturalWidth, el.naturalHeight];
+                    } catch (error) {
+                        if (el.src === src) throw error;
+                    }
+                }
+                throw new Error('the picture was replaced 20 times while being decoded');
             }""",
             IMAGE,
         )
