@@ -111,15 +111,22 @@ def scale_scores(scores: npt.ArrayLike, scale: float) -> np.ndarray:
     """
     arr = as_real_array(scores, "scores", allow_neg_inf=True)
     factor = as_scale(scale)
-    with np.errstate(over="ignore", invalid="ignore"):
-        scaled = arr * factor
     if np.isneginf(arr).any() and factor <= 0:
         raise ValueError(
             f"scale must be positive when the scores contain -inf (masked entries), got {factor}"
         )
-    if np.isnan(scaled).any() or np.isposinf(scaled).any():
+    return _scaled_checked(arr, factor)
+
+
+def _scaled_checked(scores: np.ndarray, factor: float) -> np.ndarray:
+    """``scores * factor`` that raises a clear error where a finite score overflows."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        scaled = scores * factor
+    finite = np.isfinite(scores)
+    if not np.isfinite(scaled[finite]).all():
+        largest = np.abs(scores[finite]).max()
         raise ValueError(
-            f"scaling the scores by {factor} overflows (largest |score| {np.abs(arr).max():.3g})"
+            f"scaling the scores by {factor} overflows {scaled.dtype} (largest |score| {largest:.3g})"
         )
     return scaled
 
@@ -239,10 +246,7 @@ def attention_steps(
     factor = default_scale(q.shape[-1]) if scale is None else as_scale(scale)
 
     raw = _matmul_checked(q, np.swapaxes(k, -1, -2), "raw scores Q Kᵀ")
-    with np.errstate(over="ignore", invalid="ignore"):
-        scaled = raw * factor
-    if not np.isfinite(scaled).all():
-        raise ValueError(f"the scores overflow when multiplied by scale={factor}")
+    scaled = _scaled_checked(raw, factor)
 
     masked = scaled
     if mask is not None:

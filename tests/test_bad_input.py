@@ -263,7 +263,7 @@ CASES = [
         "overflow-by-scale",
         lambda: attn(q=np.full((3, 4), 1e10), scale=1e300),
         ValueError,
-        r"the scores overflow when multiplied by scale=1e\+300",
+        r"scaling the scores by 1e\+300 overflows float64 \(largest \|score\| 4e\+10\)",
     ),
     (
         "raw_scores-overflow",
@@ -272,10 +272,16 @@ CASES = [
         r"the raw scores Q Kᵀ overflow float64",
     ),
     (
+        "scale_scores-overflow-to-minus-inf",  # must not pass as a masked (-inf) score
+        lambda: scale_scores([[-1e300, 1.0]], 1e10),
+        ValueError,
+        r"scaling the scores by 10000000000\.0 overflows float64",
+    ),
+    (
         "scale_scores-overflow",
         lambda: scale_scores([[1e300, 1.0]], 1e10),
         ValueError,
-        r"scaling the scores by 10000000000\.0 overflows \(largest \|score\| 1e\+300\)",
+        r"scaling the scores by 10000000000\.0 overflows float64 \(largest \|score\| 1e\+300\)",
     ),
     (
         "scale_scores-minus-inf-non-positive-scale",
