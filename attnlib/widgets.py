@@ -360,9 +360,8 @@ class Playground(Explorer):
                 self._set_weights_title(key[1])
                 self.renderer.invalidate()
             self._limits = _steady(self._limits, plots._limits_2d(X, steps.output))
-            finite = steps.raw_scores
             self._score_limits = _steady(
-                self._score_limits, plots._limits(finite, None, None), pad=0.15, minimum_span=0.5
+                self._score_limits, plots._limits(steps.raw_scores, None, None), pad=0.15, minimum_span=0.5
             )
             plots.update_attention_figure(
                 self.view, steps, X, limits=self._limits, score_limits=self._score_limits, spread_labels=True
