@@ -42,8 +42,8 @@ from matplotlib.ticker import PercentFormatter
 from matplotlib.transforms import Bbox
 
 from attnlib._validate import as_real_array
-from attnlib.core import AttentionSteps, _softmax, raw_scores
-from attnlib.scaling import ScalingStatistics, random_queries_keys, scaling_statistics
+from attnlib.core import AttentionSteps, _softmax
+from attnlib.scaling import ScalingStatistics, scaling_statistics
 from attnlib.similarity import similarity
 
 __all__ = [
@@ -1123,7 +1123,8 @@ def scaling_figure(
     ScalingFigure
     """
     stats = scaling_statistics(d_k, n_queries=n_queries, n_keys=n_keys, seed=seed)
-    curve = np.array([_variances(d, n_queries, n_keys, seed) for d in SCALING_GRID])
+    grid = [scaling_statistics(d, n_queries=n_queries, n_keys=n_keys, seed=seed) for d in SCALING_GRID]
+    curve = np.array([(g.raw_variance, g.scaled_variance) for g in grid])
     keys = np.arange(n_keys)
     with style_context(style):
         fig = _new_figure(figsize, style)
@@ -1190,12 +1191,6 @@ def scaling_bins(d_k: int) -> np.ndarray:
     """The histogram bin edges of :func:`scaling_figure`: 48 bins over ±4.5 standard deviations."""
     half = 4.5 * math.sqrt(d_k)
     return np.linspace(-half, half, 49)
-
-
-def _variances(d_k: int, n_queries: int, n_keys: int, seed: int) -> tuple[float, float]:
-    Q, K = random_queries_keys(d_k, n_queries, n_keys, seed=seed)
-    raw = raw_scores(Q, K)
-    return float(raw.var()), float((raw / math.sqrt(d_k)).var())
 
 
 def _draw_scaling(view: ScalingFigure, stats: ScalingStatistics) -> None:
