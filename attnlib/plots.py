@@ -48,6 +48,8 @@ from attnlib.similarity import similarity
 
 __all__ = [
     "OKABE_ITO",
+    "RAW_COLOR",
+    "SCALED_COLOR",
     "STYLES",
     "Arrows",
     "AttentionFigure",
@@ -56,6 +58,7 @@ __all__ = [
     "SimilarityFigure",
     "SoftmaxFigure",
     "attention_figure",
+    "check_style",
     "encode_png",
     "figure",
     "format_cell",
@@ -64,8 +67,10 @@ __all__ = [
     "png_bytes",
     "scaling_bins",
     "scaling_figure",
+    "score_limits",
     "show",
     "similarity_figure",
+    "similarity_limits",
     "similarity_text",
     "softmax_figure",
     "style_context",
@@ -115,6 +120,10 @@ STYLES: dict[str, dict[str, object]] = {
         "grid.color": "#444444",
     },
 }
+#: One colour per meaning, in every figure and explorer: raw scores q·k (vermilion) ...
+RAW_COLOR = OKABE_ITO[5]
+#: ... and scaled scores q·k/√d_k (blue).
+SCALED_COLOR = OKABE_ITO[4]
 _MASKED_TEXT = "−∞"
 _MINUS = "−"  # U+2212, the minus sign of "−∞" and of every negative cell
 
@@ -125,7 +134,8 @@ _FIGURE_STYLES: weakref.WeakKeyDictionary[Figure, str] = weakref.WeakKeyDictiona
 _HEATMAP_DECIMALS: weakref.WeakKeyDictionary[Axes, int] = weakref.WeakKeyDictionary()
 
 
-def _check_style(style: str) -> None:
+def check_style(style: str) -> None:
+    """Raise ValueError unless ``style`` is one of :data:`STYLES`."""
     if style not in STYLES:
         raise ValueError(f"style must be one of {sorted(STYLES)}, got {style!r}")
 
@@ -133,7 +143,7 @@ def _check_style(style: str) -> None:
 @contextmanager
 def style_context(style: str = "light") -> Iterator[None]:
     """Draw inside this context to use one of :data:`STYLES` (``"light"`` or ``"dark"``)."""
-    _check_style(style)
+    check_style(style)
     with mpl.rc_context(STYLES[style]):
         yield
 
@@ -1036,7 +1046,6 @@ def similarity_text(a: npt.ArrayLike, b: npt.ArrayLike, labels: Sequence[str] = 
 
 #: The d_k of the variance curve in :func:`scaling_figure`: 1, 2, 4, …, 1024.
 SCALING_GRID = tuple(2**i for i in range(11))
-_RAW_COLOUR, _SCALED_COLOUR = OKABE_ITO[5], OKABE_ITO[4]
 
 
 @dataclass(frozen=True)
@@ -1130,9 +1139,9 @@ def scaling_figure(
         fig = _new_figure(figsize, style)
         ax_s, ax_w, ax_v = fig.subplots(1, 3)
         edges = np.linspace(-1.0, 1.0, 2)
-        raw_hist = ax_s.stairs([0.0], edges, fill=True, color=_RAW_COLOUR, alpha=0.45, label="raw q·k")
+        raw_hist = ax_s.stairs([0.0], edges, fill=True, color=RAW_COLOR, alpha=0.45, label="raw q·k")
         scaled_hist = ax_s.stairs(
-            [0.0], edges, fill=True, color=_SCALED_COLOUR, alpha=0.6, label="scaled q·k / √d_k"
+            [0.0], edges, fill=True, color=SCALED_COLOR, alpha=0.6, label="scaled q·k / √d_k"
         )
         ax_s.set_title(" ")  # the text is set for each d_k; the font now, in the style
         ax_s.set_xlabel("score")
@@ -1140,9 +1149,9 @@ def scaling_figure(
         ax_s.yaxis.set_major_formatter(PercentFormatter(1.0, decimals=0))  # same width at every d_k
         ax_s.legend(loc="upper right", fontsize=8)
 
-        raw_bars = ax_w.bar(keys - 0.2, np.zeros(n_keys), 0.4, color=_RAW_COLOUR, label="without scaling")
+        raw_bars = ax_w.bar(keys - 0.2, np.zeros(n_keys), 0.4, color=RAW_COLOR, label="without scaling")
         scaled_bars = ax_w.bar(
-            keys + 0.2, np.zeros(n_keys), 0.4, color=_SCALED_COLOUR, label="scaled by 1/√d_k"
+            keys + 0.2, np.zeros(n_keys), 0.4, color=SCALED_COLOR, label="scaled by 1/√d_k"
         )
         ax_w.set_xticks(keys, [f"k{j + 1}" for j in keys])
         ax_w.set_ylim(0, 1.45)
@@ -1155,10 +1164,10 @@ def scaling_figure(
             0.98, 0.97, "", transform=ax_w.transAxes, ha="right", va="top", family="monospace", fontsize=8
         )
 
-        ax_v.loglog(SCALING_GRID, curve[:, 0], "-", color=_RAW_COLOUR, marker=".", label="raw", base=2)
-        ax_v.loglog(SCALING_GRID, curve[:, 1], "-", color=_SCALED_COLOUR, marker=".", label="scaled", base=2)
-        (raw_marker,) = ax_v.plot([], [], "o", color=_RAW_COLOUR, markersize=9, markeredgecolor="black")
-        (scaled_marker,) = ax_v.plot([], [], "o", color=_SCALED_COLOUR, markersize=9, markeredgecolor="black")
+        ax_v.loglog(SCALING_GRID, curve[:, 0], "-", color=RAW_COLOR, marker=".", label="raw", base=2)
+        ax_v.loglog(SCALING_GRID, curve[:, 1], "-", color=SCALED_COLOR, marker=".", label="scaled", base=2)
+        (raw_marker,) = ax_v.plot([], [], "o", color=RAW_COLOR, markersize=9, markeredgecolor="black")
+        (scaled_marker,) = ax_v.plot([], [], "o", color=SCALED_COLOR, markersize=9, markeredgecolor="black")
         ax_v.set_xlim(0.7, 1500)
         ax_v.set_ylim(0.25, 4096)
         ax_v.set_xlabel("d_k")
@@ -1362,3 +1371,15 @@ def _draw_softmax(
         text.set_y(weight + 0.01)
     view.weights.title.set_text(f"Weights softmax(s / T), T = {float(temperature):.2f}")
     return weights
+
+
+def score_limits(value_range: tuple[float, float] = (-10.0, 10.0)) -> tuple[float, float]:
+    """The y limits of :func:`softmax_explorer`'s scores panel for a slider range: with a margin."""
+    low, high = value_range
+    return (low - 0.12 * (high - low), high + 0.12 * (high - low))
+
+
+def similarity_limits(value_range: tuple[float, float] = (-1.5, 1.5)) -> tuple[float, float]:
+    """The axis limits of :func:`similarity_explorer` for a slider range: the range and a margin."""
+    low, high = value_range
+    return (low - 0.1 * (high - low), high + 0.1 * (high - low))

@@ -42,6 +42,7 @@ import numpy.typing as npt
 from attnlib import examples, plots
 from attnlib._validate import as_real_array
 from attnlib.core import AttentionSteps, attention_steps, default_scale, raw_scores, softmax
+from attnlib.plots import score_limits, similarity_limits
 from attnlib.projection import qkv
 from attnlib.scaling import ScalingStatistics, scaling_statistics
 from attnlib.similarity import similarity
@@ -263,7 +264,7 @@ class Playground(Explorer):
                 f"W_v must project to 2D values (shape (2, 2)) to draw them, got {np.shape(W_v)}"
             )
         self.W_q, self.W_k, self.W_v = (np.asarray(m, dtype=np.float64) for m in (W_q, W_k, W_v))
-        plots._check_style(style)
+        plots.check_style(style)
         d_k_default = Q.shape[1] if d_k is None else int(d_k)
         if not 1 <= d_k_default <= max_d_k:
             raise ValueError(f"d_k must be between 1 and max_d_k={max_d_k}, got {d_k_default}")
@@ -522,7 +523,7 @@ class ScalingExplorer(Explorer):
         super().__init__(asynchronous=asynchronous, dpi=dpi)
         if d_k not in SCALING_D_K:
             raise ValueError(f"d_k must be one of {SCALING_D_K}, got {d_k!r}")
-        plots._check_style(style)
+        plots.check_style(style)
         self.n_queries, self.n_keys, self.seed, self.style = n_queries, n_keys, int(seed), style
         slider = w.SelectionSlider(
             options=list(SCALING_D_K), value=d_k, description="d_k (dimension of q and k)",
@@ -670,11 +671,11 @@ class SoftmaxExplorer(Explorer):
             )
         if not 0.1 <= temperature <= 10:
             raise ValueError(f"temperature must be between 0.1 and 10, got {temperature}")
-        plots._check_style(style)
+        plots.check_style(style)
         self.style = style
         low = min(value_range[0], math.floor(float(values.min())))
         high = max(value_range[1], math.ceil(float(values.max())))
-        self.limits = score_limits((low, high))
+        self.limits = plots.score_limits((low, high))
         self.sliders = {}
         self.masks: dict[str, w.Checkbox] = {}
         rows = []
@@ -729,12 +730,6 @@ class SoftmaxExplorer(Explorer):
         self.scores, self.weights = scores, weights
         self.readout.value = _softmax_readout(self.labels, scores, temperature, weights)
         return self.renderer.png()
-
-
-def score_limits(value_range: tuple[float, float] = (-10.0, 10.0)) -> tuple[float, float]:
-    """The y limits of :func:`softmax_explorer`'s scores panel for a slider range: with a margin."""
-    low, high = value_range
-    return (low - 0.12 * (high - low), high + 0.12 * (high - low))
 
 
 def _softmax_readout(
@@ -844,12 +839,12 @@ class SimilarityExplorer(Explorer):
         u, v = plots._two_vectors(a, b)
         if len(labels) != 2:
             raise ValueError(f"labels must name the two vectors, got {len(labels)} labels")
-        plots._check_style(style)
+        plots.check_style(style)
         self.labels = (str(labels[0]), str(labels[1]))
         self.style = style
         low = min(value_range[0], math.floor(min(u.min(), v.min())))
         high = max(value_range[1], math.ceil(max(u.max(), v.max())))
-        self.limits = similarity_limits((low, high))
+        self.limits = plots.similarity_limits((low, high))
         self.sliders = {}
         rows = []
         for i, (label, vector) in enumerate(zip(self.labels, (u, v), strict=True)):
@@ -890,12 +885,6 @@ class SimilarityExplorer(Explorer):
         self.vectors = pair
         self.readout.value = _similarity_readout(self.labels, pair)
         return self.renderer.png()
-
-
-def similarity_limits(value_range: tuple[float, float] = (-1.5, 1.5)) -> tuple[float, float]:
-    """The axis limits of :func:`similarity_explorer` for a slider range: the range and a margin."""
-    low, high = value_range
-    return (low - 0.1 * (high - low), high + 0.1 * (high - low))
 
 
 def _similarity_readout(labels: Sequence[str], pair: np.ndarray) -> str:
