@@ -43,7 +43,7 @@ from matplotlib.transforms import Bbox
 
 from attnlib._validate import as_real_array
 from attnlib.core import AttentionSteps, _softmax
-from attnlib.scaling import ScalingStatistics, scaling_statistics
+from attnlib.scaling import D_K_VALUES, ScalingStatistics, scaling_statistics
 from attnlib.similarity import similarity
 
 __all__ = [
@@ -1044,9 +1044,6 @@ def similarity_text(a: npt.ArrayLike, b: npt.ArrayLike, labels: Sequence[str] = 
 
 # --- why √d_k: raw vs scaled scores of random vectors (lesson 04) ----------------------------
 
-#: The d_k of the variance curve in :func:`scaling_figure`: 1, 2, 4, …, 1024.
-SCALING_GRID = tuple(2**i for i in range(11))
-
 
 @dataclass(frozen=True)
 class ScalingFigure:
@@ -1132,7 +1129,7 @@ def scaling_figure(
     ScalingFigure
     """
     stats = scaling_statistics(d_k, n_queries=n_queries, n_keys=n_keys, seed=seed)
-    grid = [scaling_statistics(d, n_queries=n_queries, n_keys=n_keys, seed=seed) for d in SCALING_GRID]
+    grid = [scaling_statistics(d, n_queries=n_queries, n_keys=n_keys, seed=seed) for d in D_K_VALUES]
     curve = np.array([(g.raw_variance, g.scaled_variance) for g in grid])
     keys = np.arange(n_keys)
     with style_context(style):
@@ -1164,8 +1161,8 @@ def scaling_figure(
             0.98, 0.97, "", transform=ax_w.transAxes, ha="right", va="top", family="monospace", fontsize=8
         )
 
-        ax_v.loglog(SCALING_GRID, curve[:, 0], "-", color=RAW_COLOR, marker=".", label="raw", base=2)
-        ax_v.loglog(SCALING_GRID, curve[:, 1], "-", color=SCALED_COLOR, marker=".", label="scaled", base=2)
+        ax_v.loglog(D_K_VALUES, curve[:, 0], "-", color=RAW_COLOR, marker=".", label="raw", base=2)
+        ax_v.loglog(D_K_VALUES, curve[:, 1], "-", color=SCALED_COLOR, marker=".", label="scaled", base=2)
         (raw_marker,) = ax_v.plot([], [], "o", color=RAW_COLOR, markersize=9, markeredgecolor="black")
         (scaled_marker,) = ax_v.plot([], [], "o", color=SCALED_COLOR, markersize=9, markeredgecolor="black")
         ax_v.set_xlim(0.7, 1500)

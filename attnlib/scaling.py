@@ -17,6 +17,7 @@ from attnlib._validate import as_positive_int, as_real_array
 from attnlib.core import _softmax, default_scale, raw_scores
 
 __all__ = [
+    "D_K_VALUES",
     "ScalingStatistics",
     "entropy",
     "random_queries_keys",
@@ -24,6 +25,10 @@ __all__ = [
     "softmax_jacobian",
     "softmax_jacobian_norm",
 ]
+
+#: The d_k values of lesson 04's experiment, its figure's variance curve and its explorer's slider:
+#: 1 to 1024, about two per octave.
+D_K_VALUES = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024)
 
 
 def random_queries_keys(

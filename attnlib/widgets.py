@@ -44,7 +44,7 @@ from attnlib._validate import as_real_array
 from attnlib.core import AttentionSteps, attention_steps, default_scale, raw_scores, softmax
 from attnlib.plots import score_limits, similarity_limits
 from attnlib.projection import qkv
-from attnlib.scaling import ScalingStatistics, scaling_statistics
+from attnlib.scaling import D_K_VALUES, ScalingStatistics, scaling_statistics
 from attnlib.similarity import similarity
 
 __all__ = [
@@ -64,7 +64,7 @@ __all__ = [
 
 #: The d_k values of the scaling explorer's slider: every power of two from 1 to 1024 and the
 #: values halfway between them (on a log scale, rounded).
-SCALING_D_K = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024)
+SCALING_D_K = D_K_VALUES
 
 _WIDE = {"description_width": "initial"}
 _NARROW = {"description_width": "12px"}
