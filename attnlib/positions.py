@@ -1,0 +1,142 @@
+"""Positions: attention sees a set until we tell it where each token is.
+
+Two ways to tell it, both as in the papers that introduced them:
+
+- :func:`sinusoidal`: the fixed encodings of "Attention Is All You Need" (Vaswani et al., 2017,
+  section 3.5), added to the embeddings before the projections::
+
+      PE[p, 2i]   = sin(p / base**(2i / d_model))
+      PE[p, 2i+1] = cos(p / base**(2i / d_model))
+
+- :func:`rope`: the rotary position embedding of RoFormer (Su et al., 2021, section 3.4),
+  applied to the queries and the keys (not the values). Each consecutive pair
+  ``(x[2i], x[2i+1])`` of the vector at position ``p`` is rotated by the angle ``p·θ_i`` with
+  ``θ_i = base**(-2i / d)``. A rotation keeps lengths, and the dot product of a query rotated by
+  ``m·θ`` with a key rotated by ``n·θ`` depends only on ``m − n``: the score sees how far apart
+  two tokens are, not where they are.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+import numpy.typing as npt
+
+from attnlib._validate import as_positive_int, as_real_array
+
+__all__ = ["rope", "rope_frequencies", "sinusoidal"]
+
+
+def _check_base(base: object) -> float:
+    if isinstance(base, bool) or not isinstance(base, numbers.Real):
+        raise TypeError(f"base must be a real number such as 10000.0, got {base!r}")
+    value = float(base)
+    if not (math.isfinite(value) and value > 0):
+        raise ValueError(f"base must be a finite positive number, got {value}")
+    return value
+
+
+def sinusoidal(n_positions: int, d_model: int, *, base: float = 10000.0) -> np.ndarray:
+    """The sinusoidal position encodings of the original transformer.
+
+    Parameters
+    ----------
+    n_positions : int
+        Number of positions ``0 … n_positions − 1``.
+    d_model : int
+        Width of each encoding; an odd ``d_model`` ends with a sine column.
+    base : float
+        The wavelength base (10000 in the paper).
+
+    Returns
+    -------
+    PE : (n_positions, d_model) float64
+        ``PE[p, 2i] = sin(p / base**(2i/d_model))``, ``PE[p, 2i+1] = cos(p / base**(2i/d_model))``.
+    """
+    n = as_positive_int(n_positions, "n_positions")
+    d = as_positive_int(d_model, "d_model")
+    b = _check_base(base)
+    p = np.arange(n, dtype=np.float64)[:, None]  # (n, 1)
+    even = np.arange(0, d, 2, dtype=np.float64)  # the 2i of every pair, (ceil(d/2),)
+    angles = p / b ** (even / d)  # (n, ceil(d/2))
+    PE = np.empty((n, d), dtype=np.float64)
+    PE[:, 0::2] = np.sin(angles)
+    PE[:, 1::2] = np.cos(angles[:, : d // 2])
+    return PE
+
+
+def rope_frequencies(d: int, *, base: float = 10000.0) -> np.ndarray:
+    """The angle per position of each pair in :func:`rope`: ``θ_i = base**(-2i / d)``.
+
+    Parameters
+    ----------
+    d : int
+        The (even) width of the vectors rotated.
+    base : float
+
+    Returns
+    -------
+    theta : (d // 2,) float64
+        ``theta[0] = 1`` (the fastest pair turns one radian per position), then slower and slower.
+    """
+    width = as_positive_int(d, "d")
+    if width % 2:
+        raise ValueError(f"rope rotates pairs of components, so d must be even, got d = {width}")
+    b = _check_base(base)
+    return b ** (-np.arange(0, width, 2, dtype=np.float64) / width)
+
+
+def rope(x: npt.ArrayLike, positions: npt.ArrayLike | None = None, *, base: float = 10000.0) -> np.ndarray:
+    """Rotate every consecutive pair of each vector by its position (RoFormer's interleaved form).
+
+    Parameters
+    ----------
+    x : (..., n, d)
+        Queries or keys, ``d`` even; a single vector ``(d,)`` is taken as ``n = 1`` at position 0
+        unless ``positions`` says otherwise.
+    positions : (..., n) array_like of real numbers, optional
+        The position of each vector; by default ``0 … n − 1`` along axis −2. Broadcasts against
+        the leading dimensions of ``x``.
+    base : float
+        The frequency base (10000 in the paper).
+
+    Returns
+    -------
+    (..., n, d)
+        ``x`` with pair ``(x[..., 2i], x[..., 2i+1])`` of the vector at position ``p`` rotated
+        by the angle ``p · base**(-2i / d)``; float32 stays float32.
+    """
+    arr = as_real_array(x, "x")
+    vectors = arr[None, :] if arr.ndim == 1 else arr  # (..., n, d)
+    n, d = vectors.shape[-2:]
+    if d % 2:
+        raise ValueError(
+            f"rope rotates pairs of components, so x's last dimension must be even, got {arr.shape}"
+        )
+    theta = rope_frequencies(d, base=base)  # (d/2,)
+    pos = (
+        np.arange(n, dtype=np.float64)
+        if positions is None
+        else _positions(positions, vectors.shape[:-1], arr.shape)
+    )
+    angles = pos[..., None] * theta  # (..., n, d/2)
+    cos, sin = np.cos(angles).astype(arr.dtype), np.sin(angles).astype(arr.dtype)
+    even, odd = vectors[..., 0::2], vectors[..., 1::2]
+    rotated = np.empty_like(vectors)
+    rotated[..., 0::2] = even * cos - odd * sin
+    rotated[..., 1::2] = even * sin + odd * cos
+    return rotated.reshape(arr.shape)
+
+
+def _positions(positions: npt.ArrayLike, leading: tuple[int, ...], x_shape: tuple[int, ...]) -> np.ndarray:
+    """``positions`` as float64 of shape ``leading`` (x's shape without its last axis), or a clear error."""
+    pos = as_real_array(np.atleast_1d(positions), "positions").astype(np.float64)
+    try:
+        return np.broadcast_to(pos, leading)
+    except ValueError as exc:
+        raise ValueError(
+            f"positions must give one position per vector of x: x has shape {x_shape}, so positions "
+            f"must broadcast to {leading}, got shape {pos.shape}"
+        ) from exc

@@ -1,0 +1,141 @@
+"""attnlib.positions: sinusoidal encodings and RoPE against independent formulations."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from attnlib import scaled_dot_product_attention
+from attnlib.positions import rope, rope_frequencies, sinusoidal
+
+
+@pytest.mark.parametrize(("n", "d"), [(1, 1), (4, 2), (7, 5), (50, 16), (128, 63)])
+@pytest.mark.parametrize("base", [10000.0, 100.0])
+def test_sinusoidal_is_the_papers_formula(n, d, base):
+    expected = np.zeros((n, d))
+    for p in range(n):
+        for i in range(d):
+            pair = i - i % 2  # 2i for both members of a pair
+            angle = p / base ** (pair / d)
+            expected[p, i] = math.sin(angle) if i % 2 == 0 else math.cos(angle)
+    np.testing.assert_allclose(sinusoidal(n, d, base=base), expected, rtol=0, atol=1e-12)
+
+
+def test_sinusoidal_first_rows_known_values():
+    PE = sinusoidal(2, 4)
+    np.testing.assert_array_equal(PE[0], [0.0, 1.0, 0.0, 1.0])  # position 0: sin 0, cos 0
+    np.testing.assert_allclose(PE[1], [math.sin(1), math.cos(1), math.sin(0.01), math.cos(0.01)])
+
+
+def rope_complex(x: np.ndarray, positions: np.ndarray, base: float = 10000.0) -> np.ndarray:
+    """RoPE written as complex numbers: each pair times exp(i p θ_j)."""
+    d = x.shape[-1]
+    z = x[..., 0::2] + 1j * x[..., 1::2]
+    theta = np.array([base ** (-2 * j / d) for j in range(d // 2)])
+    z = z * np.exp(1j * positions[..., None] * theta)
+    out = np.empty_like(x)
+    out[..., 0::2], out[..., 1::2] = z.real, z.imag
+    return out
+
+
+@pytest.mark.parametrize("shape", [(1, 2), (5, 4), (3, 6, 8), (2, 3, 7, 16)])
+def test_rope_matches_complex_rotation(shape):
+    rng = np.random.default_rng(sum(shape))
+    x = rng.normal(size=shape)
+    default = np.broadcast_to(np.arange(shape[-2], dtype=float), shape[:-1])
+    np.testing.assert_allclose(rope(x), rope_complex(x, default), rtol=0, atol=1e-12)
+    pos = rng.uniform(-50, 500, size=shape[:-1])
+    np.testing.assert_allclose(rope(x, pos, base=500.0), rope_complex(x, pos, 500.0), rtol=0, atol=1e-10)
+
+
+def test_rope_frequencies():
+    np.testing.assert_allclose(rope_frequencies(6, base=100.0), [1.0, 100 ** (-2 / 6), 100 ** (-4 / 6)])
+
+
+def test_rope_in_2d_is_one_rotation():
+    # d = 2: one pair, θ = 1, so position p rotates by p radians.
+    np.testing.assert_allclose(rope([[1.0, 0.0]], [math.pi / 2]), [[0.0, 1.0]], atol=1e-15)
+    np.testing.assert_allclose(rope([1.0, 0.0], [math.pi]), [-1.0, 0.0], atol=1e-15)
+
+
+def test_rope_positions_broadcast_and_dtype():
+    x = np.ones((2, 3, 4), dtype=np.float32)
+    out = rope(x, [0.0, 1.0, 2.0])  # one row of positions for both batch elements
+    assert out.dtype == np.float32 and out.shape == x.shape
+    np.testing.assert_array_equal(out[0], out[1])
+    np.testing.assert_allclose(out[1], rope(np.ones((3, 4))), rtol=1e-6)
+    np.testing.assert_array_equal(rope([[2, 3]]), [[2.0, 3.0]])  # integers → float64, position 0
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    half=st.integers(1, 8),
+    m=st.floats(-1000, 1000),
+    n=st.floats(-1000, 1000),
+    shift=st.floats(-1000, 1000),
+)
+def test_rope_score_depends_only_on_the_offset(seed, half, m, n, shift):
+    rng = np.random.default_rng(seed)
+    q, k = rng.normal(size=(2, 2 * half))
+    score = rope(q, [m]) @ rope(k, [n])
+    shifted = rope(q, [m + shift]) @ rope(k, [n + shift])
+    assert math.isclose(score, shifted, rel_tol=1e-9, abs_tol=1e-9 * (1 + abs(m) + abs(n) + abs(shift)))
+    assert math.isclose(np.linalg.norm(rope(q, [m])), np.linalg.norm(q), rel_tol=1e-12)
+
+
+@settings(max_examples=100, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(2, 8), d=st.sampled_from([2, 4, 6]))
+def test_attention_is_permutation_equivariant_without_positions(seed, n, d):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    perm = rng.permutation(n)
+    out, weights = scaled_dot_product_attention(X, X, X)
+    out_p, weights_p = scaled_dot_product_attention(X[perm], X[perm], X[perm])
+    np.testing.assert_allclose(out_p, out[perm], rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(weights_p, weights[np.ix_(perm, perm)], rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("add_positions", ["sinusoidal", "rope"])
+def test_positions_break_permutation_equivariance(add_positions):
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(3, 4))
+    perm = np.array([2, 1, 0])  # "dog bites man" → "man bites dog"
+
+    def attend(tokens):
+        if add_positions == "sinusoidal":
+            H = tokens + sinusoidal(3, 4)
+            return scaled_dot_product_attention(H, H, H)[0]
+        return scaled_dot_product_attention(rope(tokens), rope(tokens), tokens)[0]
+
+    assert not np.allclose(attend(X[perm]), attend(X)[perm], atol=1e-3)
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "words"),
+    [
+        (lambda: rope(np.ones((3, 5))), ValueError, "even"),
+        (lambda: rope(np.ones((3, 4)), base=0.0), ValueError, "base"),
+        (lambda: rope(np.ones((3, 4)), base=-2), ValueError, "base"),
+        (lambda: rope(np.ones((3, 4)), base=float("inf")), ValueError, "base"),
+        (lambda: rope(np.ones((3, 4)), base=True), TypeError, "base"),
+        (lambda: rope(np.ones((3, 4)), [0.0, float("nan"), 1.0]), ValueError, "positions"),
+        (lambda: rope(np.ones((3, 4)), [0.0, float("inf"), 1.0]), ValueError, "positions"),
+        (lambda: rope(np.ones((3, 4)), [0.0, 1.0]), ValueError, "positions"),
+        (lambda: rope(np.ones((2, 3, 4)), np.zeros((3, 3))), ValueError, "positions"),
+        (lambda: rope(np.ones((3, 4)), ["a", "b", "c"]), TypeError, "positions"),
+        (lambda: rope(np.full((3, 4), np.nan)), ValueError, "x"),
+        (lambda: rope(5.0), ValueError, "x"),
+        (lambda: sinusoidal(0, 4), ValueError, "n_positions"),
+        (lambda: sinusoidal(4, 2.5), TypeError, "d_model"),
+        (lambda: sinusoidal(4, 4, base=0), ValueError, "base"),
+        (lambda: rope_frequencies(3), ValueError, "even"),
+    ],
+)
+def test_bad_input_is_named(call, error, words):
+    with pytest.raises(error, match=words):
+        call()
