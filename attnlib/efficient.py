@@ -1,0 +1,314 @@
+"""Attention without the n × n matrix: the online softmax and tiled (flash-style) attention.
+
+The weights of ``n`` queries over ``n`` keys take ``n²`` numbers: 4 GiB in float32 at
+n = 32,768, for each head. Fused kernels (FlashAttention, PyTorch's CPU and GPU kernels) never
+store them. What makes that possible is the **online softmax**: read the scores of a row block
+by block, keep a running maximum ``m`` and a running sum ``l = Σ exp(s_j − m)``, and when a new
+block raises the maximum from ``m`` to ``m′``, rescale what you have by ``exp(m − m′)``::
+
+    m′ = max(m, max_j s_j)                        over the new block's scores s_j
+    l′ = l · exp(m − m′) + Σ_j exp(s_j − m′)
+    o′ = o · exp(m − m′) + Σ_j exp(s_j − m′) v_j  (the unnormalised output)
+
+After the last block, ``o / l`` is exactly ``softmax(s) V``. :func:`online_softmax` shows these
+steps for one row; :func:`tiled_attention` runs them for whole blocks of queries and keys.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from attnlib._validate import as_positive_int, as_real_array
+
+__all__ = [
+    "OnlineSoftmaxState",
+    "QueryBlock",
+    "online_softmax",
+    "online_softmax_weights",
+    "tile_schedule",
+    "tiled_attention",
+]
+
+
+@dataclass(frozen=True)
+class OnlineSoftmaxState:
+    """What the online softmax knows after reading the keys ``0 … stop − 1`` of one row.
+
+    Attributes
+    ----------
+    start, stop : int
+        The block just read: keys ``start … stop − 1``.
+    maximum : float
+        ``m``, the largest score read so far (``-inf`` while every score read is masked).
+    total : float
+        ``l = Σ exp(s_j − m)`` over the keys read so far.
+    rescale : float
+        ``exp(m_before − m)``: the factor this block applied to the earlier total (and output);
+        1 when the block did not raise the maximum.
+    output : numpy.ndarray of shape (d_v,), or None
+        ``Σ exp(s_j − m) v_j / l`` over the keys read so far: the attention output of those keys
+        alone (zeros while nothing is read); None when no values were given.
+    """
+
+    start: int
+    stop: int
+    maximum: float
+    total: float
+    rescale: float
+    output: np.ndarray | None
+
+
+def online_softmax(
+    scores: npt.ArrayLike, block_size: int, values: npt.ArrayLike | None = None
+) -> Iterator[OnlineSoftmaxState]:
+    """Read one row of scores block by block, yielding the running state after each block.
+
+    Parameters
+    ----------
+    scores : (n_k,)
+        One query's (scaled, masked) scores; ``-inf`` marks a masked key.
+    block_size : int
+        Keys per block; the last block may be shorter.
+    values : (n_k, d_v), optional
+        The values; with them every state carries the partial output.
+
+    Yields
+    ------
+    OnlineSoftmaxState
+        One per block, in order. The last one's ``maximum`` and ``total`` give the softmax,
+        ``exp(s − m) / l`` (see :func:`online_softmax_weights`), and its ``output`` equals
+        ``softmax(scores) @ values``.
+    """
+    s = as_real_array(scores, "scores", allow_neg_inf=True).astype(np.float64)
+    if s.ndim != 1:
+        raise ValueError(f"scores must be one row of shape (n_k,), got shape {s.shape}")
+    size = as_positive_int(block_size, "block_size")
+    v = None
+    if values is not None:
+        v = as_real_array(values, "values").astype(np.float64)
+        if v.ndim != 2 or v.shape[0] != s.shape[0]:
+            raise ValueError(f"values must have shape (n_k, d_v) = ({s.shape[0]}, d_v), got shape {v.shape}")
+    m, total = -np.inf, 0.0
+    acc = None if v is None else np.zeros(v.shape[1])
+    for start in range(0, s.shape[0], size):
+        block = s[start : start + size]
+        m_new = max(m, float(block.max()))
+        rescale = _rescale(m, m_new)
+        p = _exp_shifted(block, m_new)
+        total = total * rescale + float(p.sum())
+        if v is not None and acc is not None:
+            acc = acc * rescale + p @ v[start : start + size]
+        m = m_new
+        output = None if acc is None else (acc / total if total > 0 else np.zeros_like(acc))
+        yield OnlineSoftmaxState(start, start + block.shape[0], m, total, rescale, output)
+
+
+def online_softmax_weights(scores: npt.ArrayLike, block_size: int) -> np.ndarray:
+    """``softmax(scores)`` computed with the online softmax's final maximum and total.
+
+    Parameters
+    ----------
+    scores : (n_k,)
+    block_size : int
+
+    Returns
+    -------
+    (n_k,) float64
+        ``exp(s − m) / l``; all zeros when every score is ``-inf``.
+    """
+    *_, last = online_softmax(scores, block_size)
+    s = np.asarray(scores, dtype=np.float64)
+    if last.total == 0:
+        return np.zeros_like(s)
+    return _exp_shifted(s, last.maximum) / last.total
+
+
+def _rescale(m_old: np.ndarray | float, m_new: np.ndarray | float) -> np.ndarray:
+    """``exp(m_old − m_new)``, and 1 where nothing unmasked has been read yet (both ``-inf``)."""
+    with np.errstate(invalid="ignore"):
+        return np.where(np.isneginf(m_new), 1.0, np.exp(np.subtract(m_old, m_new)))
+
+
+def _exp_shifted(scores: np.ndarray, m: np.ndarray | float) -> np.ndarray:
+    """``exp(scores − m)`` with 0 where ``m`` is ``-inf`` (a row with nothing unmasked yet)."""
+    safe_m = np.where(np.isneginf(m), 0.0, m)
+    return np.exp(scores - safe_m)
+
+
+def tiled_attention(
+    Q: npt.ArrayLike,
+    K: npt.ArrayLike,
+    V: npt.ArrayLike,
+    *,
+    block_q: int = 128,
+    block_k: int = 128,
+    mask: npt.ArrayLike | None = None,
+    causal: bool = False,
+    scale: float | None = None,
+) -> np.ndarray:
+    """Scaled dot-product attention computed block by block, never holding the n_q × n_k weights.
+
+    The same meaning as ``scaled_dot_product_attention(Q, K, V, mask=..., causal=..., scale=...)[0]``
+    (shapes, batch broadcasting, boolean and additive masks, causal, fully masked rows → zeros,
+    float32 stays float32, the same errors), computed one ``block_q × block_k`` block of scores
+    at a time per batch element and head, with the online softmax. With ``causal=True`` a block
+    whose keys all come after its queries is skipped.
+
+    Parameters
+    ----------
+    Q : (..., n_q, d_k) or (d_k,)
+    K : (..., n_k, d_k)
+    V : (..., n_k, d_v)
+    block_q, block_k : int
+        Queries and keys per block; blocks at the end may be shorter.
+    mask : optional, broadcastable to (..., n_q, n_k)
+        Boolean (``True`` = may attend) or additive.
+    causal : bool
+    scale : float, optional
+        Defaults to ``1/√d_k``.
+
+    Returns
+    -------
+    output : (..., n_q, d_v), or (..., d_v) for a single query
+    """
+    checked = validate_attention_inputs(Q, K, V, mask=mask, causal=causal, scale=scale)
+    q, k, v, factor = checked.Q, checked.K, checked.V, checked.scale
+    n_q, n_k = q.shape[-2], k.shape[-2]
+    batch = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
+    full = (*batch, n_q, n_k)
+    full_mask = None if checked.mask is None else np.broadcast_to(checked.mask, full)  # a view
+    kt = np.swapaxes(k, -1, -2)
+    output = np.zeros((*batch, n_q, v.shape[-1]), dtype=q.dtype)
+    for block in tile_schedule(n_q, n_k, block_q=block_q, block_k=block_k, causal=causal):
+        i0, i1 = block.start, block.stop
+        q_block = q[..., i0:i1, :]
+        m = np.full((*batch, i1 - i0), -np.inf, dtype=q.dtype)
+        total = np.zeros((*batch, i1 - i0), dtype=q.dtype)
+        acc = np.zeros((*batch, i1 - i0, v.shape[-1]), dtype=q.dtype)
+        for j0, j1 in block.key_blocks:
+            s = _block_scores(q_block, kt[..., j0:j1], factor)
+            if full_mask is not None:
+                s = _masked(s, full_mask[..., i0:i1, j0:j1])
+            if causal and j1 - 1 > i0:  # part of the block lies above the diagonal
+                s = np.where(np.tri(i1 - i0, j1 - j0, i0 - j0, dtype=bool), s, -np.inf).astype(q.dtype)
+            m_new = np.maximum(m, s.max(axis=-1))
+            rescale = _rescale(m, m_new).astype(q.dtype, copy=False)
+            p = _exp_shifted(s, m_new[..., None]).astype(q.dtype, copy=False)
+            total = total * rescale + p.sum(axis=-1)
+            acc = acc * rescale[..., None] + p @ v[..., j0:j1, :]
+            m = m_new
+        np.divide(acc, total[..., None], out=output[..., i0:i1, :], where=total[..., None] > 0)
+    return output[..., 0, :] if checked.single else output
+
+
+@dataclass(frozen=True)
+class QueryBlock:
+    """One block of queries in :func:`tile_schedule` and the key blocks it is computed against.
+
+    Attributes
+    ----------
+    start, stop : int
+        Queries ``start … stop − 1``.
+    key_blocks : tuple of (int, int)
+        ``(start, stop)`` of every key block whose scores are computed, in order.
+    """
+
+    start: int
+    stop: int
+    key_blocks: tuple[tuple[int, int], ...]
+
+
+def tile_schedule(
+    n_q: int, n_k: int, *, block_q: int = 128, block_k: int = 128, causal: bool = False
+) -> list[QueryBlock]:
+    """The blocks :func:`tiled_attention` computes, in order.
+
+    With ``causal=True`` (query ``i`` sees keys ``0 … i``), a key block that starts after the
+    last query of a query block is entirely masked and left out, and so is every later one.
+
+    Parameters
+    ----------
+    n_q, n_k : int
+        Numbers of queries and keys.
+    block_q, block_k : int
+        Block sizes; the last block of each may be shorter.
+    causal : bool
+
+    Returns
+    -------
+    list of QueryBlock
+        ``ceil(n_q / block_q)`` query blocks, each with the key blocks it needs.
+    """
+    rows, cols = as_positive_int(n_q, "n_q"), as_positive_int(n_k, "n_k")
+    bq, bk = as_positive_int(block_q, "block_q"), as_positive_int(block_k, "block_k")
+    if not isinstance(causal, (bool, np.bool_)):
+        raise TypeError(f"causal must be True or False, got {causal!r}")
+    schedule = []
+    for i0 in range(0, rows, bq):
+        i1 = min(i0 + bq, rows)
+        last_key = min(i1, cols) if causal else cols  # keys at or after last_key are all masked
+        keys = tuple((j0, min(j0 + bk, cols)) for j0 in range(0, last_key, bk))
+        schedule.append(QueryBlock(i0, i1, keys))
+    return schedule
+
+
+def _block_scores(q_block: np.ndarray, kt_block: np.ndarray, factor: float) -> np.ndarray:
+    """One block of scaled scores, with the same overflow error as the naive computation."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        s = (q_block @ kt_block) * factor
+    if not np.isfinite(s).all():
+        raise ValueError(
+            f"the scaled scores Q Kᵀ · scale overflow {s.dtype}: the inputs are too large "
+            f"(largest |Q| entry {np.abs(q_block).max():.3g}, |K| entry {np.abs(kt_block).max():.3g})"
+        )
+    return s
+
+
+def _masked(s: np.ndarray, mask_block: np.ndarray) -> np.ndarray:
+    if mask_block.dtype == bool:
+        return np.where(mask_block, s, -np.inf).astype(s.dtype, copy=False)
+    with np.errstate(over="ignore"):
+        masked = s + mask_block
+    if np.isposinf(masked).any():
+        raise ValueError(
+            f"adding the mask to the scores overflows {masked.dtype}; use 0 to keep and -inf to hide"
+        )
+    return masked
+
+
+# TEMPORARY until core exposes its input validation (merge of the lib branch).
+@dataclass(frozen=True)
+class _Checked:
+    Q: np.ndarray
+    K: np.ndarray
+    V: np.ndarray
+    mask: np.ndarray | None
+    scale: float
+    single: bool
+
+
+def validate_attention_inputs(Q, K, V, *, mask=None, causal=False, scale=None):
+    from attnlib import core
+    from attnlib._validate import as_scale
+
+    q, k, single = core._check_qk(Q, K)
+    v = as_real_array(V, "V")
+    if v.ndim < 2 or v.shape[-2] != k.shape[-2]:
+        raise ValueError(f"V must have shape (..., n_k, d_v) with K's n_k, got {v.shape}")
+    core._broadcast_batch(("Q", q.shape), ("K", k.shape), ("V", v.shape))
+    dtype = np.result_type(q.dtype, k.dtype, v.dtype)
+    q, k, v = q.astype(dtype, copy=False), k.astype(dtype, copy=False), v.astype(dtype, copy=False)
+    if not isinstance(causal, (bool, np.bool_)):
+        raise TypeError(f"causal must be True or False, got {causal!r}")
+    factor = core.default_scale(q.shape[-1]) if scale is None else as_scale(scale)
+    batch = np.broadcast_shapes(q.shape[:-2], k.shape[:-2])
+    m = (
+        None
+        if mask is None
+        else core._check_mask(mask, (*batch, q.shape[-2], k.shape[-2]), dtype, single=single)
+    )
+    return _Checked(q, k, v, m, factor, single)
