@@ -190,16 +190,18 @@ def tiled_attention(
         total = np.zeros((*batch, i1 - i0), dtype=q.dtype)
         acc = np.zeros((*batch, i1 - i0, v.shape[-1]), dtype=q.dtype)
         for j0, j1 in block.key_blocks:
-            s = _block_scores(q_block, kt[..., j0:j1], factor)
+            s = _block_scores(q_block, kt[..., j0:j1], factor)  # (..., bq, bk), a new array
             if full_mask is not None:
-                s = _masked(s, full_mask[..., i0:i1, j0:j1])
+                _mask_in_place(s, full_mask[..., i0:i1, j0:j1])
             if causal and j1 - 1 > i0:  # part of the block lies above the diagonal
-                s = np.where(np.tri(i1 - i0, j1 - j0, i0 - j0, dtype=bool), s, -np.inf).astype(q.dtype)
+                np.copyto(s, -np.inf, where=~np.tri(i1 - i0, j1 - j0, i0 - j0, dtype=bool))
             m_new = np.maximum(m, s.max(axis=-1))
             rescale = _rescale(m, m_new).astype(q.dtype, copy=False)
-            p = _exp_shifted(s, m_new[..., None]).astype(q.dtype, copy=False)
+            s -= np.where(np.isneginf(m_new), 0, m_new)[..., None]
+            p = np.exp(s, out=s)  # exp(s − m′): 0 where masked
             total = total * rescale + p.sum(axis=-1)
-            acc = acc * rescale[..., None] + p @ v[..., j0:j1, :]
+            acc *= rescale[..., None]
+            acc += p @ v[..., j0:j1, :]
             m = m_new
         np.divide(acc, total[..., None], out=output[..., i0:i1, :], where=total[..., None] > 0)
     return output[..., 0, :] if checked.single else output
@@ -259,7 +261,8 @@ def tile_schedule(
 def _block_scores(q_block: np.ndarray, kt_block: np.ndarray, factor: float) -> np.ndarray:
     """One block of scaled scores, with the same overflow error as the naive computation."""
     with np.errstate(over="ignore", invalid="ignore"):
-        s = (q_block @ kt_block) * factor
+        s = q_block @ kt_block
+        s *= factor
     if not np.isfinite(s).all():
         raise ValueError(
             f"the scaled scores Q Kᵀ · scale overflow {s.dtype}: the inputs are too large "
@@ -268,16 +271,15 @@ def _block_scores(q_block: np.ndarray, kt_block: np.ndarray, factor: float) -> n
     return s
 
 
-def _masked(s: np.ndarray, mask_block: np.ndarray) -> np.ndarray:
+def _mask_in_place(s: np.ndarray, mask_block: np.ndarray) -> None:
+    """Apply one block of a boolean (``False`` → ``-inf``) or additive mask to scores ``s``."""
     if mask_block.dtype == bool:
-        return np.where(mask_block, s, -np.inf).astype(s.dtype, copy=False)
+        np.copyto(s, -np.inf, where=~mask_block)
+        return
     with np.errstate(over="ignore"):
-        masked = s + mask_block
-    if np.isposinf(masked).any():
-        raise ValueError(
-            f"adding the mask to the scores overflows {masked.dtype}; use 0 to keep and -inf to hide"
-        )
-    return masked
+        s += mask_block
+    if np.isposinf(s).any():
+        raise ValueError(f"adding the mask to the scores overflows {s.dtype}; use 0 to keep and -inf to hide")
 
 
 # TEMPORARY until core exposes its input validation (merge of the lib branch).
