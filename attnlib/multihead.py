@@ -1,0 +1,196 @@
+"""Multi-head attention: several attention heads side by side, then one output projection.
+
+With row vectors times matrices, as in the other lessons::
+
+    Q = X_q W_q,  K = X_kv W_k,  V = X_kv W_v            (..., n, n_heads·d)
+    head_h = attention(Q_h, K_h, V_h)                    Q_h = columns h·d_k … (h+1)·d_k − 1 of Q
+    output = concat(head_1, …, head_H) W_o               (..., n_q, d_out)
+
+Self-attention passes the same array as ``X_q`` and ``X_kv``; cross-attention passes queries from
+one sequence (a decoder) and keys and values from another (an encoder). Each head is scaled by
+``1/√d_k`` of its own width. :func:`split_heads` and :func:`merge_heads` are the reshapes that
+turn the columns into heads and back.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+import numpy.typing as npt
+
+from attnlib._validate import as_positive_int, as_real_array
+from attnlib.core import scaled_dot_product_attention
+
+__all__ = ["merge_heads", "multi_head_attention", "split_heads"]
+
+
+def _n_heads(n_heads: object) -> int:
+    if isinstance(n_heads, bool) or not isinstance(n_heads, numbers.Integral):
+        raise TypeError(f"n_heads must be a whole number of heads, got {n_heads!r}")
+    return as_positive_int(n_heads, "n_heads")
+
+
+def split_heads(X: npt.ArrayLike, n_heads: int) -> np.ndarray:
+    """Cut the last axis into ``n_heads`` heads and move the heads before the tokens.
+
+    Parameters
+    ----------
+    X : (..., n, n_heads·d)
+    n_heads : int
+
+    Returns
+    -------
+    (..., n_heads, n, d)
+        Head ``h`` holds columns ``h·d … (h+1)·d − 1`` of ``X``.
+    """
+    arr = as_real_array(X, "X")
+    heads = _n_heads(n_heads)
+    if arr.ndim < 2:
+        raise ValueError(f"X must have shape (..., n, n_heads·d), got shape {arr.shape}")
+    width = arr.shape[-1]
+    if width % heads:
+        raise ValueError(f"X's last dimension {width} does not divide into n_heads={heads} equal heads")
+    split = arr.reshape(*arr.shape[:-1], heads, width // heads)  # (..., n, n_heads, d)
+    return np.swapaxes(split, -2, -3)  # (..., n_heads, n, d)
+
+
+def merge_heads(X: npt.ArrayLike) -> np.ndarray:
+    """The inverse of :func:`split_heads`: concatenate the heads along the last axis.
+
+    Parameters
+    ----------
+    X : (..., n_heads, n, d)
+
+    Returns
+    -------
+    (..., n, n_heads·d)
+    """
+    arr = as_real_array(X, "X")
+    if arr.ndim < 3:
+        raise ValueError(f"X must have shape (..., n_heads, n, d), got shape {arr.shape}")
+    tokens_first = np.swapaxes(arr, -2, -3)  # (..., n, n_heads, d)
+    return tokens_first.reshape(*tokens_first.shape[:-2], -1)
+
+
+def multi_head_attention(
+    X_q: npt.ArrayLike,
+    X_kv: npt.ArrayLike,
+    W_q: npt.ArrayLike,
+    W_k: npt.ArrayLike,
+    W_v: npt.ArrayLike,
+    W_o: npt.ArrayLike,
+    *,
+    n_heads: int,
+    mask: npt.ArrayLike | None = None,
+    causal: bool = False,
+    key_padding_mask: npt.ArrayLike | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Multi-head attention with an output projection.
+
+    Parameters
+    ----------
+    X_q : (..., n_q, d_model)
+        The sequence the queries come from.
+    X_kv : (..., n_k, d_kv)
+        The sequence the keys and values come from (``X_q`` itself for self-attention).
+    W_q : (d_model, n_heads·d_k)
+    W_k : (d_kv, n_heads·d_k)
+    W_v : (d_kv, n_heads·d_v)
+    W_o : (n_heads·d_v, d_out)
+    n_heads : int
+    mask : optional, broadcastable to (..., n_heads, n_q, n_k)
+        Boolean (``True`` = may attend) or additive, as in
+        :func:`attnlib.scaled_dot_product_attention`.
+    causal : bool
+        Query ``i`` sees keys ``0 … i`` in every head.
+    key_padding_mask : (..., n_k) bool, optional
+        ``True`` = a real token, ``False`` = padding that no query may attend to.
+
+    Returns
+    -------
+    output : (..., n_q, d_out)
+    weights : (..., n_heads, n_q, n_k)
+        Each head's weights; a query whose every key is masked gets zeros (and a zero head output).
+    """
+    heads = _n_heads(n_heads)
+    xq, xkv = as_real_array(X_q, "X_q"), as_real_array(X_kv, "X_kv")
+    for name, x in (("X_q", xq), ("X_kv", xkv)):
+        if x.ndim < 2:
+            raise ValueError(f"{name} must have shape (..., n, d), got shape {x.shape}")
+    w = {name: as_real_array(m, name) for name, m in (("W_q", W_q), ("W_k", W_k), ("W_v", W_v), ("W_o", W_o))}
+    for name, m in w.items():
+        if m.ndim != 2:
+            raise ValueError(f"{name} must be a matrix, got shape {m.shape}")
+    _check_rows("W_q", w["W_q"], "X_q", xq)
+    _check_rows("W_k", w["W_k"], "X_kv", xkv)
+    _check_rows("W_v", w["W_v"], "X_kv", xkv)
+    for name in ("W_q", "W_k", "W_v"):
+        if w[name].shape[1] % heads:
+            raise ValueError(
+                f"{name} has {w[name].shape[1]} columns, which do not divide into n_heads={heads} "
+                f"equal heads (shape {w[name].shape})"
+            )
+    if w["W_q"].shape[1] != w["W_k"].shape[1]:
+        raise ValueError(
+            f"W_q and W_k must give the same d_k per head: W_q has shape {w['W_q'].shape}, "
+            f"W_k has shape {w['W_k'].shape}"
+        )
+    if w["W_o"].shape[0] != w["W_v"].shape[1]:
+        raise ValueError(
+            f"W_o must have one row per column of the concatenated heads: W_v has shape "
+            f"{w['W_v'].shape} (n_heads·d_v = {w['W_v'].shape[1]}), W_o has shape {w['W_o'].shape}"
+        )
+    try:
+        np.broadcast_shapes(xq.shape[:-2], xkv.shape[:-2])
+    except ValueError:
+        raise ValueError(
+            f"the batch dimensions of X_q {xq.shape} and X_kv {xkv.shape} do not broadcast"
+        ) from None
+
+    Q = split_heads(xq @ w["W_q"], heads)  # (..., n_heads, n_q, d_k)
+    K = split_heads(xkv @ w["W_k"], heads)  # (..., n_heads, n_k, d_k)
+    V = split_heads(xkv @ w["W_v"], heads)  # (..., n_heads, n_k, d_v)
+    combined = _with_padding(mask, key_padding_mask, n_k=xkv.shape[-2])
+    heads_out, weights = scaled_dot_product_attention(Q, K, V, mask=combined, causal=causal)
+    output = merge_heads(heads_out) @ w["W_o"]  # (..., n_q, d_out)
+    return output, weights
+
+
+def _check_rows(w_name: str, W: np.ndarray, x_name: str, X: np.ndarray) -> None:
+    if W.shape[0] != X.shape[-1]:
+        raise ValueError(
+            f"{w_name} must have one row per feature of {x_name}: {x_name} has shape {X.shape} "
+            f"({X.shape[-1]} features), {w_name} has shape {W.shape}"
+        )
+
+
+def _with_padding(
+    mask: npt.ArrayLike | None, key_padding_mask: npt.ArrayLike | None, *, n_k: int
+) -> np.ndarray | None:
+    """One mask for ``scaled_dot_product_attention``: ``mask`` with padded keys hidden too."""
+    if key_padding_mask is None:
+        return None if mask is None else np.asarray(mask)
+    padding = np.asarray(key_padding_mask)
+    if padding.dtype != bool:
+        raise TypeError(
+            "key_padding_mask must be boolean (True = a real token, False = padding), "
+            f"got dtype {padding.dtype}"
+        )
+    if padding.ndim < 1 or padding.shape[-1] != n_k:
+        raise ValueError(
+            f"key_padding_mask must have shape (..., n_k) with n_k = {n_k}, got shape {padding.shape}"
+        )
+    keys = padding[..., None, None, :]  # (..., 1 head, 1 query, n_k)
+    if mask is None:
+        return keys
+    given = np.asarray(mask)
+    if given.dtype != bool and given.dtype.kind != "f":
+        raise TypeError(f"mask must be boolean (True = may attend) or float (added), got dtype {given.dtype}")
+    try:
+        return given & keys if given.dtype == bool else np.where(keys, given, -np.inf)
+    except ValueError:
+        raise ValueError(
+            f"mask of shape {given.shape} and key_padding_mask of shape {padding.shape} do not broadcast "
+            "together to (..., n_heads, n_q, n_k)"
+        ) from None
