@@ -1,0 +1,112 @@
+"""The gradients of attention, written out step by step.
+
+The forward pass (lessons 03–06), with ``A`` the weights and ``Z`` the output::
+
+    S = Q Kᵀ · scale  (+ mask)      A = softmax(S) over the keys      Z = A V
+
+Given ``dZ``, the gradient of some loss with respect to ``Z``, the chain rule runs backwards::
+
+    dV = Aᵀ dZ                                  (n_k, d_v): each value collects the queries' pull
+    dA = dZ Vᵀ                                  (n_q, n_k)
+    dS = A ⊙ (dA − rowsum(dA ⊙ A))              the softmax's vector–Jacobian product (lesson 04's J)
+    dQ = dS K · scale,   dK = dSᵀ Q · scale     (the scale, then the product Q Kᵀ)
+
+A masked key has weight 0, so ``dS`` is 0 there and it gets no gradient; an additive mask is a
+constant and has none; a query that sees no key contributes nothing.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+from attnlib._validate import as_real_array
+from attnlib.core import attention_steps
+
+__all__ = ["attention_backward", "softmax_backward"]
+
+
+def softmax_backward(weights: np.ndarray, d_weights: np.ndarray) -> np.ndarray:
+    """The vector–Jacobian product of the softmax over the last axis.
+
+    Parameters
+    ----------
+    weights : (..., n)
+        ``softmax(s)``, the forward result.
+    d_weights : (..., n)
+        The gradient with respect to the weights.
+
+    Returns
+    -------
+    (..., n)
+        The gradient with respect to the scores: ``A ⊙ (dA − Σ_j dA_j A_j)``, which is
+        ``J dA`` with the softmax's Jacobian ``J = diag(A) − A Aᵀ``.
+    """
+    return weights * (d_weights - np.sum(d_weights * weights, axis=-1, keepdims=True))
+
+
+def attention_backward(
+    Q: npt.ArrayLike,
+    K: npt.ArrayLike,
+    V: npt.ArrayLike,
+    d_output: npt.ArrayLike,
+    *,
+    mask: npt.ArrayLike | None = None,
+    causal: bool = False,
+    scale: float | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Gradients of ``sum(output * d_output)`` with respect to ``Q``, ``K`` and ``V``.
+
+    ``output`` is ``scaled_dot_product_attention(Q, K, V, mask=mask, causal=causal,
+    scale=scale)[0]``; the arguments mean the same as there.
+
+    Parameters
+    ----------
+    Q : (..., n_q, d_k) or (d_k,)
+    K : (..., n_k, d_k)
+    V : (..., n_k, d_v)
+    d_output : same shape as the output, (..., n_q, d_v) or (..., d_v) for a single query
+        The gradient of the loss with respect to the output.
+    mask, causal, scale
+        As in :func:`attnlib.scaled_dot_product_attention`.
+
+    Returns
+    -------
+    dQ, dK, dV : numpy.ndarray
+        Shaped like ``Q``, ``K`` and ``V``. Where an input was broadcast over batch dimensions,
+        its gradient is summed over them.
+    """
+    steps = attention_steps(Q, K, V, mask=mask, causal=causal, scale=scale)
+    q, k, v = (
+        as_real_array(x, name).astype(steps.output.dtype, copy=False)
+        for x, name in ((Q, "Q"), (K, "K"), (V, "V"))
+    )
+    dZ = as_real_array(d_output, "d_output").astype(steps.output.dtype, copy=False)
+    if dZ.shape != steps.output.shape:
+        raise ValueError(
+            f"d_output must have the output's shape {steps.output.shape} (..., n_q, d_v), "
+            f"got shape {dZ.shape}"
+        )
+    single = q.ndim == 1
+    A = steps.weights[..., None, :] if single else steps.weights  # (..., n_q, n_k)
+    dZ = dZ[..., None, :] if single else dZ  # (..., n_q, d_v)
+    q_rows = q[None, :] if single else q  # (n_q = 1, d_k) for a single query
+
+    dV = np.swapaxes(A, -1, -2) @ dZ  # Aᵀ dZ: (..., n_k, d_v)
+    dA = dZ @ np.swapaxes(v, -1, -2)  # dZ Vᵀ: (..., n_q, n_k)
+    dS = softmax_backward(A, dA)  # through the softmax (masked entries: A = 0, so 0)
+    d_raw = dS * steps.scale  # through the scale
+    dQ = d_raw @ k  # (..., n_q, d_k)
+    dK = np.swapaxes(d_raw, -1, -2) @ q_rows  # (..., n_k, d_k)
+
+    if single:
+        dQ = dQ[..., 0, :]
+    return _sum_to(dQ, q.shape), _sum_to(dK, k.shape), _sum_to(dV, v.shape)
+
+
+def _sum_to(grad: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """Sum ``grad`` over the dimensions that broadcasting added to or stretched in ``shape``."""
+    extra = grad.ndim - len(shape)
+    summed = grad.sum(axis=tuple(range(extra))) if extra else grad
+    stretched = tuple(i for i, size in enumerate(shape) if size == 1 and summed.shape[i] != 1)
+    return summed.sum(axis=stretched, keepdims=True) if stretched else summed

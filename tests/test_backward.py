@@ -1,0 +1,126 @@
+"""attnlib.backward against central finite differences and PyTorch's autograd."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from attnlib import scaled_dot_product_attention, softmax
+from attnlib.backward import attention_backward, softmax_backward
+
+
+def loss(Q, K, V, dZ, **kwargs):
+    return float(np.sum(scaled_dot_product_attention(Q, K, V, **kwargs)[0] * dZ))
+
+
+def finite_difference(f, x, eps=1e-6):
+    grad = np.zeros_like(x)
+    for index in np.ndindex(x.shape):
+        step = np.zeros_like(x)
+        step[index] = eps
+        grad[index] = (f(x + step) - f(x - step)) / (2 * eps)
+    return grad
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_matches_central_finite_differences(seed):
+    rng = np.random.default_rng(seed)
+    n_q, n_k, d_k, d_v = (int(rng.integers(1, 5)) for _ in range(4))
+    Q, K, V = rng.normal(size=(n_q, d_k)), rng.normal(size=(n_k, d_k)), rng.normal(size=(n_k, d_v))
+    dZ = rng.normal(size=(n_q, d_v))
+    kwargs = {"causal": seed % 3 == 0, "scale": None if seed % 2 else 0.7}
+    if seed % 4 == 1:
+        kwargs["mask"] = rng.random((n_q, n_k)) > 0.3
+    dQ, dK, dV = attention_backward(Q, K, V, dZ, **kwargs)
+    np.testing.assert_allclose(dQ, finite_difference(lambda x: loss(x, K, V, dZ, **kwargs), Q), atol=1e-7)
+    np.testing.assert_allclose(dK, finite_difference(lambda x: loss(Q, x, V, dZ, **kwargs), K), atol=1e-7)
+    np.testing.assert_allclose(dV, finite_difference(lambda x: loss(Q, K, x, dZ, **kwargs), V), atol=1e-7)
+
+
+def test_softmax_backward_is_the_jacobian_times_the_gradient():
+    rng = np.random.default_rng(0)
+    s, g = rng.normal(size=5), rng.normal(size=5)
+    A = softmax(s)
+    J = np.diag(A) - np.outer(A, A)
+    np.testing.assert_allclose(softmax_backward(A, g), J @ g, rtol=1e-14, atol=1e-16)
+
+
+def test_masked_keys_and_fully_masked_rows_get_no_gradient():
+    rng = np.random.default_rng(1)
+    Q, K, V = rng.normal(size=(3, 2)), rng.normal(size=(4, 2)), rng.normal(size=(4, 3))
+    mask = np.array([[True, True, False, False], [False] * 4, [True, False, True, False]])
+    dQ, dK, dV = attention_backward(Q, K, V, np.ones((3, 3)), mask=mask)
+    np.testing.assert_array_equal(dQ[1], 0.0)  # the query that sees no key
+    np.testing.assert_array_equal(dK[3], 0.0)  # the key no query sees
+    np.testing.assert_array_equal(dV[3], 0.0)
+
+
+def test_broadcast_inputs_get_summed_gradients_and_single_query():
+    rng = np.random.default_rng(2)
+    Q, K, V = rng.normal(size=(2, 3, 4)), rng.normal(size=(5, 4)), rng.normal(size=(1, 5, 2))
+    dZ = rng.normal(size=(2, 3, 2))
+    dQ, dK, dV = attention_backward(Q, K, V, dZ)
+    assert dQ.shape == Q.shape and dK.shape == K.shape and dV.shape == V.shape
+    per_batch = [attention_backward(Q[b], K, V[0], dZ[b]) for b in range(2)]
+    np.testing.assert_allclose(dK, per_batch[0][1] + per_batch[1][1], rtol=1e-12)
+    np.testing.assert_allclose(dV[0], per_batch[0][2] + per_batch[1][2], rtol=1e-12)
+    dq, dk, dv = attention_backward(Q[0, 0], K, V[0], dZ[0, 0])
+    full = attention_backward(Q[0, :1], K, V[0], dZ[0, :1])
+    assert dq.shape == (4,)
+    np.testing.assert_allclose(dq, full[0][0], rtol=1e-12)
+    np.testing.assert_allclose(dk, full[1], rtol=1e-12)
+    np.testing.assert_allclose(dv, full[2], rtol=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("d_output", "words"),
+    [(np.ones((3, 2)), "d_output"), (np.full((3, 3), np.nan), "d_output"), (None, "d_output")],
+)
+def test_bad_d_output_is_named(d_output, words):
+    Q = np.ones((3, 2))
+    with pytest.raises((ValueError, TypeError), match=words):
+        attention_backward(Q, Q, np.ones((3, 3)), d_output)
+
+
+def test_forward_errors_are_the_forward_passes():
+    with pytest.raises(ValueError, match="d_k"):
+        attention_backward(np.ones((3, 2)), np.ones((3, 4)), np.ones((3, 2)), np.ones((3, 2)))
+
+
+@pytest.mark.parametrize("seed", range(320))
+def test_matches_pytorch_autograd(seed):
+    torch = pytest.importorskip("torch", reason="pip install -r requirements-torch.txt")
+    rng = np.random.default_rng(5000 + seed)
+    batch = [(), (2,), (2, 3)][seed % 3]
+    n_q = int(rng.integers(1, 7))
+    n_k = n_q if seed % 2 else int(rng.integers(1, 7))  # self (same length) and cross
+    d_k, d_v = int(rng.integers(1, 6)), int(rng.integers(1, 6))
+    Q = rng.normal(size=(*batch, n_q, d_k))
+    K = rng.normal(size=(*batch, n_k, d_k))
+    V = rng.normal(size=(*batch, n_k, d_v))
+    dZ = rng.normal(size=(*batch, n_q, d_v))
+    kind = ["none", "bool", "additive", "causal", "bool+causal", "fully-masked-row"][seed % 6]
+    ours, theirs = {}, {}
+    if kind in ("bool", "bool+causal", "fully-masked-row"):
+        allowed = rng.random((n_q, n_k)) > 0.3
+        if kind == "fully-masked-row":
+            allowed[rng.integers(n_q)] = False
+        ours["mask"], theirs["attn_mask"] = allowed, torch.from_numpy(allowed)  # same convention here
+    if kind == "additive":
+        additive = np.where(rng.random((n_q, n_k)) > 0.3, rng.normal(size=(n_q, n_k)), -np.inf)
+        ours["mask"], theirs["attn_mask"] = additive, torch.from_numpy(additive)
+    if "causal" in kind:
+        ours["causal"] = True
+        causal = torch.from_numpy(np.tri(n_q, n_k, dtype=bool))
+        theirs["attn_mask"] = causal if "attn_mask" not in theirs else theirs["attn_mask"] & causal
+    tQ, tK, tV = (torch.tensor(x, requires_grad=True) for x in (Q, K, V))
+    out = torch.nn.functional.scaled_dot_product_attention(tQ, tK, tV, **theirs)
+    (out * torch.from_numpy(dZ)).sum().backward()
+    expected = [t.grad.numpy() for t in (tQ, tK, tV)]
+    got = attention_backward(Q, K, V, dZ, **ours)
+    seen = scaled_dot_product_attention(Q, K, V, **ours)[1].sum(axis=-1) > 0
+    for name, g, e in zip(("dQ", "dK", "dV"), got, expected, strict=True):
+        if name == "dQ":  # PyTorch leaves NaN in a query row that sees no key; ours is 0
+            np.testing.assert_array_equal(g[~seen], 0.0)
+            g, e = g[seen], e[seen]
+        np.testing.assert_allclose(g, e, rtol=1e-10, atol=1e-10, err_msg=f"{name}, {kind}")
