@@ -10,8 +10,6 @@ import math
 import numbers
 from collections.abc import Mapping
 
-from attnlib._validate import as_positive_int
-
 __all__ = ["MAX_DECIMALS", "exercise_number", "known_mistakes", "one_line", "tolerance", "whole_number"]
 
 #: More decimals than float64 holds cannot be asked of a learner.
@@ -20,7 +18,11 @@ MAX_DECIMALS = 15
 
 def whole_number(value: object, name: str, *, minimum: int = 1) -> int:
     """``value`` as an int at least ``minimum``, or raise naming ``name``."""
-    return as_positive_int(value, name, minimum=minimum)
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be a whole number, got {value!r}")
+    if int(value) < minimum:
+        raise ValueError(f"{name} must be at least {minimum}, got {value}")
+    return int(value)
 
 
 def tolerance(decimals: object) -> tuple[float, int]:

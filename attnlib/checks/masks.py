@@ -62,6 +62,33 @@ class MaskExercise:
         return PYTORCH_NOTE if self.yes == "True" else ""
 
 
+@dataclass(frozen=True)
+class MaskKind:
+    """A kind of mask: what it is called, its axes, and what the right one means."""
+
+    called: str
+    axes: str
+    rows: str
+    columns: str
+    meaning: str
+
+
+CAUSAL = MaskKind(
+    "a causal mask",
+    "(n, n)",
+    "query token",
+    "key token",
+    "each token may attend to itself and the tokens before it",
+)
+KEY_PADDING = MaskKind(
+    "a key padding mask",
+    "(batch, n_k)",
+    "sentence",
+    "position",
+    "every query may attend to the real tokens and to none of the padding",
+)
+
+
 def _shifted_padding(ex: MaskExercise, by: int) -> np.ndarray | None:
     lengths = np.array(ex.lengths) + by
     if np.any(lengths < 0) or np.any(lengths > ex.allowed.shape[-1]):
@@ -157,9 +184,7 @@ def check_causal_mask(answer: object, n: int) -> CheckResult:
     """
     size = whole_number(n, "n")
     exercise = MaskExercise(allowed=causal_mask(size))
-    return _mask_verdict(
-        answer, exercise, CAUSAL_MISTAKES, "a causal mask", "(n, n)", "query token", "key token"
-    )
+    return _mask_verdict(answer, exercise, CAUSAL_MISTAKES, CAUSAL)
 
 
 def check_padding_mask(answer: object, lengths: Sequence[int], n_k: int | None = None) -> CheckResult:
@@ -196,19 +221,11 @@ def check_padding_mask(answer: object, lengths: Sequence[int], n_k: int | None =
         raise ValueError(f"every length must be at most n_k = {width}, got lengths {list(real)}")
     allowed = np.arange(width) < np.array(real)[:, np.newaxis]
     exercise = MaskExercise(allowed=allowed, lengths=real)
-    return _mask_verdict(
-        answer, exercise, PADDING_MISTAKES, "a key padding mask", "(batch, n_k)", "sentence", "position"
-    )
+    return _mask_verdict(answer, exercise, PADDING_MISTAKES, KEY_PADDING)
 
 
 def _mask_verdict(
-    answer: object,
-    exercise: MaskExercise,
-    table: Sequence[Mistake[MaskExercise]],
-    called: str,
-    axes: str,
-    row_name: str,
-    column_name: str,
+    answer: object, exercise: MaskExercise, table: Sequence[Mistake[MaskExercise]], kind: MaskKind
 ) -> CheckResult:
     """Read the mask, then: right, a mistake of the table, a wrong shape, or the first wrong entry."""
     read = _read_mask(answer)
@@ -246,21 +263,23 @@ def _mask_verdict(
 
     if keep.shape == allowed.shape and np.array_equal(keep, allowed):
         if form == "boolean":
-            return passed(f"Correct: a boolean mask, True where a query may attend ({called}).")
-        return passed(f"Correct: an additive mask, 0 to keep and −∞ to hide ({called}).{note}")
+            return passed(f"Correct: {kind.called} as a boolean mask (True = may attend): {kind.meaning}.")
+        return passed(
+            f"Correct: {kind.called} as an additive mask (0 = keep, −∞ = hide): {kind.meaning}.{note}"
+        )
     found = matching(table, exercise, fits)
     if found:
         text = describe("", found, exercise)
         return failed(f"{lead} {text}" if lead else text)
     if keep.shape != allowed.shape:
         return failed(
-            f"Wrong shape: {called} has shape {axes}, one row per {row_name.split()[0]} and one column per "
-            f"{column_name.split()[0]}; yours is {shape_text(keep.shape)}."
+            f"Wrong shape: {kind.called} has shape {kind.axes}, one row per {kind.rows} and one column per "
+            f"{kind.columns}; yours is {shape_text(keep.shape)}."
         )
     i, j = (int(x) for x in np.argwhere(keep != allowed)[0])
     prefix = f"{lead} " if lead else ""
     return failed(
-        f"{prefix}Not yet: look again at {row_name} {i + 1}, {column_name} {j + 1} (numpy index "
+        f"{prefix}Not yet: look again at {kind.rows} {i + 1}, {kind.columns} {j + 1} (numpy index "
         f"{numpy_index((i, j))})."
     )
 
