@@ -74,6 +74,15 @@ def revealed(message: str, right: object) -> list[str]:
     return found
 
 
+def test_revealed_finds_a_right_answer_in_a_message():
+    assert revealed("expected -0.724, got -0.424", STEPS.output) == ["-0.724"]
+    assert revealed("Compare: expected 0.860", STEPS.output) == ["0.860"]
+    assert revealed("the count is 30.", [MULS, ADDS]) == ["30"]
+    assert revealed("0.7071 is right", 1 / math.sqrt(2)) == ["0.7071"]
+    assert revealed("axis=-1, a sum of m numbers takes m − 1", [1.0, 2.0]) == []
+    assert revealed("the mask is (2, 3)", "(2, 3)") == ["(2, 3)"]
+
+
 # --------------------------------------------------------------------------------------------
 # CheckResult
 
