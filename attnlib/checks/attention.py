@@ -250,7 +250,7 @@ ATTENTION_MISTAKES: tuple[Mistake[AttentionExercise], ...] = (
     *_scale_rows(),
     Mistake(
         "Forgot the mask",
-        "hidden keys must get weight 0: add −∞ to their scores (or apply the boolean mask) before "
+        "hidden keys must get weight 0, so add −∞ to their scores (or apply the boolean mask) before "
         "the softmax.",
         _unmasked,
     ),

@@ -50,7 +50,7 @@ def matching(
     exercise: Exercise,
     fits: Callable[[object], bool],
 ) -> list[Mistake[Exercise]]:
-    """The rows whose wrong answer ``fits`` the learner's (``fits`` is False for ``None``), in order.
+    """The rows whose wrong answer ``fits`` the learner's, in table order (rows giving ``None`` are skipped).
 
     ``fits(wrong)`` must be False when ``wrong`` is also the right answer: a mistake that changes
     nothing for this exercise cannot be told apart from a right answer.
