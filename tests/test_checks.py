@@ -3,6 +3,8 @@ right answer away."""
 
 import math
 import re
+import subprocess
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -557,6 +559,12 @@ def test_check_value_bad_answers(answer, phrase):
 )
 def test_check_value_accepts_anything_holding_one_real_number(answer):
     passes(check_value(answer, 0.5))
+
+
+def test_importing_the_checks_imports_neither_torch_nor_pandas():
+    code = "import sys, attnlib.checks; print(sorted({'torch', 'pandas'} & set(sys.modules)))"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "[]"
 
 
 def test_check_value_accepts_a_one_element_series_and_tensor():
