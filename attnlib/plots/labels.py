@@ -4,8 +4,8 @@ The labels of one axes are placed together, at every draw, when the layout is kn
 size of every label in pixels can be measured: a :class:`LabelPlacer` artist, drawn before the
 labels, calls :func:`place_labels`.
 
-Each label has 64 places to choose from: 16 directions around its tip, at four distances beyond
-the arrow head. A place breaks a rule when it is not inside the axes, when it touches an arrow
+Each label has 120 places to choose from: 24 directions around its tip, at five distances
+beyond the arrow head. A place breaks a rule when it is not inside the axes, when it touches an arrow
 (its own included; the arrows are sampled every :data:`SAMPLE` pixels), another text of the axes
 or a label placed before it. Each label in turn takes the place that breaks the fewest rules and,
 among those, points most nearly the way its arrow does, nearest the tip. The labels with the
@@ -42,6 +42,8 @@ _BROKEN = 1e6
 
 @dataclass
 class _Group:
+    """The arrows of one :func:`~attnlib.plots.vectors` call and their labels, one per arrow."""
+
     quiver: Quiver
     labels: list[Text]
     spread: bool

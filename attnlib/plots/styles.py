@@ -91,17 +91,19 @@ def style_context(style: str = "light") -> Iterator[None]:
 
 
 class _SettledLayout(ConstrainedLayoutEngine):
-    """Constrained layout, run twice at every draw.
+    """Constrained layout, run a second time when a panel places itself.
 
     A heatmap places its square cells and its colour bar itself, at every draw, inside the space
-    the layout gives it; one run of the layout measures titles and tick labels around where the
-    cells were before that run, and can leave a title a pixel or two outside the figure. The
-    second run measures them where they are.
+    the layout gives it (an axes locator); one run of the layout measures titles and tick labels
+    around where the cells were before that run, and can leave a title a pixel or two outside
+    the figure. The second run measures them where they are.
     """
 
     def execute(self, fig: Figure) -> dict[str, object]:
-        super().execute(fig)
-        return super().execute(fig)
+        result = super().execute(fig)
+        if any(ax.get_axes_locator() is not None for ax in fig.axes):
+            result = super().execute(fig)
+        return result
 
 
 def figure(
