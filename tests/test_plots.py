@@ -1093,3 +1093,23 @@ def test_show_displays_only_a_png(monkeypatch, capsys):
     assert bundle["image/png"][:8] == PNG_MAGIC
     assert png_size(bundle["image/png"]) == (80, 60)
     assert capsys.readouterr() == ("", "")  # no "<Figure size ...>" text anywhere
+
+
+def test_the_pictures_need_no_explorers():
+    """A static lesson figure is drawn without attnlib.widgets (nor anywidget)."""
+    import subprocess
+    import sys
+
+    code = """
+import sys
+import attnlib.plots as plots
+from attnlib import examples
+four = examples.four_tokens_2d()
+plots.png_bytes(plots.similarity_figure(four.X[0], four.X[1], limits=plots.similarity_limits()).figure)
+plots.png_bytes(plots.softmax_figure([8.0, 6.0, 1.0], ["h1", "h2", "h3"], limits=plots.score_limits()).figure)
+plots.png_bytes(plots.scaling_figure(64).figure)
+explorers = ("anywidget", "attnlib.widgets")  # (seaborn itself imports ipywidgets if it can)
+print(sorted(m for m in sys.modules if m.startswith(explorers)))
+"""
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "[]"
