@@ -29,7 +29,7 @@ from matplotlib.transforms import Bbox
 __all__ = ["LabelPlacer", "place_labels"]
 
 #: Distances (pixels at 100 dpi) from the edge of an arrow head to its label, nearest first.
-GAPS = (1.0, 6.0, 12.0, 20.0, 30.0)
+GAPS = (3.0, 7.0, 12.0, 20.0, 30.0)
 #: Directions tried around a tip: every 15°.
 DIRECTIONS = 24
 #: Room (pixels at 100 dpi) kept between a label and an arrow, a text or another label.
