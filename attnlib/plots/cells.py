@@ -41,6 +41,13 @@ def format_cell(value: float, decimals: int = 2) -> str:
     Returns
     -------
     str
+
+    Examples
+    --------
+    >>> format_cell(1.28844), format_cell(-0.5), format_cell(-0.001), format_cell(float("-inf"))
+    ('1.29', '−0.50', '0.00', '−∞')
+    >>> format_cell(1e300), format_cell(-123456.0, decimals=1)
+    ('1.00e+300', '−1.2e+05')
     """
     decimals = check_decimals(decimals)
     if isinstance(value, bool) or not isinstance(value, numbers.Real):

@@ -90,8 +90,8 @@ def heatmap(
     xlabel, ylabel : str
     annotate : bool, optional
         Write each cell's value on it. By default only when there are at most
-        :data:`MAX_ANNOTATED_SIDE` rows and columns; otherwise the title says the numbers are
-        left out.
+        :data:`MAX_ANNOTATED_SIDE` rows and columns; otherwise the numbers are left out and the
+        title says so (and only every k-th row and column is labelled).
 
     Returns
     -------
@@ -130,7 +130,7 @@ def heatmap(
             xticklabels=list(col_labels),
             yticklabels=list(row_labels),
         )
-        mesh = ax.collections[0]
+        mesh = ax.collections[-1]  # what seaborn has just drawn
         assert isinstance(mesh, QuadMesh)
         texts = _annotate(ax, mesh, values, decimals) if write_numbers else []
         if too_many:
@@ -138,7 +138,8 @@ def heatmap(
         ax.set_xlabel(xlabel)
         ax.set_ylabel(ylabel)
         ax.tick_params(axis="y", labelrotation=0)
-        note = None if write_numbers else f"{values.shape[0]} × {values.shape[1]} cells: values not written"
+        left_out = annotate is None and too_many
+        note = f"{values.shape[0]} × {values.shape[1]} cells: values not written" if left_out else None
         heading = "\n".join(line for line in (title, note) if line)
         if heading:
             ax.set_title(heading)
