@@ -1,23 +1,28 @@
 """Tests for attnlib.plots: the drawn data must be the numbers given, not just "it did not crash".
 
-Each test reads back what Matplotlib holds (the heatmap mesh array, the cell texts, the colour
-limits, the quiver's offsets and components, the label positions) and compares it with values
-computed independently in plain numpy.
+Each test reads back what Matplotlib holds (the heatmap mesh array, the cell texts and their
+colours, the colour limits, the quiver's offsets and components, where the labels and titles
+are drawn) and compares it with values computed independently in plain numpy: the WCAG
+contrast formula, the softmax, the label geometry.
 """
 
 import io
+import itertools
+import math
 import struct
 
 import matplotlib as mpl
 import numpy as np
 import pytest
-from matplotlib.colors import to_rgba
+from conftest import MINUS_INF, cell_texts, decode_png, mesh_values
+from matplotlib.colors import to_rgb, to_rgba
+from matplotlib.figure import Figure
+from matplotlib.quiver import Quiver
 from PIL import Image
 
-from attnlib import attention_steps, examples, plots, qkv
+from attnlib import attention_steps, examples, plots, qkv, scaling
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
-MINUS_INF = "−∞"  # U+2212, as format_cell writes it
 MINUS = "−"  # U+2212, the minus sign of negative cells
 #: Global rcParams unlike both styles: what a figure's style must win over.
 FOREIGN_RC = {
@@ -25,6 +30,7 @@ FOREIGN_RC = {
     "xtick.color": "#ff0000", "ytick.color": "#ff0000", "axes.facecolor": "#00ff00",
     "axes.titleweight": "normal", "axes.titlecolor": "#ff0000",
 }  # fmt: skip
+STYLES = ["light", "dark"]
 
 
 # --- helpers -------------------------------------------------------------------------------------
@@ -33,17 +39,6 @@ FOREIGN_RC = {
 def new_ax(style="light", figsize=(4.0, 3.0)):
     fig, axes = plots.figure(1, 1, figsize=figsize, style=style)
     return fig, axes[0, 0]
-
-
-def mesh_values(ax):
-    """The heatmap's drawn values as a float array, masked cells as -inf."""
-    drawn = ax.collections[0].get_array()
-    return np.ma.filled(np.ma.asarray(drawn).astype(float), -np.inf)
-
-
-def cell_texts(ax, shape):
-    """The annotation texts, reshaped row by row."""
-    return np.array([t.get_text() for t in ax.texts], dtype=object).reshape(shape)
 
 
 def expected_text(value, decimals=2):
@@ -55,12 +50,23 @@ def expected_text(value, decimals=2):
 
 
 def expected_texts(matrix, decimals=2):
-    return np.array([[expected_text(v, decimals) for v in row] for row in matrix], dtype=object)
+    return [[expected_text(v, decimals) for v in row] for row in np.asarray(matrix, dtype=float)]
 
 
 def softmax_rows(scores):
     exps = np.exp(scores - scores.max(axis=-1, keepdims=True))
     return exps / exps.sum(axis=-1, keepdims=True)
+
+
+def wcag_contrast(a, b):
+    """The WCAG 2 contrast ratio, written out from the definition (independent of attnlib)."""
+
+    def luminance(colour):
+        r, g, b = (c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in to_rgb(colour))
+        return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+    high, low = sorted([luminance(a), luminance(b)], reverse=True)
+    return (high + 0.05) / (low + 0.05)
 
 
 def quiver_tails(arrows):
@@ -72,18 +78,19 @@ def quiver_deltas(arrows):
     return np.column_stack([np.ravel(arrows.quiver.U), np.ravel(arrows.quiver.V)])
 
 
-def label_places(arrows):
-    """Each label's (horizontal, vertical) alignment: where it sits around its tip."""
-    return [(t.get_horizontalalignment(), t.get_verticalalignment()) for t in arrows.labels]
-
-
-PLAIN = ("left", "bottom")  # above and right of the tip: a label alone
-
-
 def png_size(data):
     """(width, height) from the IHDR chunk, read by hand."""
     assert data[12:16] == b"IHDR"
     return struct.unpack(">II", data[16:24])
+
+
+def inside(inner, outer, tolerance=0.5):
+    return (
+        outer.x0 - tolerance <= inner.x0
+        and inner.x1 <= outer.x1 + tolerance
+        and outer.y0 - tolerance <= inner.y0
+        and inner.y1 <= outer.y1 + tolerance
+    )
 
 
 @pytest.fixture
@@ -96,7 +103,7 @@ def four_tokens():
     return ex, steps, {"raw": raw, "weights": weights, "output": weights @ ex.X}
 
 
-# --- format_cell, figure, styles -----------------------------------------------------------------
+# --- format_cell ---------------------------------------------------------------------------------
 
 
 def test_format_cell():
@@ -106,6 +113,7 @@ def test_format_cell():
     assert plots.format_cell(-1.28844, decimals=3) == "−1.288"
     assert plots.format_cell(-np.inf) == MINUS_INF
     assert plots.format_cell(-np.inf)[0] == plots.format_cell(-0.5)[0] == "\u2212"  # the same minus
+    assert plots.format_cell(np.float32(0.25)) == "0.25"
 
 
 @pytest.mark.parametrize(
@@ -116,6 +124,71 @@ def test_format_cell():
 def test_format_cell_values_that_round_to_zero_have_no_sign(value, decimals, text):
     assert plots.format_cell(value, decimals) == text
     assert "-" not in plots.format_cell(value, decimals)  # never an ASCII hyphen-minus
+
+
+@pytest.mark.parametrize(
+    ("value", "decimals", "text"),
+    [(1e300, 2, "1.00e+300"), (-1.7e308, 1, "−1.7e+308"), (123456.0, 2, "1.23e+05"), (1e5, 0, "1e+05"),
+     (99999.994, 2, "99999.99"), (-2.5e-300, 2, "0.00"), (-3e7, 2, "−3.00e+07")],
+)  # fmt: skip
+def test_format_cell_writes_large_numbers_in_scientific_form(value, decimals, text):
+    assert plots.format_cell(value, decimals) == text
+    assert len(plots.format_cell(value, decimals)) <= 10
+
+
+@pytest.mark.parametrize("decimals", [-1, 2.0, 1.5, True, "2", None, 11])
+def test_format_cell_bad_decimals_is_a_clear_error(decimals):
+    with pytest.raises(ValueError, match=r"decimals must be"):
+        plots.format_cell(0.5, decimals)
+
+
+@pytest.mark.parametrize("value", [np.nan, "0.5", None, 1j])
+def test_format_cell_bad_value_is_a_clear_error(value):
+    with pytest.raises(ValueError, match=r"value"):
+        plots.format_cell(value)
+
+
+# --- contrast -----------------------------------------------------------------------------------
+
+
+def test_contrast_ratio_matches_the_wcag_definition():
+    assert plots.contrast_ratio("black", "white") == pytest.approx(21.0)
+    assert plots.contrast_ratio("#777777", "#777777") == pytest.approx(1.0)
+    assert plots.contrast_ratio("#777777", "white") == pytest.approx(4.48, abs=0.01)  # WCAG's example grey
+    assert plots.relative_luminance("white") == pytest.approx(1.0)
+    assert plots.relative_luminance((0.0, 0.0, 0.0, 0.3)) == 0.0  # alpha is ignored
+    rng = np.random.default_rng(0)
+    for a, b in rng.uniform(size=(50, 2, 3)):
+        assert plots.contrast_ratio(tuple(a), tuple(b)) == pytest.approx(wcag_contrast(tuple(a), tuple(b)))
+        assert plots.contrast_ratio(tuple(a), tuple(b)) == plots.contrast_ratio(tuple(b), tuple(a))
+
+
+def test_text_color_on_takes_the_higher_contrast_and_reaches_4_5_everywhere():
+    rng = np.random.default_rng(1)
+    for rgb in [*rng.uniform(size=(2000, 3)), (0.5, 0.5, 0.5), (0.46, 0.46, 0.46)]:
+        colour = tuple(rgb)
+        text = plots.text_color_on(colour)
+        assert text in ("#000000", "#ffffff")
+        other = "#ffffff" if text == "#000000" else "#000000"
+        assert wcag_contrast(text, colour) >= wcag_contrast(other, colour)
+        assert wcag_contrast(text, colour) >= 4.5
+
+
+@pytest.mark.parametrize("style", STYLES)
+def test_readable_color_keeps_the_hue_and_reaches_4_5(style):
+    background = plots.STYLES[style]["axes.facecolor"]
+    for colour in plots.OKABE_ITO:
+        readable = plots.readable_color(colour, background)
+        assert wcag_contrast(readable, background) >= 4.5
+        if wcag_contrast(colour, background) >= 4.5:
+            assert readable == colour.lower()  # unchanged when it already reads
+        else:  # mixed with black (light) or white (dark): the channels keep their order
+            assert np.argsort(to_rgb(readable)).tolist() == np.argsort(to_rgb(colour)).tolist()
+    with pytest.raises(ValueError, match=r"minimum must be between 1 and"):
+        plots.readable_color("#E69F00", background, minimum=25)
+
+
+# --- figure, styles ------------------------------------------------------------------------------
 
 
 def test_figure_gives_a_grid_of_axes_with_the_size_asked():
@@ -137,38 +210,38 @@ def test_styles_differ_in_facecolor():
 @pytest.mark.parametrize("make", [
     lambda: plots.figure(style="sepia"),
     lambda: plots.style_context("sepia").__enter__(),
+    lambda: plots.check_style(["light"]),
 ])  # fmt: skip
 def test_unknown_style_is_a_clear_error(make):
-    with pytest.raises(ValueError, match=r"style must be one of \['dark', 'light'\], got 'sepia'"):
+    with pytest.raises(ValueError, match=r"style must be one of \['dark', 'light'\], got"):
         make()
 
 
 # --- drawing in the style of the figure ---------------------------------------------------------
 
 
-@pytest.mark.parametrize("style", ["light", "dark"])
+@pytest.mark.parametrize("style", STYLES)
 def test_heatmap_and_vectors_draw_in_the_style_of_their_figure(style):
     """Drawn later, under other global rcParams, a styled figure's panels still follow its style."""
     rc = plots.STYLES[style]
     fig, axes = plots.figure(1, 2, figsize=(8.0, 3.5), style=style)
     heat, arrows_ax = axes[0]
     with mpl.rc_context(FOREIGN_RC):
-        plots.heatmap(heat, [[-1.0, 0.5], [2.0, 0.0]], ["a", "b"], ["x", "y"], title="scores")
+        drawn = plots.heatmap(heat, [[-1.0, 0.5], [2.0, 0.0]], ["a", "b"], ["x", "y"], title="scores")
         plots.vectors(arrows_ax, [[1.0, 0.5], [-0.5, 1.0]], ["u", "v"], title="vectors")
     plots.png_bytes(fig)  # a draw: every tick label is there
 
-    colorbar = heat.collections[0].colorbar
-    tick_labels = [t for t in colorbar.ax.get_yticklabels() if t.get_text()]
+    tick_labels = [t for t in drawn.colorbar.ax.get_yticklabels() if t.get_text()]
     assert len(tick_labels) >= 3
     assert {to_rgba(t.get_color()) for t in tick_labels} == {to_rgba(rc["ytick.color"])}
-    assert {to_rgba(t.tick2line.get_color()) for t in colorbar.ax.yaxis.get_major_ticks()} == {
+    assert {to_rgba(t.tick2line.get_color()) for t in drawn.colorbar.ax.yaxis.get_major_ticks()} == {
         to_rgba(rc["ytick.color"])
     }
     for ax in (heat, arrows_ax):
         assert to_rgba(ax.title.get_color()) == to_rgba(rc["text.color"])
         assert ax.title.get_fontweight() == "bold"
     # the lines between the cells have the background's colour
-    assert [to_rgba(c) for c in heat.collections[0].get_edgecolor()] == [to_rgba(rc["axes.facecolor"])]
+    assert [to_rgba(c) for c in drawn.mesh.get_edgecolor()] == [to_rgba(rc["axes.facecolor"])]
     # the lines through the origin (the only lines of a vectors panel) have the frame's colour
     assert [to_rgba(line.get_color()) for line in arrows_ax.lines] == [to_rgba(rc["axes.edgecolor"])] * 2
 
@@ -180,12 +253,10 @@ def test_a_subfigure_draws_in_the_style_of_its_figure():
         arrows = plots.vectors(ax, [[1.0, 0.0]], ["u"], title="in a subfigure")
     assert ax.title.get_fontweight() == "bold"
     assert to_rgba(ax.lines[0].get_color()) == to_rgba(plots.STYLES["dark"]["axes.edgecolor"])
-    assert arrows.labels[0].get_text() == " u"
+    assert arrows.labels[0].get_text() == "u"
 
 
 def test_axes_of_other_figures_draw_in_the_current_rcparams():
-    from matplotlib.figure import Figure
-
     ax = Figure().subplots()
     with mpl.rc_context(FOREIGN_RC):
         plots.vectors(ax, [[1.0, 0.0]], ["u"], title="not ours")
@@ -199,10 +270,10 @@ def test_figure_functions_draw_in_their_style_whatever_the_rcparams(four_tokens)
     with mpl.rc_context(FOREIGN_RC):
         view = plots.attention_figure(steps, ex.tokens, ex.X, style="dark")
     plots.png_bytes(view.figure)
-    for ax in (view.scores, view.weights):
-        labels = [t for t in ax.collections[0].colorbar.ax.get_yticklabels() if t.get_text()]
+    for drawn in (view.score_map, view.weight_map):
+        labels = [t for t in drawn.colorbar.ax.get_yticklabels() if t.get_text()]
         assert {to_rgba(t.get_color()) for t in labels} == {to_rgba(dark["ytick.color"])}
-        assert [to_rgba(c) for c in ax.collections[0].get_edgecolor()] == [to_rgba(dark["axes.facecolor"])]
+        assert [to_rgba(c) for c in drawn.mesh.get_edgecolor()] == [to_rgba(dark["axes.facecolor"])]
     for ax in (view.embeddings, view.scores, view.weights, view.context):
         assert ax.title.get_fontweight() == "bold"
         assert to_rgba(ax.title.get_color()) == to_rgba(dark["text.color"])
@@ -218,19 +289,20 @@ def test_heatmap_draws_the_matrix_its_texts_and_labels():
     Q, K, _ = qkv(ex.X, ex.W_q, ex.W_k, ex.W_v)
     S = Q @ K.T  # the known scores [[1.2884, 1.064, 1.452], ...]
     _, ax = new_ax()
-    returned = plots.heatmap(ax, S, ex.tokens, ex.tokens, title="Q Kᵀ", decimals=4)
+    drawn = plots.heatmap(ax, S, ex.tokens, ex.tokens, title="Q Kᵀ", decimals=4)
 
-    assert returned is ax
-    np.testing.assert_allclose(mesh_values(ax), S, rtol=0, atol=1e-12)
-    assert cell_texts(ax, (3, 3)).tolist() == [
+    assert drawn.ax is ax and drawn.mesh is ax.collections[0] and drawn.decimals == 4
+    np.testing.assert_allclose(mesh_values(drawn), S, rtol=0, atol=1e-12)
+    assert cell_texts(drawn) == [
         ["1.2884", "1.0640", "1.4520"],
         ["1.0640", "1.6064", "1.4496"],
         ["1.4520", "1.4496", "1.8768"],
     ]
-    assert ax.collections[0].get_clim() == pytest.approx((S.min(), S.max()))
+    assert drawn.mesh.get_clim() == pytest.approx((S.min(), S.max()))
     assert [t.get_text() for t in ax.get_xticklabels()] == list(ex.tokens)
     assert [t.get_text() for t in ax.get_yticklabels()] == list(ex.tokens)
     assert (ax.get_title(), ax.get_xlabel(), ax.get_ylabel()) == ("Q Kᵀ", "keys", "queries")
+    assert drawn.colorbar is drawn.mesh.colorbar and ax.child_axes == [drawn.colorbar.ax]
 
 
 def test_heatmap_cells_texts_and_tick_labels_line_up():
@@ -238,18 +310,18 @@ def test_heatmap_cells_texts_and_tick_labels_line_up():
     M = np.arange(6.0).reshape(2, 3)
     rows, cols = ["r0", "r1"], ["c0", "c1", "c2"]
     _, ax = new_ax()
-    plots.heatmap(ax, M, rows, cols)
+    drawn = plots.heatmap(ax, M, rows, cols)
 
-    corners = ax.collections[0].get_coordinates()  # (n_rows + 1, n_cols + 1, 2): x, y of corners
-    drawn = mesh_values(ax)
+    corners = drawn.mesh.get_coordinates()  # (n_rows + 1, n_cols + 1, 2): x, y of corners
+    values = mesh_values(drawn)
     yticks = dict(zip([t.get_text() for t in ax.get_yticklabels()], ax.get_yticks(), strict=True))
     xticks = dict(zip([t.get_text() for t in ax.get_xticklabels()], ax.get_xticks(), strict=True))
-    for k, text in enumerate(ax.texts):
+    for k, text in enumerate(drawn.texts):
         i, j = divmod(k, 3)
         x, y = text.get_position()
         (x0, y0), (x1, y1) = corners[i, j], corners[i + 1, j + 1]
         assert x0 < x < x1 and y0 < y < y1, (i, j)
-        assert drawn[i, j] == M[i, j]
+        assert values[i, j] == M[i, j]
         assert text.get_text() == f"{M[i, j]:.2f}"
         assert xticks[cols[j]] == pytest.approx(x) and yticks[rows[i]] == pytest.approx(y)
     assert ax.yaxis_inverted()  # row 0 at the top, as the matrix is printed
@@ -258,13 +330,12 @@ def test_heatmap_cells_texts_and_tick_labels_line_up():
 def test_heatmap_masked_cells_show_minus_infinity():
     M = np.array([[0.5, -np.inf], [-1.25, 2.0]])
     _, ax = new_ax()
-    plots.heatmap(ax, M, ["a", "b"], ["x", "y"])
+    drawn = plots.heatmap(ax, M, ["a", "b"], ["x", "y"])
 
-    drawn = ax.collections[0].get_array()
-    assert np.ma.getmaskarray(drawn).tolist() == [[False, True], [False, False]]
-    np.testing.assert_array_equal(mesh_values(ax), M)
-    assert cell_texts(ax, M.shape).tolist() == [["0.50", MINUS_INF], ["−1.25", "2.00"]]
-    assert ax.collections[0].get_clim() == (-1.25, 2.0)  # limits of the finite values only
+    assert np.ma.getmaskarray(drawn.mesh.get_array()).tolist() == [[False, True], [False, False]]
+    np.testing.assert_array_equal(mesh_values(drawn), M)
+    assert cell_texts(drawn) == [["0.50", MINUS_INF], ["−1.25", "2.00"]]
+    assert drawn.mesh.get_clim() == (-1.25, 2.0)  # limits of the finite values only
 
 
 @pytest.mark.parametrize(
@@ -272,39 +343,71 @@ def test_heatmap_masked_cells_show_minus_infinity():
     [
         ([[0.2, 0.4], [0.6, 0.8]], {}, (0.2, 0.8)),
         ([[0.2, 0.4], [0.6, 0.8]], {"vmin": 0, "vmax": 1}, (0.0, 1.0)),
+        ([[0.2, 0.4], [0.6, 0.8]], {"vmin": 0.5}, (0.5, 0.8)),
         ([[3.0, 3.0], [3.0, 3.0]], {}, (2.5, 3.5)),  # one value: widened, not a zero-width scale
         ([[-np.inf, -np.inf], [-np.inf, -np.inf]], {}, (0.0, 1.0)),
     ],
 )
 def test_heatmap_colour_limits(matrix, kwargs, clim):
     _, ax = new_ax()
-    plots.heatmap(ax, matrix, ["a", "b"], ["x", "y"], **kwargs)
-    assert ax.collections[0].get_clim() == pytest.approx(clim)
-    assert cell_texts(ax, (2, 2)).tolist() == expected_texts(np.array(matrix)).tolist()
+    drawn = plots.heatmap(ax, matrix, ["a", "b"], ["x", "y"], **kwargs)
+    assert drawn.mesh.get_clim() == pytest.approx(clim)
+    assert cell_texts(drawn) == expected_texts(matrix)
 
 
-def test_heatmap_text_colour_reads_on_its_cell():
-    """Dark text on the bright end of viridis, white text on the dark end."""
-    _, ax = new_ax()
-    plots.heatmap(ax, [[0.0, 1.0]], ["a"], ["lo", "hi"])
-    low, high = ax.texts
-    assert to_rgba(low.get_color()) == to_rgba("#ffffff")
-    assert to_rgba(high.get_color()) == to_rgba("#111111")
+CMAPS = ["viridis", "cividis", "magma", "plasma", "coolwarm", "RdBu", "Greys", "twilight"]
+
+
+@pytest.mark.parametrize("style", STYLES)
+def test_every_number_on_a_cell_has_a_contrast_of_at_least_4_5(style):
+    """Random heatmaps (colour maps, limits that clip, masked cells): the text against the drawn cell."""
+    rng = np.random.default_rng(2 if style == "light" else 3)
+    fig, axes = plots.figure(4, 5, figsize=(14.0, 10.0), style=style)
+    drawn = []
+    for k, ax in enumerate(axes.flat):
+        shape = tuple(rng.integers(1, 6, size=2))
+        matrix = rng.normal(scale=rng.choice([0.01, 1.0, 100.0]), size=shape)
+        matrix[rng.uniform(size=shape) < 0.15] = -np.inf
+        limits = {}
+        if k % 2:  # limits inside the range: the colours of cells beyond them are clipped
+            low, high = np.sort(
+                rng.normal(scale=np.abs(matrix[np.isfinite(matrix)]).max(initial=1.0), size=2)
+            )
+            limits = {"vmin": float(low), "vmax": float(high) + 1e-3}
+        names = [f"r{i}" for i in range(shape[0])], [f"c{j}" for j in range(shape[1])]
+        drawn.append(plots.heatmap(ax, matrix, *names, cmap=CMAPS[k % len(CMAPS)], **limits))
+    plots.png_bytes(fig)  # a draw: the mesh has mapped its values to colours
+    background = to_rgba(plots.STYLES[style]["axes.facecolor"])
+    checked = 0
+    for heat in drawn:
+        faces = heat.mesh.get_facecolors()  # one RGBA per cell, row by row; masked cells transparent
+        assert len(faces) == len(heat.texts)
+        for face, text in zip(faces, heat.texts, strict=True):
+            cell = background if face[3] == 0 else face
+            assert wcag_contrast(text.get_color(), cell) >= 4.5, (text.get_text(), cell)
+            checked += 1
+    assert checked >= 100
+
+
+def test_cell_colour_read_from_the_pixels_matches_the_mesh():
+    """The colour the contrast test reads (the mesh's face colours) is the one on the screen."""
+    fig, ax = new_ax(figsize=(3.0, 3.0))
+    drawn = plots.heatmap(ax, [[0.0, 0.45], [0.55, 1.0]], ["a", "b"], ["x", "y"], colorbar=False)
+    pixels = decode_png(plots.png_bytes(fig))
+    for k, face in enumerate(drawn.mesh.get_facecolors()):
+        i, j = divmod(k, 2)
+        x, y = ax.transData.transform((j + 0.15, i + 0.15))  # near a corner, away from the text
+        pixel = pixels[pixels.shape[0] - 1 - int(y), int(x)] / 255
+        np.testing.assert_allclose(pixel, face[:3], atol=2 / 255)
 
 
 def test_heatmap_colorbar_is_optional():
     fig, ax = new_ax()
-    plots.heatmap(ax, np.eye(2), ["a", "b"], ["x", "y"])
-    colorbar = ax.collections[0].colorbar
-    assert colorbar is not None and ax.child_axes == [colorbar.ax] and fig.axes == [ax]
+    drawn = plots.heatmap(ax, np.eye(2), ["a", "b"], ["x", "y"])
+    assert drawn.colorbar is not None and ax.child_axes == [drawn.colorbar.ax] and fig.axes == [ax]
     fig, ax = new_ax()
-    plots.heatmap(ax, np.eye(2), ["a", "b"], ["x", "y"], colorbar=False)
-    assert ax.collections[0].colorbar is None and ax.child_axes == [] and fig.axes == [ax]
-
-
-def colorbar_and_cells(ax):
-    """The drawn boxes (pixels) of a heatmap's colour bar and of its cells."""
-    return ax.collections[0].colorbar.ax.get_window_extent(), ax.get_window_extent()
+    drawn = plots.heatmap(ax, np.eye(2), ["a", "b"], ["x", "y"], colorbar=False)
+    assert drawn.colorbar is None and ax.child_axes == [] and fig.axes == [ax]
 
 
 @pytest.mark.parametrize(
@@ -320,67 +423,141 @@ def colorbar_and_cells(ax):
 def test_colorbar_is_as_tall_as_the_cells_and_beside_them(shape, figsize):
     fig, ax = new_ax(figsize=figsize)
     rows, cols = [f"r{i}" for i in range(shape[0])], [f"c{j}" for j in range(shape[1])]
-    plots.heatmap(ax, np.arange(shape[0] * shape[1], dtype=float).reshape(shape), rows, cols, title="t")
+    drawn = plots.heatmap(
+        ax, np.arange(shape[0] * shape[1], dtype=float).reshape(shape), rows, cols, title="t"
+    )
     plots.png_bytes(fig)
 
-    bar, cells = colorbar_and_cells(ax)
+    bar, cells = drawn.colorbar.ax.get_window_extent(), ax.get_window_extent()
     assert cells.width / shape[1] == pytest.approx(cells.height / shape[0], rel=1e-6)  # square cells
     assert (bar.y0, bar.height) == pytest.approx((cells.y0, cells.height), abs=0.5)
     assert 0 < bar.x0 - cells.x1 < 0.2 * fig.dpi  # right beside them
     assert bar.y1 < ax.title.get_window_extent().y0
-    colorbar_extent = ax.collections[0].colorbar.ax.get_tightbbox()
-    assert fig.bbox.x0 <= ax.get_tightbbox().x0 and colorbar_extent.x1 <= fig.bbox.x1  # nothing cut off
+    assert inside(ax.get_tightbbox(), fig.bbox) and inside(drawn.colorbar.ax.get_tightbbox(), fig.bbox)
 
 
-def test_update_heatmap_changes_the_same_artists_in_place():
+def lesson_panels(case):
+    """Figures of heatmaps laid out as the lessons draw them (the figure, its heatmaps)."""
+    ex, four = examples.she_likes_coffee(), examples.four_tokens_2d()
+    steps = attention_steps(*qkv(ex.X, ex.W_q, ex.W_k, ex.W_v))
+    tokens, dims = ex.tokens, [f"dim {k}" for k in range(1, 5)]
+    if case == "lesson 01 cell 19":
+        fig, axes = plots.figure(1, 2, figsize=(10, 4.2))
+        return fig, [
+            plots.heatmap(axes[0, 0], four.X @ four.X.T, four.tokens, four.tokens,
+                          title="X Xᵀ, four tokens in 2D", cmap="cividis", xlabel="", ylabel=""),
+            plots.heatmap(axes[0, 1], ex.X @ ex.X.T, tokens, tokens, title="X Xᵀ, she likes coffee",
+                          cmap="cividis", xlabel="", ylabel=""),
+        ]  # fmt: skip
+    if case == "lesson 06 cell 12":
+        fig, axes = plots.figure(1, 3, figsize=(13, 3.6))
+        V, lo, hi = steps.output, steps.output.min(), steps.output.max()
+        return fig, [
+            plots.heatmap(axes[0, 0], steps.weights, tokens, tokens, title="A: weights (rows sum to 1)",
+                          vmin=0, vmax=1),
+            plots.heatmap(axes[0, 1], V, tokens, dims, title="V: values", cmap="cividis", vmin=lo, vmax=hi,
+                          xlabel="value dimension", ylabel="keys"),
+            plots.heatmap(axes[0, 2], V, tokens, dims, title="Z = A V: outputs", cmap="cividis", vmin=lo,
+                          vmax=hi, xlabel="value dimension"),
+        ]  # fmt: skip
+    fig, axes = plots.figure(1, 3, figsize=(14, 4.2))  # lesson 05 cell 9
+    return fig, [
+        plots.heatmap(
+            ax, steps.raw_scores, tokens, tokens, title=f"{k}. scaled scores Q Kᵀ/√d_k", cmap="cividis"
+        )
+        for k, ax in enumerate(axes[0], start=1)
+    ]
+
+
+@pytest.mark.parametrize("case", ["lesson 01 cell 19", "lesson 06 cell 12", "lesson 05 cell 9"])
+def test_titles_and_labels_are_inside_the_figure(case):
+    fig, drawn = lesson_panels(case)
+    plots.png_bytes(fig)
+    for heat in drawn:
+        assert inside(heat.ax.title.get_window_extent(), fig.bbox, tolerance=0), heat.ax.get_title()
+        assert inside(heat.ax.get_tightbbox(), fig.bbox, tolerance=0)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_titles_of_random_heatmap_grids_are_inside_the_figure(seed):
+    rng = np.random.default_rng(seed)
+    ncols = int(rng.integers(1, 4))
+    fig, axes = plots.figure(
+        1, ncols, figsize=(float(rng.uniform(3.5, 5.0)) * ncols, float(rng.uniform(2.5, 5.0)))
+    )
+    for ax in axes[0]:
+        shape = tuple(int(n) for n in rng.integers(1, 7, size=2))
+        plots.heatmap(ax, rng.normal(size=shape), [f"row {i}" for i in range(shape[0])],
+                      [f"c{j}" for j in range(shape[1])], title="A two-line title\nof a heatmap",
+                      colorbar=bool(rng.integers(0, 2)))  # fmt: skip
+    plots.png_bytes(fig)
+    for ax in axes[0]:
+        assert inside(ax.title.get_window_extent(), fig.bbox, tolerance=0)
+
+
+@pytest.mark.parametrize("case", ["lesson 06 cell 12", "lesson 05 cell 9"])
+def test_a_panels_axis_label_keeps_clear_of_the_colour_bar_before_it(case):
+    """Panel k + 1's "queries" must not read as the label of panel k's colour bar."""
+    fig, drawn = lesson_panels(case)
+    plots.png_bytes(fig)
+    for before, after in itertools.pairwise(drawn):
+        bar = before.colorbar.ax.get_tightbbox()  # the bar and its tick labels
+        label = after.ax.yaxis.label.get_window_extent()
+        assert label.x0 - bar.x1 >= 0.25 * fig.dpi, (before.ax.get_title(), after.ax.get_ylabel())
+
+
+def test_a_large_heatmap_leaves_out_its_numbers_and_says_so():
+    rng = np.random.default_rng(0)
+    names = [f"t{i}" for i in range(50)]
+    fig, ax = new_ax(figsize=(6.0, 5.0))
+    drawn = plots.heatmap(ax, rng.normal(size=(50, 50)), names, names, title="50 tokens")
+    plots.png_bytes(fig)
+    assert drawn.texts == [] and len(ax.texts) == 0
+    assert ax.get_title() == "50 tokens\n50 × 50 cells: values not written"
+    shown = [t.get_text() for t in ax.get_xticklabels()]
+    assert 1 < len(shown) <= plots.heatmaps.MAX_ANNOTATED_SIDE + 1 and shown[:2] == ["t0", "t5"]
+    np.testing.assert_array_equal(mesh_values(drawn).shape, (50, 50))
+    # at the limit the numbers are written, and annotate=True asks for them above it
+    limit = plots.heatmaps.MAX_ANNOTATED_SIDE
     _, ax = new_ax()
-    plots.heatmap(ax, [[0.1, 0.2, 0.3], [0.4, 0.5, 0.6]], ["a", "b"], ["x", "y", "z"], decimals=3)
-    mesh, texts = ax.collections[0], list(ax.texts)
-    counts = (len(ax.collections), len(ax.texts), len(ax.figure.axes))
-
-    new = np.array([[5.0, -np.inf, -2.5], [0.125, 1.0, 4.0]])
-    plots.update_heatmap(ax, new, decimals=3)
-
-    assert ax.collections[0] is mesh
-    assert all(a is b for a, b in zip(ax.texts, texts, strict=True))
-    assert (len(ax.collections), len(ax.texts), len(ax.figure.axes)) == counts
-    np.testing.assert_array_equal(mesh_values(ax), new)
-    assert cell_texts(ax, new.shape).tolist() == expected_texts(new, 3).tolist()
-    assert mesh.get_clim() == (-2.5, 5.0)
-
-    plots.update_heatmap(ax, new, vmin=-10, vmax=10)
-    assert mesh.get_clim() == (-10, 10)
-    assert cell_texts(ax, new.shape).tolist() == expected_texts(new, 3).tolist()  # still 3 decimals
-
-
-def test_update_heatmap_keeps_the_decimals_shown():
+    names = [str(i) for i in range(limit)]
+    assert len(plots.heatmap(ax, np.eye(limit), names, names).texts) == limit * limit
     _, ax = new_ax()
-    plots.heatmap(ax, [[0.12345, -0.5]], ["a"], ["x", "y"], decimals=4)
-    plots.update_heatmap(ax, [[0.98765, -0.25]])
-    assert cell_texts(ax, (1, 2)).tolist() == [["0.9877", "−0.2500"]]
-    plots.update_heatmap(ax, [[1.04, 2.0]], decimals=1)
-    assert cell_texts(ax, (1, 2)).tolist() == [["1.0", "2.0"]]
-    plots.update_heatmap(ax, [[3.04, -2.0]])  # the decimals last asked for
-    assert cell_texts(ax, (1, 2)).tolist() == [["3.0", "−2.0"]]
-    _, other = new_ax()
-    plots.heatmap(other, [[0.12345]], ["a"], ["x"])  # each heatmap its own
-    plots.update_heatmap(other, [[0.98765]])
-    assert cell_texts(other, (1, 1)).tolist() == [["0.99"]]
-
-
-def test_update_heatmap_keeps_the_colorbar_in_step():
+    names = [str(i) for i in range(limit + 1)]
+    assert len(plots.heatmap(ax, np.eye(limit + 1), names, names, annotate=True).texts) == (limit + 1) ** 2
     _, ax = new_ax()
-    plots.heatmap(ax, [[0.0, 1.0]], ["a"], ["x", "y"])
-    plots.update_heatmap(ax, [[-3.0, 7.0]])
-    colorbar = ax.collections[0].colorbar
-    assert (colorbar.vmin, colorbar.vmax) == (-3.0, 7.0)
+    drawn = plots.heatmap(ax, np.eye(2), ["a", "b"], ["x", "y"], title="asked", annotate=False)
+    assert drawn.texts == [] and ax.get_title() == "asked"
 
 
-def test_update_heatmap_rejects_another_shape():
+def test_a_heatmap_of_huge_values_is_drawn_or_refused_clearly():
     _, ax = new_ax()
-    plots.heatmap(ax, np.eye(2), ["a", "b"], ["x", "y"])
-    with pytest.raises(ValueError, match=r"matrix has shape \(3, 3\); the heatmap shows shape \(2, 2\)"):
-        plots.update_heatmap(ax, np.eye(3))
+    for matrix in ([[1.7e308, -1.7e308]], [[1.7e308, 1e307]], [[1e308]], [[6e299, -6e299]]):
+        with pytest.raises(ValueError, match=r"the colour scale from .* is too wide to draw"):
+            plots.heatmap(ax, matrix, ["a"], ["x", "y"][: len(matrix[0])])
+        assert len(ax.collections) == 0  # refused before anything was drawn
+    fig, ax = new_ax()
+    drawn = plots.heatmap(ax, [[9e299, -1e299]], ["a"], ["x", "y"])
+    assert decode_png(plots.png_bytes(fig)).shape == (300, 400, 3)
+    assert cell_texts(drawn) == [["9.00e+299", "−1.00e+299"]]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"decimals": -1}, r"decimals must be from 0 to 10, got -1"),
+        ({"decimals": 1.5}, r"decimals must be a whole number"),
+        ({"decimals": True}, r"decimals must be a whole number"),
+        ({"vmin": 1.0, "vmax": 0.0}, r"vmin must be less than vmax"),
+        ({"vmin": np.nan}, r"vmin must be a finite real number"),
+        ({"vmax": np.inf}, r"vmax must be a finite real number"),
+    ],
+)
+def test_heatmap_bad_options_are_a_clear_error(kwargs, message):
+    _, ax = new_ax()
+    with pytest.raises(ValueError, match=message):
+        plots.heatmap(ax, np.eye(2), ["a", "b"], ["x", "y"], **kwargs)
+    assert len(ax.collections) == 0
 
 
 @pytest.mark.parametrize(
@@ -404,141 +581,239 @@ def test_heatmap_bad_input_is_a_clear_error(matrix, rows, cols, message):
 
 def test_vectors_draw_arrows_from_the_origin_with_labels_at_the_tips():
     ex = examples.four_tokens_2d()
-    _, ax = new_ax(figsize=(4.0, 4.0))
+    fig, ax = new_ax(figsize=(4.0, 4.0))
     arrows = plots.vectors(ax, ex.X, ex.tokens, title="Four tokens")
 
-    np.testing.assert_array_equal(np.ravel(arrows.quiver.X), 0.0)
-    np.testing.assert_array_equal(np.ravel(arrows.quiver.Y), 0.0)
     np.testing.assert_array_equal(quiver_tails(arrows), np.zeros((4, 2)))
     np.testing.assert_array_equal(quiver_deltas(arrows), ex.X)
     assert arrows.quiver.scale == 1 and arrows.quiver.scale_units == "xy" and arrows.quiver.angles == "xy"
-    assert [t.get_text().strip() for t in arrows.labels] == list(ex.tokens)
-    np.testing.assert_array_equal([t.get_position() for t in arrows.labels], ex.X)
-    # each label has its arrow's colour, from the Okabe–Ito palette
+    assert [t.get_text() for t in arrows.labels] == list(ex.tokens)
+    # each arrow in its Okabe–Ito colour; its label in the same colour, made to read on white
     arrow_colours = [tuple(c) for c in arrows.quiver.get_facecolor()]
-    label_colours = [to_rgba(t.get_color()) for t in arrows.labels]
-    assert arrow_colours == label_colours == [to_rgba(c) for c in plots.OKABE_ITO[:4]]
+    assert arrow_colours == [to_rgba(c) for c in plots.OKABE_ITO[:4]]
+    for label, colour in zip(arrows.labels, plots.OKABE_ITO, strict=False):
+        assert to_rgba(label.get_color()) == to_rgba(plots.readable_color(colour, "white"))
+        assert wcag_contrast(label.get_color(), "white") >= 4.5
     # square limits that show every tip and the origin
     lo, hi = ax.get_xlim()
     assert ax.get_ylim() == (lo, hi)
     assert lo < 0 and hi > ex.X.max()
     assert ax.get_title() == "Four tokens"
+    plots.png_bytes(fig)
+    assert label_problems(fig, ax) == []
 
 
 def test_vectors_from_given_origins_and_limits():
     tails = np.array([[1.0, 1.0], [-1.0, 0.5]])
     tips = np.array([[2.0, 3.0], [0.0, -1.0]])
-    _, ax = new_ax()
+    fig, ax = new_ax()
     arrows = plots.vectors(ax, tips, ["u", "v"], origins=tails, limits=(-4.0, 4.0), alpha=0.25)
 
     np.testing.assert_array_equal(np.column_stack([arrows.quiver.X, arrows.quiver.Y]), tails)
     np.testing.assert_array_equal(quiver_tails(arrows), tails)
     np.testing.assert_array_equal(quiver_deltas(arrows), tips - tails)
-    np.testing.assert_array_equal([t.get_position() for t in arrows.labels], tips)
     assert ax.get_xlim() == ax.get_ylim() == (-4.0, 4.0)
     assert arrows.quiver.get_alpha() == 0.25
-    assert all(t.get_alpha() == 0.25 for t in arrows.labels)
-
-
-def test_update_vectors_moves_the_same_arrows_in_place():
-    _, ax = new_ax()
-    arrows = plots.vectors(ax, [[1.0, 0.0], [0.0, 1.0]], ["a", "b"])
-    quiver, labels = arrows.quiver, list(arrows.labels)
-    drawn_tails = np.column_stack([quiver.X, quiver.Y])
-    counts = (len(ax.collections), len(ax.texts), len(ax.lines))
-
-    tails = np.array([[1.0, 1.0], [0.0, 1.0]])
-    tips = np.array([[2.5, 2.0], [-3.0, 2.0]])
-    plots.update_vectors(ax, arrows, tips, origins=tails)
-
-    assert arrows.quiver is quiver and ax.collections[0] is quiver
-    assert all(a is b for a, b in zip(arrows.labels, labels, strict=True))
-    assert (len(ax.collections), len(ax.texts), len(ax.lines)) == counts
-    np.testing.assert_array_equal(quiver_tails(arrows), tails)
-    np.testing.assert_array_equal(quiver_deltas(arrows), tips - tails)
-    np.testing.assert_array_equal([t.get_position() for t in arrows.labels], tips)
-    assert [t.get_text() for t in arrows.labels] == [" a", " b"]
-    # quiver.X and .Y keep the tails it was drawn with: the docstring points to get_offsets()
-    np.testing.assert_array_equal(np.column_stack([quiver.X, quiver.Y]), drawn_tails)
-    assert "quiver.get_offsets()" in plots.Arrows.__doc__
-    lo, hi = ax.get_xlim()
-    assert ax.get_ylim() == (lo, hi) and lo < -3.0 and hi > 2.5  # refitted to the new tips
-
-    plots.update_vectors(ax, arrows, tips, limits=(-5.0, 5.0))  # origins default to zero again
-    np.testing.assert_array_equal(quiver_tails(arrows), np.zeros((2, 2)))
-    np.testing.assert_array_equal(quiver_deltas(arrows), tips)
-    assert ax.get_xlim() == ax.get_ylim() == (-5.0, 5.0)
+    assert all(t.get_alpha() is None for t in arrows.labels)  # labels stay opaque
+    plots.png_bytes(fig)
+    assert label_problems(fig, ax) == []
 
 
 @pytest.mark.parametrize(
-    ("points", "labels", "origins", "message"),
+    ("points", "labels", "kwargs", "message"),
     [
-        ([[1.0, 0.0, 0.0]], ["a"], None, r"points must have shape \(n, 2\).*got shape \(1, 3\)"),
-        ([1.0, 0.0], ["a"], None, r"points must have shape \(n, 2\).*got shape \(2,\)"),
-        ([[1.0, 0.0], [0.0, 1.0]], ["a"], None, r"there are 2 vectors but 1 labels"),
-        ([[1.0, 0.0]], ["a", "b"], None, r"there are 1 vectors but 2 labels"),
-        ([[1.0, 0.0]], ["a"], [[0.0, 0.0], [1.0, 1.0]], r"origins must have the shape of points \(1, 2\)"),
-        ([[1.0, np.nan]], ["a"], None, r"points"),
+        ([[1.0, 0.0, 0.0]], ["a"], {}, r"points must have shape \(n, 2\).*got shape \(1, 3\)"),
+        ([1.0, 0.0], ["a"], {}, r"points must have shape \(n, 2\).*got shape \(2,\)"),
+        ([[1.0, 0.0], [0.0, 1.0]], ["a"], {}, r"there are 2 vectors but 1 labels"),
+        ([[1.0, 0.0]], ["a", "b"], {}, r"there are 1 vectors but 2 labels"),
+        (
+            [[1.0, 0.0]],
+            ["a"],
+            {"origins": [[0.0, 0.0], [1.0, 1.0]]},
+            r"origins must have the shape of points",
+        ),
+        ([[1.0, np.nan]], ["a"], {}, r"points"),
+        ([[1.0, 0.0]], ["a"], {"colors": []}, r"colors must name at least one colour"),
+        ([[1.0, 0.0]], ["a"], {"limits": (1.0, -1.0)}, r"limits must have low < high"),
+        ([[1.0, 0.0]], ["a"], {"limits": (0.0, np.inf)}, r"limits must be two finite numbers"),
+        ([[1.0, 0.0]], ["a"], {"limits": 2.0}, r"limits must be \(low, high\)"),
     ],
 )
-def test_vectors_bad_input_is_a_clear_error(points, labels, origins, message):
+def test_vectors_bad_input_is_a_clear_error(points, labels, kwargs, message):
     _, ax = new_ax()
     with pytest.raises(ValueError, match=message):
-        plots.vectors(ax, points, labels, origins=origins)
+        plots.vectors(ax, points, labels, **kwargs)
 
 
-def test_vectors_without_colours_is_a_clear_error():
-    _, ax = new_ax()
-    with pytest.raises(ValueError, match="colors must name at least one colour"):
-        plots.vectors(ax, [[1.0, 0.0]], ["a"], colors=[])
+# --- where the arrow labels go -------------------------------------------------------------------
 
 
-CLOSE = np.array([[1.0, 1.0], [1.02, 0.97], [-1.0, 0.5]])  # a and b end close together
-APART = np.array([[1.0, 1.0], [1.0, -1.0], [-1.0, 0.5]])
+def arrow_outlines(ax):
+    """Every arrow of ``ax`` in pixels: (tail, tip, shaft width)."""
+    outlines = []
+    for quiver in ax.collections:
+        if isinstance(quiver, Quiver):
+            tails = np.asarray(quiver.get_offsets(), dtype=float)
+            tips = tails + np.column_stack([np.ravel(quiver.U), np.ravel(quiver.V)])
+            shaft = quiver.width * ax.bbox.width  # vectors draws in units of the axes' width
+            for tail, tip in zip(ax.transData.transform(tails), ax.transData.transform(tips), strict=True):
+                outlines.append((tail, tip, shaft))
+    return outlines
 
 
-def test_vectors_spread_the_labels_of_tips_that_end_close_together():
-    _, ax = new_ax(figsize=(4.0, 4.0))
-    arrows = plots.vectors(ax, CLOSE, ["a", "b", "c"])
-    assert arrows.spread_labels
-    assert label_places(arrows) == [("right", "bottom"), ("left", "top"), PLAIN]
-    assert [t.get_text() for t in arrows.labels] == ["a ", " b", " c"]
-    np.testing.assert_array_equal([t.get_position() for t in arrows.labels], CLOSE)  # still at the tips
-    # moved apart, then together again: placed anew each time
-    plots.update_vectors(ax, arrows, APART)
-    assert label_places(arrows) == [PLAIN] * 3
-    assert [t.get_text() for t in arrows.labels] == [" a", " b", " c"]
-    plots.update_vectors(ax, arrows, CLOSE)
-    assert label_places(arrows) == [("right", "bottom"), ("left", "top"), PLAIN]
-    plots.update_vectors(ax, arrows, CLOSE, spread_labels=False)
-    assert label_places(arrows) == [PLAIN] * 3
+def box_distance(point, box):
+    dx = max(box.x0 - point[0], 0.0, point[0] - box.x1)
+    dy = max(box.y0 - point[1], 0.0, point[1] - box.y1)
+    return math.hypot(dx, dy)
 
 
-def test_vectors_spreading_can_be_turned_off():
-    _, ax = new_ax(figsize=(4.0, 4.0))
-    arrows = plots.vectors(ax, CLOSE, ["a", "b", "c"], spread_labels=False)
+def label_problems(fig, ax):
+    """What is wrong with the arrow labels of ``ax`` as last drawn, in words (empty: nothing).
+
+    A label must lie inside the axes, within 32 pixels (at 100 dpi) of its own arrow head, touch
+    no arrow (a shaft is one shaft width wide, the head three widths wide and five long; each
+    arrow is checked at 400 points) and no other label.
+    """
+    renderer = fig.canvas.get_renderer()
+    outlines = arrow_outlines(ax)
+    head = 1.5 * max(shaft for *_, shaft in outlines)
+    labels = ax.texts[: len(outlines)]  # vectors writes one label per arrow, before any other text
+    problems, boxes = [], []
+    for text, (_, tip, _) in zip(labels, outlines, strict=True):
+        if not text.get_text():
+            continue
+        name, box = text.get_text(), text.get_window_extent(renderer)
+        if not inside(box, ax.bbox):
+            problems.append(f"{name} is outside the axes")
+        if box_distance(tip, box) > head + 32 * fig.dpi / 100:
+            problems.append(f"{name} is {box_distance(tip, box):.0f} px from its tip")
+        for tail, other_tip, shaft in outlines:
+            length = float(np.hypot(*(other_tip - tail)))
+            for t in np.linspace(0.0, 1.0, 400):
+                half = (1.5 if (1 - t) * length <= 5 * shaft else 0.5) * shaft
+                if box_distance(tail + t * (other_tip - tail), box) < half:
+                    problems.append(f"{name} is on the arrow to {np.round(other_tip)}")
+                    break
+        problems += [f"{name} overlaps {other}" for other, placed in boxes if box.overlaps(placed)]
+        boxes.append((name, box))
+    return problems
+
+
+def lesson_06_cell_22():
+    toks = examples.four_tokens_2d()
+    V2 = toks.X
+    steps2 = attention_steps(V2, V2, V2)
+    sharp = attention_steps(V2, V2, V2, scale=5 / np.sqrt(2))
+    names, limits = list(toks.tokens), (-0.1, 1.1)
+    fig, axes = plots.figure(1, 3, figsize=(13, 4.6))
+    plots.vectors(axes[0, 0], V2, names, title="values V (= embeddings X)", limits=limits)
+    for ax, result in [(axes[0, 1], steps2), (axes[0, 2], sharp)]:
+        ends = V2[[2, 0]]
+        ax.plot(ends[:, 0], ends[:, 1], color="0.6", linewidth=6, alpha=0.35, solid_capstyle="round")
+        plots.vectors(ax, V2, [""] * 4, alpha=0.2, limits=limits)
+        plots.vectors(ax, result.output, names, title="context vectors", limits=limits)
+    return fig, list(axes[0])
+
+
+def lesson_01_cell_15():
+    a, b = np.array([1.0, 0.2]), np.array([0.8, 0.3])
+    fig, axes = plots.figure(1, 2, figsize=(9, 2.0))
+    for ax, factor, name in zip(axes[0], [1, 2], ["a", "2a"], strict=True):
+        plots.vectors(ax, np.array([factor * a, b]), [name, "b"], limits=(-0.1, 2.1), title=name)
+        ax.set_ylim(-0.1, 0.4)  # set after drawing: the labels are placed at the draw
+    return fig, list(axes[0])
+
+
+def lesson_07(style):
+    four = examples.four_tokens_2d()
+    steps = attention_steps(*qkv(four.X, four.W_q, four.W_k, four.W_v))
+    view = plots.attention_figure(steps, four.tokens, four.X, style=style)
+    return view.figure, [view.embeddings, view.context]
+
+
+LESSON_CASES = {
+    "lesson 06 cell 22": lesson_06_cell_22,
+    "lesson 01 cell 15": lesson_01_cell_15,
+    "lesson 07 light": lambda: lesson_07("light"),
+    "lesson 07 dark": lambda: lesson_07("dark"),
+}
+
+
+@pytest.mark.parametrize("case", list(LESSON_CASES))
+def test_lesson_arrow_labels_sit_at_their_own_tips_clear_of_every_arrow(case):
+    fig, axes = LESSON_CASES[case]()
+    plots.png_bytes(fig)
+    for ax in axes:
+        assert label_problems(fig, ax) == [], ax.get_title()
+
+
+@pytest.mark.parametrize(("a", "b"), [([1, 0.2], [0.9, 0.35]), ([1, 0], [-1, 0]), ([-1.5, 1.4], [1, 1])])
+def test_similarity_figure_labels_sit_at_their_tips_clear_of_the_arrows_and_the_numbers(a, b):
+    view = plots.similarity_figure(a, b, limits=plots.similarity_limits())
+    plots.png_bytes(view.figure)
+    assert label_problems(view.figure, view.ax) == []
+    readout = view.readout.get_bbox_patch().get_window_extent()
+    for label in view.arrows.labels:
+        assert not label.get_window_extent().overlaps(readout)
+
+
+def readable_random_arrows(rng, n):
+    """n random tips whose arrows leave each tip free: no tip within 0.12 of another arrow."""
+    while True:
+        tips = rng.uniform(-1, 1, size=(n, 2))
+        if np.linalg.norm(tips, axis=1).min() < 0.25:
+            continue
+        clear = all(
+            np.min([np.linalg.norm(tips[i] - t * tips[j]) for t in np.linspace(0, 1, 50)]) >= 0.12
+            for i in range(n)
+            for j in range(n)
+            if i != j
+        )
+        if clear:
+            return tips
+
+
+@pytest.mark.parametrize("style", STYLES)
+def test_random_arrow_labels_sit_at_their_own_tips_clear_of_every_arrow(style):
+    rng = np.random.default_rng(10 if style == "light" else 11)
+    fig, axes = plots.figure(3, 4, figsize=(14.0, 10.5), style=style)
+    for k, ax in enumerate(axes.flat):
+        n = int(rng.integers(2, 6))
+        if k % 3 == 0:  # faint "before" arrows behind, unlabelled, as lesson 06 draws them
+            plots.vectors(ax, rng.uniform(-1, 1, size=(n, 2)), [""] * n, alpha=0.2, limits=(-1.3, 1.3))
+        plots.vectors(ax, readable_random_arrows(rng, n), [f"Token-{i + 1}" for i in range(n)],
+                      limits=(-1.3, 1.3) if k % 3 == 0 else None)  # fmt: skip
+    plots.png_bytes(fig)
+    background = plots.STYLES[style]["axes.facecolor"]
+    for ax in axes.flat:
+        assert label_problems(fig, ax) == []
+        for label in ax.texts:
+            assert wcag_contrast(label.get_color(), background) >= 4.5 and label.get_alpha() is None
+
+
+def test_labels_stay_above_and_right_of_their_tips_when_not_spread():
+    fig, ax = new_ax(figsize=(4.0, 4.0))
+    tips = np.array([[1.0, 1.0], [1.02, 0.97], [-1.0, 0.5]])
+    arrows = plots.vectors(ax, tips, ["a", "b", "c"], spread_labels=False)
     assert not arrows.spread_labels
-    assert label_places(arrows) == [PLAIN] * 3
-    assert [t.get_text() for t in arrows.labels] == [" a", " b", " c"]
-    plots.update_vectors(ax, arrows, CLOSE * 0.5)  # stays off
-    assert label_places(arrows) == [PLAIN] * 3
-    plots.update_vectors(ax, arrows, CLOSE, spread_labels=True)
-    assert label_places(arrows) == [("right", "bottom"), ("left", "top"), PLAIN]
+    plots.png_bytes(fig)
+    for label, tip in zip(arrows.labels, ax.transData.transform(tips), strict=True):
+        box = label.get_window_extent()
+        assert box.x0 > tip[0] and box.y0 > tip[1] and box_distance(tip, box) < 20
 
 
-def test_update_vectors_bad_input_is_a_clear_error():
-    _, ax = new_ax()
-    arrows = plots.vectors(ax, [[1.0, 0.0], [0.0, 1.0]], ["a", "b"])
-    with pytest.raises(ValueError, match=r"there are 3 vectors but 2 labels"):
-        plots.update_vectors(ax, arrows, np.ones((3, 2)))
-    with pytest.raises(ValueError, match=r"points must have shape \(n, 2\)"):
-        plots.update_vectors(ax, arrows, np.ones((2, 3)))
+def test_an_empty_label_is_not_placed_and_takes_no_room():
+    fig, ax = new_ax(figsize=(4.0, 4.0))
+    arrows = plots.vectors(ax, [[1.0, 0.0], [0.0, 1.0]], ["", "b"])
+    plots.png_bytes(fig)
+    assert arrows.labels[0].get_text() == "" and arrows.labels[1].get_text() == "b"
+    assert label_problems(fig, ax) == []
 
 
 # --- attention_figure ----------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("style", ["light", "dark"])
+@pytest.mark.parametrize("style", STYLES)
 def test_attention_figure_shows_the_attention_steps(four_tokens, style):
     ex, steps, ref = four_tokens
     view = plots.attention_figure(steps, ex.tokens, ex.X, style=style)
@@ -547,23 +822,23 @@ def test_attention_figure_shows_the_attention_steps(four_tokens, style):
     np.testing.assert_array_equal(quiver_deltas(view.embedding_arrows), ex.X)
     np.testing.assert_array_equal(quiver_tails(view.embedding_arrows), np.zeros((4, 2)))
     # top right: the raw scores, exactly attention_steps' and X Xᵀ
-    np.testing.assert_array_equal(mesh_values(view.scores), steps.raw_scores)
-    np.testing.assert_allclose(mesh_values(view.scores), ref["raw"], atol=1e-12)
-    assert cell_texts(view.scores, (4, 4)).tolist() == expected_texts(ref["raw"]).tolist()
+    np.testing.assert_array_equal(mesh_values(view.score_map), steps.raw_scores)
+    np.testing.assert_allclose(mesh_values(view.score_map), ref["raw"], atol=1e-12)
+    assert cell_texts(view.score_map) == expected_texts(ref["raw"])
     # bottom left: the weights, rows summing to 1, on a fixed 0..1 colour scale
-    np.testing.assert_array_equal(mesh_values(view.weights), steps.weights)
-    np.testing.assert_allclose(mesh_values(view.weights), ref["weights"], atol=1e-12)
-    np.testing.assert_allclose(mesh_values(view.weights).sum(axis=1), 1.0)
-    assert cell_texts(view.weights, (4, 4)).tolist() == expected_texts(ref["weights"]).tolist()
-    assert view.weights.collections[0].get_clim() == (0, 1)
-    # bottom right: the output as arrows, the embeddings faint behind them
+    np.testing.assert_array_equal(mesh_values(view.weight_map), steps.weights)
+    np.testing.assert_allclose(mesh_values(view.weight_map), ref["weights"], atol=1e-12)
+    np.testing.assert_allclose(mesh_values(view.weight_map).sum(axis=1), 1.0)
+    assert cell_texts(view.weight_map) == expected_texts(ref["weights"])
+    assert view.weight_map.mesh.get_clim() == (0, 1)
+    # bottom right: the output as arrows, the embeddings faint and unlabelled behind them
     np.testing.assert_array_equal(quiver_deltas(view.context_arrows), steps.output)
     np.testing.assert_allclose(quiver_deltas(view.context_arrows), ref["output"], atol=1e-12)
     np.testing.assert_array_equal(quiver_deltas(view.faint_arrows), ex.X)
     assert view.faint_arrows.quiver.get_alpha() == 0.25
-    for arrows in (view.embedding_arrows, view.context_arrows, view.faint_arrows):
-        assert [t.get_text().strip() for t in arrows.labels] == list(ex.tokens)
-    np.testing.assert_array_equal([t.get_position() for t in view.context_arrows.labels], steps.output)
+    assert [t.get_text() for t in view.faint_arrows.labels] == [""] * 4
+    for arrows in (view.embedding_arrows, view.context_arrows):
+        assert [t.get_text() for t in arrows.labels] == list(ex.tokens)
     # both arrow panels on the same square limits
     assert view.embeddings.get_xlim() == view.embeddings.get_ylim() == view.context.get_xlim()
     # four panels in reading order on a 2×2 grid, plus the two colour bars
@@ -571,104 +846,39 @@ def test_attention_figure_shows_the_attention_steps(four_tokens, style):
     grid = [(ax.get_subplotspec().rowspan.start, ax.get_subplotspec().colspan.start) for ax in panels]
     assert grid == [(0, 0), (0, 1), (1, 0), (1, 1)]
     assert view.figure.axes == panels
+    assert view.score_map.ax is view.scores and view.weight_map.ax is view.weights
     assert [ax.child_axes for ax in panels] == [
-        [], [view.scores.collections[0].colorbar.ax], [view.weights.collections[0].colorbar.ax], []
-    ]  # fmt: skip
+        [],
+        [view.score_map.colorbar.ax],
+        [view.weight_map.colorbar.ax],
+        [],
+    ]
     assert view.scores.get_title().startswith("2. Raw scores")
     assert view.weights.get_title().startswith("3. Weights")
-    # the style
-    facecolor = to_rgba(plots.STYLES[style]["figure.facecolor"])
-    assert view.figure.get_facecolor() == facecolor
+    assert view.figure.get_facecolor() == to_rgba(plots.STYLES[style]["figure.facecolor"])
     assert view.embeddings.get_facecolor() == to_rgba(plots.STYLES[style]["axes.facecolor"])
 
 
-@pytest.mark.parametrize("style", ["light", "dark"])
+@pytest.mark.parametrize("style", STYLES)
 def test_attention_figure_colour_bars_are_as_tall_as_the_heatmaps(four_tokens, style):
     ex, steps, _ = four_tokens
     view = plots.attention_figure(steps, ex.tokens, ex.X, style=style)
     fig = view.figure
     plots.png_bytes(fig)
-    for ax in (view.scores, view.weights):
-        bar, cells = colorbar_and_cells(ax)
+    for drawn in (view.score_map, view.weight_map):
+        bar, cells = drawn.colorbar.ax.get_window_extent(), drawn.ax.get_window_extent()
         assert (bar.y0, bar.height) == pytest.approx((cells.y0, cells.height), abs=0.5)
         assert 0 < bar.x0 - cells.x1 < 0.2 * fig.dpi
-        assert bar.y1 < ax.title.get_window_extent().y0  # below its panel's title
+        assert bar.y1 < drawn.ax.title.get_window_extent().y0  # below its panel's title
     for ax in fig.axes:  # nothing cut off at the edges: labels, titles, colour bars
-        extent = ax.get_tightbbox()
-        assert fig.bbox.x0 <= extent.x0 and extent.x1 <= fig.bbox.x1
-        assert fig.bbox.y0 <= extent.y0 and extent.y1 <= fig.bbox.y1
+        assert inside(ax.get_tightbbox(), fig.bbox, tolerance=0)
 
 
-def test_attention_figure_spreads_labels_by_default(four_tokens):
+def test_attention_figure_labels_can_stay_above_their_tips(four_tokens):
     ex, steps, _ = four_tokens
-    view = plots.attention_figure(steps, ex.tokens, ex.X)
-    # the contextualized vectors end close together: their labels go to either side
-    assert ("right", "bottom") in label_places(view.context_arrows)
-    assert ("left", "top") in label_places(view.context_arrows)
-    assert all(
-        arrows.spread_labels for arrows in (view.embedding_arrows, view.faint_arrows, view.context_arrows)
-    )
-    plain = plots.attention_figure(steps, ex.tokens, ex.X, spread_labels=False)
-    for arrows in (plain.embedding_arrows, plain.faint_arrows, plain.context_arrows):
-        assert label_places(arrows) == [PLAIN] * 4
-    # an update keeps what the figure was drawn with
-    plots.update_attention_figure(plain, steps, ex.X)
-    assert label_places(plain.context_arrows) == [PLAIN] * 4
-    plots.update_attention_figure(view, steps, ex.X)
-    assert ("left", "top") in label_places(view.context_arrows)
-
-
-def test_update_attention_figure_keeps_the_decimals_shown(four_tokens):
-    ex, steps, _ = four_tokens
-    view = plots.attention_figure(steps, ex.tokens, ex.X)
-    plots.update_attention_figure(view, steps, ex.X, decimals=3)
-    plots.update_attention_figure(view, steps, ex.X)
-    assert cell_texts(view.weights, (4, 4)).tolist() == expected_texts(steps.weights, 3).tolist()
-
-
-def test_attention_figure_styles_differ(four_tokens):
-    ex, steps, _ = four_tokens
-    light = plots.attention_figure(steps, ex.tokens, ex.X, style="light")
-    dark = plots.attention_figure(steps, ex.tokens, ex.X, style="dark")
-    assert light.figure.get_facecolor() != dark.figure.get_facecolor()
-    assert light.scores.title.get_color() != dark.scores.title.get_color()
-    # the drawn numbers do not depend on the style
-    np.testing.assert_array_equal(mesh_values(light.weights), mesh_values(dark.weights))
-
-
-def test_update_attention_figure_moves_everything_in_place(four_tokens):
-    ex, steps, _ = four_tokens
-    view = plots.attention_figure(steps, ex.tokens, ex.X)
-    artists = [view.scores.collections[0], view.weights.collections[0], *view.scores.texts,
-               *view.weights.texts, view.embedding_arrows.quiver, view.context_arrows.quiver,
-               view.faint_arrows.quiver, *view.context_arrows.labels]  # fmt: skip
-    counts = [(len(ax.collections), len(ax.texts), len(ax.lines)) for ax in view.figure.axes]
-
-    X = ex.X.copy()
-    X[0] = [-0.6, 1.2]  # drag Token-1 to the upper left
-    new = attention_steps(X, X, X)
-    plots.update_attention_figure(view, new, X)
-
-    now = [view.scores.collections[0], view.weights.collections[0], *view.scores.texts,
-           *view.weights.texts, view.embedding_arrows.quiver, view.context_arrows.quiver,
-           view.faint_arrows.quiver, *view.context_arrows.labels]  # fmt: skip
-    assert all(a is b for a, b in zip(now, artists, strict=True))
-    assert [(len(ax.collections), len(ax.texts), len(ax.lines)) for ax in view.figure.axes] == counts
-
-    raw = X @ X.T
-    weights = softmax_rows(raw / np.sqrt(2))
-    np.testing.assert_allclose(mesh_values(view.scores), raw, atol=1e-12)
-    assert cell_texts(view.scores, (4, 4)).tolist() == expected_texts(raw).tolist()
-    assert view.scores.collections[0].get_clim() == pytest.approx((raw.min(), raw.max()))
-    np.testing.assert_allclose(mesh_values(view.weights), weights, atol=1e-12)
-    assert cell_texts(view.weights, (4, 4)).tolist() == expected_texts(weights).tolist()
-    np.testing.assert_array_equal(quiver_deltas(view.embedding_arrows), X)
-    np.testing.assert_array_equal(quiver_deltas(view.faint_arrows), X)
-    np.testing.assert_allclose(quiver_deltas(view.context_arrows), weights @ X, atol=1e-12)
-    np.testing.assert_array_equal([t.get_position() for t in view.embedding_arrows.labels], X)
-    lo, hi = view.embeddings.get_xlim()
-    assert lo < -0.6 and hi > 1.2  # refitted to the dragged token
-    assert view.context.get_xlim() == (lo, hi)
+    view = plots.attention_figure(steps, ex.tokens, ex.X, spread_labels=False)
+    assert not view.embedding_arrows.spread_labels and not view.context_arrows.spread_labels
+    assert plots.attention_figure(steps, ex.tokens, ex.X).context_arrows.spread_labels
 
 
 @pytest.mark.parametrize(
@@ -687,18 +897,155 @@ def test_attention_figure_bad_input_is_a_clear_error(tokens, embeddings_shape, v
         plots.attention_figure(steps, tokens, rng.normal(size=embeddings_shape))
 
 
-def test_attention_figure_unknown_style(four_tokens):
+def test_attention_figure_wants_attention_steps_and_a_known_style(four_tokens):
     ex, steps, _ = four_tokens
     with pytest.raises(ValueError, match=r"style must be one of"):
         plots.attention_figure(steps, ex.tokens, ex.X, style="sepia")
+    with pytest.raises(TypeError, match=r"steps must be what attnlib.attention_steps returns, got tuple"):
+        plots.attention_figure((steps.output, steps.weights), ex.tokens, ex.X)
 
 
-def test_update_attention_figure_rejects_another_number_of_tokens(four_tokens):
-    ex, steps, _ = four_tokens
-    view = plots.attention_figure(steps, ex.tokens, ex.X)
-    X3 = ex.X[:3]
-    with pytest.raises(ValueError, match=r"got 4 tokens, embeddings \(3, 2\), weights \(3, 3\)"):
-        plots.update_attention_figure(view, attention_steps(X3, X3, X3), X3)
+# --- similarity_figure ---------------------------------------------------------------------------
+
+
+def test_similarity_figure_draws_the_vectors_the_projection_and_the_numbers():
+    a, b = np.array([1.0, 0.5]), np.array([0.2, 1.0])
+    view = plots.similarity_figure(a, b, labels=("u", "v"))
+    np.testing.assert_array_equal(quiver_deltas(view.arrows), [a, b])
+    foot = (a @ b) / (a @ a) * a  # the projection of b onto a, by hand
+    np.testing.assert_allclose(np.column_stack(view.shadow.get_data()), [[0.0, 0.0], foot])
+    np.testing.assert_allclose(np.column_stack(view.drop.get_data()), [b, foot])
+    arc = np.column_stack(view.arc.get_data())
+    radius = 0.3 * min(np.linalg.norm(a), np.linalg.norm(b))
+    np.testing.assert_allclose(np.linalg.norm(arc, axis=1), radius)
+    angles = np.degrees(np.arctan2(arc[:, 1], arc[:, 0]))
+    expected = np.degrees(np.arccos(a @ b / np.linalg.norm(a) / np.linalg.norm(b)))
+    assert angles[-1] - angles[0] == pytest.approx(expected)
+    assert view.readout.get_text() == plots.similarity_text(a, b, ("u", "v"))
+    assert view.readout.get_text().splitlines() == [
+        f"u·v     = {a @ b:+.2f}",
+        f"|u| |v| = {np.linalg.norm(a) * np.linalg.norm(b):.2f}",
+        f"cos θ   = {a @ b / np.linalg.norm(a) / np.linalg.norm(b):+.3f}",
+        f"θ       = {expected:.1f}°",
+    ]
+
+
+def test_similarity_figure_of_a_zero_vector_has_no_angle():
+    view = plots.similarity_figure([0.0, 0.0], [1.0, 1.0])
+    assert len(view.arc.get_xdata()) == 0 and len(view.shadow.get_xdata()) == 0
+    assert "cos θ   : undefined" in view.readout.get_text()
+
+
+def test_similarity_figure_of_opposite_vectors_draws_a_half_circle():
+    view = plots.similarity_figure([1.0, 0.0], [-2.0, 0.0])
+    angles = np.degrees(np.arctan2(*np.column_stack(view.arc.get_data())[:, ::-1].T))
+    assert abs(angles[-1] - angles[0]) == pytest.approx(180.0)
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "kwargs", "message"),
+    [
+        ([1, 2, 3], [1, 2, 3], {}, r"a and b must be 2D vectors of shape \(2,\)"),
+        ([1, 0], [0, 1], {"labels": ("a",)}, r"labels must name the two vectors"),
+        ([1, np.nan], [0, 1], {}, r"^a has 1 non-finite"),
+    ],
+)
+def test_similarity_figure_bad_input_is_a_clear_error(a, b, kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        plots.similarity_figure(a, b, **kwargs)
+
+
+# --- scaling_figure ------------------------------------------------------------------------------
+
+
+def test_scaling_figure_draws_the_statistics_in_one_colour_per_meaning():
+    view = plots.scaling_figure(64, n_queries=32, n_keys=5, seed=3)
+    Q, K = scaling.random_queries_keys(64, 32, 5, seed=3)
+    raw = Q @ K.T  # independent: the scores by hand
+    scaled = raw / 8.0
+    np.testing.assert_allclose(view.statistics.raw, raw, atol=1e-12)
+    edges = plots.scaling_bins(64)
+    np.testing.assert_allclose(edges[[0, -1]], [-36.0, 36.0])
+    values, drawn_edges = view.raw_hist.get_data()[:2]
+    np.testing.assert_allclose(drawn_edges, edges)
+    np.testing.assert_allclose(values, np.histogram(np.clip(raw, -36, 36), edges)[0] / raw.size)
+    values = view.scaled_hist.get_data()[0]
+    np.testing.assert_allclose(values, np.histogram(scaled, edges)[0] / raw.size)
+    np.testing.assert_allclose([bar.get_height() for bar in view.raw_bars], softmax_rows(raw)[0])
+    np.testing.assert_allclose([bar.get_height() for bar in view.scaled_bars], softmax_rows(scaled)[0])
+    assert view.raw_marker.get_data() == ([64], [pytest.approx(raw.var())])
+    entropy = -(softmax_rows(scaled)[0] * np.log(softmax_rows(scaled)[0])).sum()
+    assert f"{entropy:6.3f}" in view.weight_numbers.get_text().splitlines()[2]
+    # raw in RAW_COLOR, scaled in SCALED_COLOR, everywhere
+    raw_colour, scaled_colour = to_rgb(plots.RAW_COLOR), to_rgb(plots.SCALED_COLOR)
+    assert to_rgb(view.raw_hist.get_facecolor()) == raw_colour
+    assert to_rgb(view.scaled_hist.get_facecolor()) == scaled_colour
+    assert {to_rgb(bar.get_facecolor()) for bar in view.raw_bars} == {raw_colour}
+    assert {to_rgb(bar.get_facecolor()) for bar in view.scaled_bars} == {scaled_colour}
+    raw_line, scaled_line = view.variance.lines[:2]
+    assert (raw_line.get_label(), scaled_line.get_label()) == ("raw", "scaled")
+    assert to_rgb(raw_line.get_color()) == to_rgb(view.raw_marker.get_color()) == raw_colour
+    assert to_rgb(scaled_line.get_color()) == to_rgb(view.scaled_marker.get_color()) == scaled_colour
+    np.testing.assert_array_equal(raw_line.get_xdata(), scaling.D_K_VALUES)
+
+
+@pytest.mark.parametrize("d_k", [0, -1, 2.5, True])
+def test_scaling_figure_bad_d_k_is_a_clear_error(d_k):
+    with pytest.raises((ValueError, TypeError), match=r"d_k"):
+        plots.scaling_figure(d_k)
+
+
+# --- softmax_figure ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("temperature", "title"), [(1.0, "T = 1"), (0.25, "T = 0.25"), (4, "T = 4"), (1e-5, "T = 1e-05")]
+)
+def test_softmax_figure_draws_scores_and_weights(temperature, title):
+    scores = np.array([8.0, 6.0, -np.inf, 1.0])
+    view = plots.softmax_figure(scores, ["h1", "h2", "h3", "h4"], temperature=temperature)
+    finite = np.where(np.isfinite(scores), scores, -1e300)
+    expected = np.exp((finite - 8.0) / temperature)
+    expected /= expected.sum()
+    np.testing.assert_allclose([bar.get_height() for bar in view.weight_bars], expected, atol=1e-15)
+    np.testing.assert_allclose(view.weights_drawn, expected, atol=1e-15)
+    assert [bar.get_height() for bar in view.score_bars] == [8.0, 6.0, 0.0, 1.0]
+    assert [t.get_text() for t in view.score_texts] == ["8.00", "6.00", MINUS_INF, "1.00"]
+    assert [t.get_text() for t in view.weight_texts] == [f"{w:.3f}" for w in expected]
+    assert view.weights.get_title() == f"Weights softmax(s / T), {title}"
+
+
+@pytest.mark.parametrize(
+    ("temperature", "error", "message"),
+    [
+        (True, TypeError, r"temperature must be a positive number"),
+        ("1", TypeError, r"temperature must be a positive number"),
+        (0, ValueError, r"temperature must be a positive, finite number, got 0.0"),
+        (-1.0, ValueError, r"temperature must be a positive, finite number"),
+        (np.inf, ValueError, r"temperature must be a positive, finite number, got inf"),
+        (np.nan, ValueError, r"temperature must be a positive, finite number, got nan"),
+        (1e-310, ValueError, r"temperature 1e-310 is too small for these scores"),
+    ],
+)
+def test_softmax_figure_bad_temperature_is_a_clear_error(temperature, error, message):
+    with pytest.raises(error, match=message):
+        plots.softmax_figure([1, 2], ["a", "b"], temperature=temperature)
+
+
+def test_softmax_figure_bad_scores_are_a_clear_error():
+    with pytest.raises(ValueError, match=r"scores must be one row of 2 values"):
+        plots.softmax_figure([[1.0, 2.0]], ["a", "b"])
+    with pytest.raises(ValueError, match=r"span more than the largest float"):
+        plots.softmax_figure([1.7e308, -1.7e308], ["a", "b"])
+    with pytest.raises(ValueError, match=r"limits must have low < high"):
+        plots.softmax_figure([1.0, 2.0], ["a", "b"], limits=(1.0, 0.0))
+
+
+def test_explorer_limits_have_a_margin():
+    assert plots.score_limits((-10.0, 10.0)) == pytest.approx((-12.4, 12.4))
+    assert plots.similarity_limits((-1.5, 1.5)) == pytest.approx((-1.8, 1.8))
+    view = plots.softmax_figure([1.0, 2.0], ["a", "b"], limits=plots.score_limits())
+    assert view.scores.get_ylim() == pytest.approx((-12.4, 12.4))
 
 
 # --- png_bytes and show --------------------------------------------------------------------------
@@ -727,9 +1074,8 @@ def test_png_bytes_is_a_png_of_figsize_times_dpi(figsize, dpi):
 
 def test_png_bytes_draws_the_style_background():
     fig, _ = plots.figure(figsize=(1.0, 1.0), style="dark")
-    with Image.open(io.BytesIO(plots.png_bytes(fig, dpi=20))) as image:
-        corner = image.convert("RGB").getpixel((0, 0))
-    assert corner == (0x1E, 0x1E, 0x1E)
+    corner = decode_png(plots.png_bytes(fig, dpi=20))[0, 0]
+    assert tuple(corner) == (0x1E, 0x1E, 0x1E)
 
 
 def test_show_displays_only_a_png(monkeypatch, capsys):
@@ -748,3 +1094,23 @@ def test_show_displays_only_a_png(monkeypatch, capsys):
     assert bundle["image/png"][:8] == PNG_MAGIC
     assert png_size(bundle["image/png"]) == (80, 60)
     assert capsys.readouterr() == ("", "")  # no "<Figure size ...>" text anywhere
+
+
+def test_the_pictures_need_no_explorers():
+    """A static lesson figure is drawn without attnlib.widgets (nor anywidget)."""
+    import subprocess
+    import sys
+
+    code = """
+import sys
+import attnlib.plots as plots
+from attnlib import examples
+four = examples.four_tokens_2d()
+plots.png_bytes(plots.similarity_figure(four.X[0], four.X[1], limits=plots.similarity_limits()).figure)
+plots.png_bytes(plots.softmax_figure([8.0, 6.0, 1.0], ["h1", "h2", "h3"], limits=plots.score_limits()).figure)
+plots.png_bytes(plots.scaling_figure(64).figure)
+explorers = ("anywidget", "attnlib.widgets")  # (seaborn itself imports ipywidgets if it can)
+print(sorted(m for m in sys.modules if m.startswith(explorers)))
+"""
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "[]"

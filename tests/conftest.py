@@ -1,0 +1,44 @@
+"""Helpers shared by the test modules: reading back what a picture holds.
+
+Import them with ``from conftest import ...`` (pytest puts this directory on ``sys.path``).
+"""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+from PIL import Image
+
+#: How a masked (``-inf``) score is written on a cell: U+2212 and the infinity sign.
+MINUS_INF = "−∞"
+
+
+def mesh_values(heatmap) -> np.ndarray:
+    """The matrix a heatmap's mesh holds, as a float array, masked cells as ``-inf``.
+
+    A heatmap masks exactly the ``-inf`` cells of the matrix it is given (masked scores; NaN is
+    rejected before drawing), so ``-inf`` gives back the matrix itself, comparable with
+    ``numpy.testing.assert_array_equal``. (NaN would not compare equal to anything, not even to
+    the matrix given.)
+
+    Parameters
+    ----------
+    heatmap : attnlib.plots.Heatmap, or a mesh (anything with ``get_array()``)
+    """
+    mesh = getattr(heatmap, "mesh", heatmap)
+    return np.ma.filled(np.ma.asarray(mesh.get_array()).astype(float), -np.inf)
+
+
+def cell_texts(heatmap) -> list[list[str]]:
+    """The numbers written on a heatmap's cells, row by row."""
+    n_rows, n_cols = np.shape(heatmap.mesh.get_array())
+    texts = [text.get_text() for text in heatmap.texts]
+    return [texts[i * n_cols : (i + 1) * n_cols] for i in range(n_rows)]
+
+
+def decode_png(data: bytes) -> np.ndarray:
+    """The pixels of a PNG as a uint8 array of shape (height, width, 3)."""
+    with Image.open(io.BytesIO(data)) as image:
+        assert image.format == "PNG"
+        return np.asarray(image.convert("RGB"))
