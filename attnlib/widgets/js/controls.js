@@ -2,6 +2,9 @@
 // checkboxes, a style select and buttons, each marked with data-control for tests.
 
 const SVG_NS = "http://www.w3.org/2000/svg";
+// JupyterLab and Notebook 7 (Lumino) match their keyboard shortcuts (arrow keys, Home, End, ...)
+// against the focused element unless it carries this attribute: it keeps the keys for the control.
+const OWN_KEYS = { "data-lm-suppress-shortcuts": "true" };
 
 /** Make an HTML element with attributes and children. */
 export function html(tag, attrs = {}, ...children) {
@@ -47,6 +50,7 @@ export function applyTheme(root, theme) {
  */
 export function slider({ name, label, ariaLabel, min, max, step, value, format, onInput, width = "180px" }) {
   const input = html("input", {
+    ...OWN_KEYS,
     type: "range",
     "data-control": name,
     "aria-label": ariaLabel ?? label,
@@ -85,7 +89,7 @@ export function slider({ name, label, ariaLabel, min, max, step, value, format, 
 
 /** A labelled checkbox; `onChange(checked)` runs inside its change event. */
 export function checkbox({ name, label, checked, onChange }) {
-  const input = html("input", { type: "checkbox", "data-control": name });
+  const input = html("input", { ...OWN_KEYS, type: "checkbox", "data-control": name });
   input.checked = Boolean(checked);
   input.addEventListener("change", () => onChange(input.checked));
   const node = html("label", {}, input, ` ${label}`);
@@ -98,7 +102,7 @@ export function checkbox({ name, label, checked, onChange }) {
 export function styleSelect({ value, onChange }) {
   const select = html(
     "select",
-    { "data-control": "style", "aria-label": "style" },
+    { ...OWN_KEYS, "data-control": "style", "aria-label": "style" },
     html("option", { value: "light" }, "light"),
     html("option", { value: "dark" }, "dark"),
   );
@@ -111,7 +115,7 @@ export function styleSelect({ value, onChange }) {
 
 /** A button; `onClick()` runs inside its click event. */
 export function button({ name, label, onClick }) {
-  const node = html("button", { type: "button", "data-control": name }, label);
+  const node = html("button", { ...OWN_KEYS, type: "button", "data-control": name }, label);
   node.addEventListener("click", onClick);
   node.style.marginRight = "10px";
   return node;

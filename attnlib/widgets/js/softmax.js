@@ -154,7 +154,7 @@ function render({ model, el }) {
       temperature: model.get("temperature"),
       limits: model.get("limits"),
     };
-    const theme = model.get("themes")[model.get("style")];
+    const theme = model.get("themes")[model.get("style_name")];
     keys.forEach(({ score, mask }, i) => {
       score.set(state.scores[i]);
       mask.input.checked = state.masks[i];
@@ -165,7 +165,7 @@ function render({ model, el }) {
     applyTheme(root, theme);
     svg.innerHTML = drawSoftmax(state, computeSoftmax(state), theme);
   };
-  const events = ["scores", "masks", "temperature", "style"].map((name) => `change:${name}`);
+  const events = ["scores", "masks", "temperature", "style_name"].map((name) => `change:${name}`);
   events.forEach((event) => model.on(event, redraw));
   redraw();
   return () => events.forEach((event) => model.off(event, redraw));
