@@ -80,9 +80,10 @@ export function slider({ name, label, ariaLabel, min, max, step, value, format, 
   return {
     node: labelNode,
     input,
+    /** Move the slider to v (the browser snaps it to the step) and show v itself. */
     set(v) {
       input.value = String(v);
-      show(Number(input.value));
+      show(v);
     },
   };
 }

@@ -8,7 +8,7 @@ import { arrow, element, heatmap, labelPlacements, numberText, text, tipLabel, t
 import { applyTheme, button, checkbox, explorerRoot, html, row, slider, stepDecimals, styleSelect } from "./controls.js";
 
 const WIDTH = 960;
-const TABLE_TOP = 810;
+const TABLE_TOP = 830;
 const LINE = 17;
 
 /** The SVG's height for n tokens: four panels and a table of n rows. */

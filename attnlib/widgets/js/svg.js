@@ -178,13 +178,18 @@ export function heatmap(box, matrix, options) {
       );
     });
   });
+  const crowded = Math.max(...colLabels.map((label) => String(label).length)) * 6.5 > cell;
   colLabels.forEach((label, j) => {
-    parts.push(text(box.x + (j + 0.5) * cell, box.y + height + 16, label, { "text-anchor": "middle", "font-size": 11, fill: theme.tick }));
+    const x = box.x + (j + 0.5) * cell;
+    const y = box.y + height + 16;
+    const turn = crowded ? { "text-anchor": "end", transform: `rotate(-45 ${x} ${y - 8})` } : { "text-anchor": "middle" };
+    parts.push(text(x, y, label, { "font-size": 11, fill: theme.tick, ...turn }));
   });
   rowLabels.forEach((label, i) => {
     parts.push(text(box.x - 6, box.y + (i + 0.5) * cell + 4, label, { "text-anchor": "end", "font-size": 11, fill: theme.tick }));
   });
-  parts.push(text(box.x + width / 2, box.y + height + 34, options.xlabel ?? "keys", { "text-anchor": "middle", "font-size": 12, fill: theme.text }));
+  const below = crowded ? 26 + 4.6 * Math.max(...colLabels.map((label) => String(label).length)) : 34;
+  parts.push(text(box.x + width / 2, box.y + height + below, options.xlabel ?? "keys", { "text-anchor": "middle", "font-size": 12, fill: theme.text }));
   const yx = box.x - 58;
   const yy = box.y + height / 2;
   parts.push(
