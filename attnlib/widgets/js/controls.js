@@ -18,15 +18,17 @@ export function html(tag, attrs = {}, ...children) {
 
 /**
  * The explorer's root: <div class="attnlib-explorer attnlib-KIND"> holding a controls area,
- * a message line and the picture (<svg> with the given viewBox size).
+ * a message line and the picture (<svg> with the given viewBox size and accessible label).
  */
-export function explorerRoot(el, kind, width, height) {
+export function explorerRoot(el, kind, width, height, label) {
   const controls = html("div", { class: "attnlib-controls" });
   const message = html("div", { class: "attnlib-message", role: "status" });
   const svg = document.createElementNS(SVG_NS, "svg");
   svg.setAttribute("viewBox", `0 0 ${width} ${height}`);
   svg.setAttribute("width", "100%");
-  svg.setAttribute("role", "img");
+  // a group, not an image: screen readers then read the numbers written in it
+  svg.setAttribute("role", "group");
+  svg.setAttribute("aria-label", label);
   svg.setAttribute("font-family", "DejaVu Sans, Verdana, sans-serif");
   svg.style.maxWidth = `${width}px`;
   svg.style.display = "block";

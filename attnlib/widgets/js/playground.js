@@ -130,7 +130,7 @@ export function drawPlayground(state, steps, theme, colormaps) {
 function render({ model, el }) {
   const tokens = model.get("tokens");
   const n = tokens.length;
-  const { root, controls, svg } = explorerRoot(el, "playground", WIDTH, pictureHeight(n));
+  const { root, controls, svg } = explorerRoot(el, "playground", WIDTH, pictureHeight(n), "the four panels of attention");
   const valueMin = model.get("value_min");
   const valueMax = model.get("value_max");
   const step = model.get("step");

@@ -168,7 +168,7 @@ export function drawScaling(state, theme) {
 
 function render({ model, el }) {
   const values = model.get("d_k_values");
-  const { root, controls, message, svg } = explorerRoot(el, "scaling", WIDTH, HEIGHT);
+  const { root, controls, message, svg } = explorerRoot(el, "scaling", WIDTH, HEIGHT, "raw and scaled scores of random vectors");
   const send = (changes) => {
     model.set(changes);
     model.save_changes();

@@ -84,7 +84,7 @@ export function drawSimilarity(state, sim, theme) {
 
 function render({ model, el }) {
   const labels = model.get("labels");
-  const { root, controls, svg } = explorerRoot(el, "similarity", WIDTH, HEIGHT);
+  const { root, controls, svg } = explorerRoot(el, "similarity", WIDTH, HEIGHT, "two vectors, their dot product, cosine and angle");
   const step = model.get("step");
   const decimals = stepDecimals(step);
   const sliders = labels.map((label, i) => {
