@@ -8,11 +8,18 @@ Two independent answers to the same question:
 
 The tests check that the two agree for many shapes, and that the counted computation gives
 the same output as :func:`attnlib.core.scaled_dot_product_attention`.
+
+For attention at scale (lesson 12) the same two kinds of answer about memory and blocks:
+:func:`weights_bytes` (the n_q × n_k weights, the "n² wall"), :func:`tiled_bytes` (what
+:func:`attnlib.efficient.tiled_attention` holds instead) and :func:`tile_counts` (the blocks of
+scores it computes, and those a causal mask lets it skip) are formulas; :func:`peak_bytes`
+measures, with :mod:`tracemalloc`, the peak memory a call allocates.
 """
 
 from __future__ import annotations
 
 import math
+import tracemalloc
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
@@ -22,7 +29,18 @@ import numpy.typing as npt
 from attnlib._validate import as_positive_int, as_real_array
 from attnlib.core import _check_qk
 
-__all__ = ["OPERATIONS", "STEPS", "OperationCounts", "counted_attention", "operation_counts"]
+__all__ = [
+    "OPERATIONS",
+    "STEPS",
+    "OperationCounts",
+    "TileCounts",
+    "counted_attention",
+    "operation_counts",
+    "peak_bytes",
+    "tile_counts",
+    "tiled_bytes",
+    "weights_bytes",
+]
 
 #: The kinds of scalar operation that are counted.
 OPERATIONS = (
@@ -217,3 +235,163 @@ def _fold(combine: Callable[[float, float], float], values: list[float]) -> floa
     for value in values[1:]:
         result = combine(result, value)
     return result
+
+
+def weights_bytes(n_q: int, n_k: int, *, batch_heads: int = 1, itemsize: int = 4) -> int:
+    """Bytes of the attention weights, ``n_q × n_k`` numbers for every batch element and head.
+
+    Every implementation that forms the weights (as :func:`attnlib.core.scaled_dot_product_attention`
+    does, along with as many score matrices of the same size) holds at least this much at once.
+
+    Parameters
+    ----------
+    n_q, n_k : int
+        Numbers of queries and keys.
+    batch_heads : int
+        Batch size times number of heads.
+    itemsize : int
+        Bytes per number: 4 for float32, 8 for float64.
+
+    Returns
+    -------
+    int
+        ``batch_heads · n_q · n_k · itemsize``. For n = 32,768 in float32: 4 GiB per head.
+    """
+    n_q, n_k, batch_heads, itemsize = _sizes(n_q=n_q, n_k=n_k, batch_heads=batch_heads, itemsize=itemsize)
+    return batch_heads * n_q * n_k * itemsize
+
+
+def tiled_bytes(
+    n_q: int,
+    n_k: int,
+    d_k: int,
+    d_v: int,
+    *,
+    block_q: int,
+    block_k: int,
+    batch_heads: int = 1,
+    itemsize: int = 4,
+) -> int:
+    """Bytes :func:`attnlib.efficient.tiled_attention` allocates at once, beyond its inputs (no mask).
+
+    Per batch element and head: one block of scores (``block_q × block_k``), the output
+    (``n_q × d_v``), the scaled queries (``n_q × d_k``), the values with a column of ones
+    (``n_k × (d_v + 1)``), and per query block the running ``[o | l]`` and the product of one block
+    with the values (``2 · block_q × (d_v + 1)``) and the running maxima (``block_q``).
+
+    Parameters
+    ----------
+    n_q, n_k, d_k, d_v : int
+    block_q, block_k : int
+        Block sizes (a block is never larger than the whole).
+    batch_heads : int
+    itemsize : int
+
+    Returns
+    -------
+    int
+        Grows like ``n · d``, not like ``n²``: the only ``n × n``-like term is one block.
+    """
+    n_q, n_k, d_k, d_v, batch_heads, itemsize = _sizes(
+        n_q=n_q, n_k=n_k, d_k=d_k, d_v=d_v, batch_heads=batch_heads, itemsize=itemsize
+    )
+    bq = min(as_positive_int(block_q, "block_q"), n_q)
+    bk = min(as_positive_int(block_k, "block_k"), n_k)
+    per_head = bq * bk + n_q * d_v + n_q * d_k + n_k * (d_v + 1) + 2 * bq * (d_v + 1) + bq
+    return batch_heads * per_head * itemsize
+
+
+@dataclass(frozen=True)
+class TileCounts:
+    """The blocks of scores of a tiled attention: how many, and how many scores they hold.
+
+    Attributes
+    ----------
+    blocks : int
+        All blocks, ``ceil(n_q / block_q) · ceil(n_k / block_k)``.
+    computed : int
+        Blocks whose scores are computed; with a causal mask, those with at least one key that a
+        query of the block may see.
+    skipped : int
+        ``blocks − computed``: blocks a causal mask hides entirely.
+    scores_computed : int
+        Scores in the computed blocks (``n_q · n_k`` without a mask).
+    """
+
+    blocks: int
+    computed: int
+    skipped: int
+    scores_computed: int
+
+
+def tile_counts(n_q: int, n_k: int, *, block_q: int, block_k: int, causal: bool = False) -> TileCounts:
+    """How many blocks of scores tiled attention computes, and how many a causal mask skips.
+
+    Query block ``i`` holds queries ``i·block_q … min((i+1)·block_q, n_q) − 1``; under a causal
+    mask its last query sees keys ``0 … min((i+1)·block_q, n_q) − 1``, so it needs the first
+    ``ceil(min((i+1)·block_q, n_q, n_k) / block_k)`` key blocks. With ``n`` queries and keys and
+    square blocks ``b`` dividing ``n``, that is ``T(T+1)/2`` of the ``T²`` blocks, ``T = n/b``.
+
+    Parameters
+    ----------
+    n_q, n_k : int
+    block_q, block_k : int
+    causal : bool
+
+    Returns
+    -------
+    TileCounts
+    """
+    n_q, n_k = as_positive_int(n_q, "n_q"), as_positive_int(n_k, "n_k")
+    bq, bk = as_positive_int(block_q, "block_q"), as_positive_int(block_k, "block_k")
+    causal = as_flag(causal, "causal")
+    rows, cols = -(-n_q // bq), -(-n_k // bk)
+    computed, scores = 0, 0
+    for i in range(rows):
+        height = min(bq, n_q - i * bq)
+        seen = min((i + 1) * bq, n_q, n_k) if causal else n_k  # keys the block's last query may see
+        key_blocks = -(-seen // bk)
+        computed += key_blocks
+        scores += height * min(key_blocks * bk, n_k)
+    return TileCounts(rows * cols, computed, rows * cols - computed, scores)
+
+
+def peak_bytes(call: Callable[[], object]) -> tuple[object, int]:
+    """Run ``call()`` and measure the most memory it had allocated at once, with :mod:`tracemalloc`.
+
+    NumPy reports its arrays' memory to :mod:`tracemalloc`, so this counts every array the call
+    creates (and Python objects), but not memory that other libraries (BLAS, PyTorch) allocate
+    on their own.
+
+    Parameters
+    ----------
+    call : callable
+        Called once with no arguments.
+
+    Returns
+    -------
+    result : object
+        What ``call()`` returned.
+    peak : int
+        The largest number of bytes allocated during the call and not yet freed, above what was
+        allocated before it (the result's own memory included).
+    """
+    if not callable(call):
+        raise TypeError(f"call must be a function of no arguments, got {call!r}")
+    was_tracing = tracemalloc.is_tracing()
+    if not was_tracing:
+        tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        tracemalloc.reset_peak()
+        result = call()
+        peak = tracemalloc.get_traced_memory()[1] - before
+    finally:
+        if not was_tracing:
+            tracemalloc.stop()
+    return result, peak
+
+
+def _sizes(**sizes: int) -> tuple[int, ...]:
+    """Each size as a positive int, or an error naming it."""
+    return tuple(as_positive_int(value, name) for name, value in sizes.items())

@@ -16,6 +16,7 @@ steps for one row; :func:`tiled_attention` runs them for whole blocks of queries
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -144,8 +145,8 @@ def tiled_attention(
     K: npt.ArrayLike,
     V: npt.ArrayLike,
     *,
-    block_q: int = 128,
-    block_k: int = 128,
+    block_q: int = 256,
+    block_k: int = 512,
     mask: npt.ArrayLike | None = None,
     causal: bool = False,
     scale: float | None = None,
@@ -157,6 +158,10 @@ def tiled_attention(
     float32 stays float32, the same errors), computed one ``block_q × block_k`` block of scores
     at a time per batch element and head, with the online softmax. With ``causal=True`` a block
     whose keys all come after its queries is skipped.
+
+    Per block it makes two BLAS calls and three passes over the scores: ``s = (Q·scale) Kᵀ``;
+    the row maxima; ``exp(s − m′)`` in place; then ``p [V | 1]``, which gives the new part of
+    the output and, in its last column, the new part of the row sums ``l``.
 
     Parameters
     ----------
@@ -177,34 +182,74 @@ def tiled_attention(
     """
     checked = validate_attention_inputs(Q, K, V, mask=mask, causal=causal, scale=scale)
     q, k, v, factor = checked.Q, checked.K, checked.V, checked.scale
-    n_q, n_k = q.shape[-2], k.shape[-2]
+    schedule = tile_schedule(q.shape[-2], k.shape[-2], block_q=block_q, block_k=block_k, causal=causal)
     batch = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
-    full = (*batch, n_q, n_k)
-    full_mask = None if checked.mask is None else np.broadcast_to(checked.mask, full)  # a view
-    kt = np.swapaxes(k, -1, -2)
-    output = np.zeros((*batch, n_q, v.shape[-1]), dtype=q.dtype)
-    for block in tile_schedule(n_q, n_k, block_q=block_q, block_k=block_k, causal=causal):
+    full_mask = None  # the mask as a read-only view of shape (..., n_q, n_k): nothing is copied
+    if checked.mask is not None:
+        full_mask = np.broadcast_to(checked.mask, (*batch, q.shape[-2], k.shape[-2]))
+    scores = _BlockScores(q, k, factor)
+    v_ones = np.concatenate([v, np.ones((*v.shape[:-1], 1), dtype=v.dtype)], axis=-1)  # [V | 1]
+    output = np.zeros((*batch, q.shape[-2], v.shape[-1]), dtype=q.dtype)  # 0 where every key is masked
+    for block in schedule:
         i0, i1 = block.start, block.stop
-        q_block = q[..., i0:i1, :]
-        m = np.full((*batch, i1 - i0), -np.inf, dtype=q.dtype)
-        total = np.zeros((*batch, i1 - i0), dtype=q.dtype)
-        acc = np.zeros((*batch, i1 - i0, v.shape[-1]), dtype=q.dtype)
+        m = np.full((*batch, i1 - i0, 1), -np.inf, dtype=q.dtype)  # running maxima m
+        acc = np.zeros((*batch, i1 - i0, v.shape[-1] + 1), dtype=q.dtype)  # [o | l], unnormalised
         for j0, j1 in block.key_blocks:
-            s = _block_scores(q_block, kt[..., j0:j1], factor)  # (..., bq, bk), a new array
+            s = scores.block(i0, i1, j0, j1)  # (..., bq, bk): the one block of scores held
             if full_mask is not None:
                 _mask_in_place(s, full_mask[..., i0:i1, j0:j1])
             if causal and j1 - 1 > i0:  # part of the block lies above the diagonal
-                np.copyto(s, -np.inf, where=~np.tri(i1 - i0, j1 - j0, i0 - j0, dtype=bool))
-            m_new = np.maximum(m, s.max(axis=-1))
-            rescale = _rescale(m, m_new).astype(q.dtype, copy=False)
-            s -= np.where(np.isneginf(m_new), 0, m_new)[..., None]
-            p = np.exp(s, out=s)  # exp(s − m′): 0 where masked
-            total = total * rescale + p.sum(axis=-1)
-            acc *= rescale[..., None]
-            acc += p @ v[..., j0:j1, :]
-            m = m_new
-        np.divide(acc, total[..., None], out=output[..., i0:i1, :], where=total[..., None] > 0)
+                np.copyto(s, -np.inf, where=_above_diagonal(i1 - i0, j1 - j0, j0 - i0))
+            m_new = np.maximum(m, s.max(axis=-1, keepdims=True))
+            if not np.array_equal(m_new, m):  # the maximum grew: rescale what is there
+                acc *= _rescale(m, m_new).astype(q.dtype, copy=False)
+                m = m_new
+            s -= np.where(np.isneginf(m), 0, m)  # a row with nothing unmasked yet keeps exp(-inf) = 0
+            np.exp(s, out=s)  # p = exp(s − m′)
+            acc += s @ v_ones[..., j0:j1, :]  # [p V | Σ p]
+        total = acc[..., -1:]
+        np.divide(acc[..., :-1], total, out=output[..., i0:i1, :], where=total > 0)
     return output[..., 0, :] if checked.single else output
+
+
+class _BlockScores:
+    """Blocks of scaled scores ``Q Kᵀ · scale``, with the naive computation's overflow error.
+
+    When ``d_k · max|Q| · max|K|`` (a bound on every |q · k| and on every partial sum of one)
+    fits comfortably in the dtype, nothing can overflow: Q is scaled once and each block is one
+    matrix product. Otherwise each block is computed as ``(Q Kᵀ) · scale`` and
+    checked, as :func:`attnlib.core.scaled_dot_product_attention` does.
+    """
+
+    def __init__(self, q: np.ndarray, k: np.ndarray, factor: float) -> None:
+        self.q, self.kt, self.factor = q, np.swapaxes(k, -1, -2), factor
+        largest = [float(np.abs(a).max()) for a in (q, k)]  # Python floats: no overflow warning
+        bound = q.shape[-1] * largest[0] * largest[1] * max(1.0, abs(factor))
+        self.safe = bound < float(np.finfo(q.dtype).max) / 4
+        self.q_scaled = q * factor if self.safe else q
+
+    def block(self, i0: int, i1: int, j0: int, j1: int) -> np.ndarray:
+        """Scores of queries ``i0 … i1 − 1`` against keys ``j0 … j1 − 1``, a new array."""
+        if self.safe:
+            return self.q_scaled[..., i0:i1, :] @ self.kt[..., j0:j1]
+        q_block, kt_block = self.q[..., i0:i1, :], self.kt[..., j0:j1]
+        with np.errstate(over="ignore", invalid="ignore"):
+            s = q_block @ kt_block
+            s *= self.factor
+        if not np.isfinite(s).all():
+            raise ValueError(
+                f"the scaled scores Q Kᵀ · scale overflow {s.dtype}: the inputs are too large "
+                f"(largest |Q| entry {np.abs(q_block).max():.3g}, |K| entry {np.abs(kt_block).max():.3g})"
+            )
+        return s
+
+
+@functools.lru_cache(maxsize=8)
+def _above_diagonal(rows: int, cols: int, offset: int) -> np.ndarray:
+    """``True`` where key ``offset + c`` comes after query ``r``: the causally masked entries."""
+    above = ~np.tri(rows, cols, -offset, dtype=bool)
+    above.flags.writeable = False
+    return above
 
 
 @dataclass(frozen=True)
@@ -256,19 +301,6 @@ def tile_schedule(
         keys = tuple((j0, min(j0 + bk, cols)) for j0 in range(0, last_key, bk))
         schedule.append(QueryBlock(i0, i1, keys))
     return schedule
-
-
-def _block_scores(q_block: np.ndarray, kt_block: np.ndarray, factor: float) -> np.ndarray:
-    """One block of scaled scores, with the same overflow error as the naive computation."""
-    with np.errstate(over="ignore", invalid="ignore"):
-        s = q_block @ kt_block
-        s *= factor
-    if not np.isfinite(s).all():
-        raise ValueError(
-            f"the scaled scores Q Kᵀ · scale overflow {s.dtype}: the inputs are too large "
-            f"(largest |Q| entry {np.abs(q_block).max():.3g}, |K| entry {np.abs(kt_block).max():.3g})"
-        )
-    return s
 
 
 def _mask_in_place(s: np.ndarray, mask_block: np.ndarray) -> None:
