@@ -90,6 +90,8 @@ def _as_numeric_array(x: object, name: str) -> np.ndarray:
         arr = np.asarray(x)
     except ValueError as exc:  # ragged nested lists
         raise ValueError(f"{name} is ragged: its rows have different lengths, so it is not an array") from exc
+    except MemoryError:
+        raise
     except Exception as exc:  # e.g. torch: "Can't call numpy() on Tensor that requires grad"
         raise TypeError(
             f"{name} ({type(x).__name__}) cannot be read as a NumPy array ({exc}); attnlib computes "
