@@ -208,6 +208,7 @@ def tiled_attention(
             s -= np.where(np.isneginf(m), 0, m)  # a row with nothing unmasked yet keeps exp(-inf) = 0
             np.exp(s, out=s)  # p = exp(s − m′)
             acc += s @ v_ones[..., j0:j1, :]  # [p V | Σ p]
+            del s  # free this block before the next one is computed
         total = acc[..., -1:]
         np.divide(acc[..., :-1], total, out=output[..., i0:i1, :], where=total > 0)
     return output[..., 0, :] if checked.single else output
