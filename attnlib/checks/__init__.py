@@ -3,7 +3,8 @@
 Each check takes a learner's answer and the exercise's inputs, recomputes the right answer with
 attnlib, and returns a :class:`CheckResult`. When the answer is wrong, the check goes through its
 table of mistakes (:data:`ATTENTION_MISTAKES`, :data:`SCALE_MISTAKES`, :data:`COUNT_MISTAKES`,
-:data:`CAUSAL_MISTAKES`, :data:`PADDING_MISTAKES`): each row *makes* its mistake on the exercise's
+:data:`CAUSAL_MISTAKES`, :data:`PADDING_MISTAKES`, and for lesson 12 :data:`MEMORY_MISTAKES`,
+:data:`RESCALE_MISTAKES`, :data:`SKIP_MISTAKES`): each row *makes* its mistake on the exercise's
 inputs (the softmax over the wrong axis, the scale after the softmax, ``K`` used for ``V``, ...)
 and, when the result equals the learner's answer, the message names that mistake. Messages never
 show a number of the right answer, so the learner can try again. End a notebook cell with a check
@@ -31,6 +32,14 @@ Numbers computed by hand are compared with a tolerance: ``decimals=2`` accepts a
 from attnlib.checks.attention import ATTENTION_MISTAKES, check_attention
 from attnlib.checks.counts import COUNT_MISTAKES, COUNTING_CONVENTION, check_operation_counts
 from attnlib.checks.masks import CAUSAL_MISTAKES, PADDING_MISTAKES, check_causal_mask, check_padding_mask
+from attnlib.checks.memory import (
+    MEMORY_MISTAKES,
+    RESCALE_MISTAKES,
+    SKIP_MISTAKES,
+    check_rescale_factor,
+    check_skipped_blocks,
+    check_weights_memory,
+)
 from attnlib.checks.mistakes import Mistake
 from attnlib.checks.result import CheckResult
 from attnlib.checks.scale import SCALE_MISTAKES, check_scale
@@ -41,15 +50,21 @@ __all__ = [
     "CAUSAL_MISTAKES",
     "COUNTING_CONVENTION",
     "COUNT_MISTAKES",
+    "MEMORY_MISTAKES",
     "PADDING_MISTAKES",
+    "RESCALE_MISTAKES",
     "SCALE_MISTAKES",
+    "SKIP_MISTAKES",
     "CheckResult",
     "Mistake",
     "check_attention",
     "check_causal_mask",
     "check_operation_counts",
     "check_padding_mask",
+    "check_rescale_factor",
     "check_scale",
     "check_shape",
+    "check_skipped_blocks",
     "check_value",
+    "check_weights_memory",
 ]
