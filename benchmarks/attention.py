@@ -1,17 +1,27 @@
 """Naive attention, tiled attention and PyTorch's fused CPU kernel: time and peak extra memory.
 
-    .venv/bin/python benchmarks/attention.py               # the full table (takes several minutes)
-    .venv/bin/python benchmarks/attention.py --quick       # n up to 1024, fewer repeats
+    OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/attention.py   # the full table (many minutes)
+    OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/attention.py --quick   # n up to 1024
+
+``OPENBLAS_NUM_THREADS`` (recorded in the JSON) sets the threads of NumPy's BLAS; PyTorch keeps
+its own thread pool. On a busy machine NumPy's BLAS threads, which spin while they wait, slowed
+each block's small matrix products many times over (1.5 s instead of 0.18 s for the tiled
+version at 8 heads, n = 1024), so the table was measured with one BLAS thread.
 
 For float32 inputs of d = 64, batch·heads of 1 and 8, n = 256 … 8192, causal and not:
 
-- time: the median of interleaved repeats (naive, tiled, PyTorch, naive, tiled, …) in this
-  process, and each numpy version's ratio to PyTorch's time;
+- time: the median (and the fastest) of interleaved repeats (naive, tiled, PyTorch, naive,
+  tiled, …) in this process, and each numpy version's ratio to PyTorch's median;
+- exactness: the largest relative difference between the tiled and the naive output;
 - peak extra memory: ``tracemalloc`` for the numpy versions (numpy reports its allocations to
-  it), and for PyTorch the growth of a separate process's peak RSS during one call.
+  it), and for PyTorch the growth of a separate process's peak resident set during one call
+  (Linux: the peak is reset through ``/proc/self/clear_refs`` just before the call).
 
-Prints a table and writes ``benchmarks/results/attention.json`` with the machine it ran on.
-The naive version is left out where its intermediates would not fit in ``--naive-limit`` GiB.
+Prints a table and the three goals of issue 12 with where each stands, and writes
+``benchmarks/results/attention.json`` with the machine it ran on and the load average
+(``os.getloadavg``, as ``uptime`` prints it) before, during and after the run: on a shared
+machine the times are only as good as that load. The naive version is left out where its
+intermediates would not fit in ``--naive-limit`` GiB.
 """
 
 from __future__ import annotations
@@ -35,18 +45,22 @@ from attnlib.efficient import tiled_attention
 
 RESULTS = Path(__file__).parent / "results" / "attention.json"
 D = 64
-BLOCK = 256
+BLOCK_Q, BLOCK_K = 256, 512  # tiled_attention's defaults
 
 TORCH_PEAK = """
-import resource, sys, torch
+import re, sys, torch
 n, bh, causal = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3] == "1"
 g = torch.Generator().manual_seed(0)
 q, k, v = (torch.randn(1, bh, n, 64, generator=g) for _ in range(3))
 torch.nn.functional.scaled_dot_product_attention(q[..., :8, :], k[..., :8, :], v[..., :8, :])  # warm up
-before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+def status(field):
+    text = open("/proc/self/status").read()
+    return int(re.search(field + r":\\s+(\\d+) kB", text).group(1)) * 1024
+with open("/proc/self/clear_refs", "w") as f:
+    f.write("5")  # reset the peak resident set size (VmHWM) to the current one
+before = status("VmRSS")
 torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal)
-after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-print((after - before) * 1024)
+print(status("VmHWM") - before)
 """
 
 
@@ -80,16 +94,30 @@ def peak_torch(n: int, bh: int, causal: bool) -> int:
     return int(out.stdout.strip())
 
 
-def medians(calls: dict[str, Callable[[], object]], repeats: int) -> dict[str, float]:
+def timings(calls: dict[str, Callable[[], object]], repeats: int) -> dict[str, list[float]]:
+    """Seconds of every repeat of every call, the calls interleaved, after one warm-up call each."""
     times: dict[str, list[float]] = {name: [] for name in calls}
-    for call in calls.values():  # warm up
+    for call in calls.values():
         call()
     for _ in range(repeats):
         for name, call in calls.items():
             start = time.perf_counter()
             call()
             times[name].append(time.perf_counter() - start)
-    return {name: statistics.median(values) for name, values in times.items()}
+    return times
+
+
+def relative_difference(got: np.ndarray, expected: np.ndarray) -> float:
+    """``max |got − expected| / max |expected|``, in float64."""
+    diff = np.abs(got.astype(np.float64) - expected.astype(np.float64)).max()
+    return float(diff / np.abs(expected.astype(np.float64)).max())
+
+
+def float64_difference(n: int, causal: bool) -> float:
+    """The same comparison in float64 (one head), where the goal is 1e-12."""
+    Q, K, V = (a.astype(np.float64) for a in inputs(n, 1))
+    naive = scaled_dot_product_attention(Q, K, V, causal=causal)[0]
+    return relative_difference(tiled_attention(Q, K, V, causal=causal), naive)
 
 
 def contenders(
@@ -100,12 +128,37 @@ def contenders(
 
     tq = [torch.from_numpy(a) for a in (Q, K, V)]
     calls: dict[str, Callable[[], object]] = {
-        "tiled": lambda: tiled_attention(Q, K, V, block_q=BLOCK, block_k=BLOCK, causal=causal),
+        "tiled": lambda: tiled_attention(Q, K, V, block_q=BLOCK_Q, block_k=BLOCK_K, causal=causal),
         "torch": lambda: torch.nn.functional.scaled_dot_product_attention(*tq, is_causal=causal),
     }
     if naive:
         calls["naive"] = lambda: scaled_dot_product_attention(Q, K, V, causal=causal)
     return calls
+
+
+def goals(rows: list[dict], float64: dict[str, float]) -> list[str]:
+    """The three goals of issue 12, each with where it stands in ``rows``."""
+    diffs = [r["float32_relative_difference"] for r in rows if r["float32_relative_difference"] is not None]
+    lines = [
+        f"exact: float32 largest relative difference {max(diffs):.1e} (goal 2e-6); "
+        f"float64 {max(float64.values()):.1e} (goal 1e-12)"
+    ]
+    at_8192 = [r for r in rows if r["n"] == 8192 and r["peak_bytes"]["naive"]]
+    for r in at_8192:
+        share = r["peak_bytes"]["tiled"] / r["peak_bytes"]["naive"]
+        lines.append(
+            f"memory: n=8192 bh={r['batch_heads']} causal={r['causal']}: "
+            f"tiled {share:.2%} of naive (goal ≤ 5%)"
+        )
+    timed = [r for r in rows if 1024 <= r["n"] <= 4096]
+    if timed:
+        ratios = [r["seconds"]["tiled"] / r["seconds"]["torch"] for r in timed]
+        met = sum(ratio <= 1.0 for ratio in ratios)
+        lines.append(
+            f"time: n=1024…4096 tiled/torch from {min(ratios):.2f} to {max(ratios):.2f}, "
+            f"median {statistics.median(ratios):.2f}; ≤ 1.0 in {met} of {len(ratios)} cases (goal: all)"
+        )
+    return lines
 
 
 def main() -> None:
@@ -119,29 +172,41 @@ def main() -> None:
 
     sizes = [256, 512, 1024] if args.quick else [256, 512, 1024, 2048, 4096, 8192]
     repeats = 3 if args.quick else args.repeats
+    load_before = os.getloadavg()
     rows = []
     header = f"{'bh':>3} {'n':>5} {'causal':>6} | {'naive ms':>9} {'tiled ms':>9} {'torch ms':>9} | "
     header += f"{'naive/t':>7} {'tiled/t':>7} | {'naive MiB':>9} {'tiled MiB':>9} {'torch MiB':>9} "
-    header += f"{'tiled/naive':>11}"
+    header += f"{'tiled/naive':>11} | {'rel diff':>8} {'load':>5}"
     print(header)
     print("-" * len(header))
     for bh in (1, 8):
         for n in sizes:
             for causal in (False, True):
                 naive_fits = naive_bytes(n, bh) <= args.naive_limit * 2**30
-                calls = contenders(*inputs(n, bh), causal=causal, naive=naive_fits)
-                seconds = medians(calls, repeats)
+                Q, K, V = inputs(n, bh)
+                calls = contenders(Q, K, V, causal=causal, naive=naive_fits)
+                times = timings(calls, repeats)
+                seconds = {name: statistics.median(values) for name, values in times.items()}
                 peaks = {
                     "tiled": peak_numpy(calls["tiled"]),
                     "naive": peak_numpy(calls["naive"]) if naive_fits else None,
                     "torch": peak_torch(n, bh, causal),
                 }
+                difference = None
+                if naive_fits:
+                    difference = relative_difference(calls["tiled"](), calls["naive"]()[0])  # type: ignore[index]
                 row = {
                     "batch_heads": bh,
                     "n": n,
                     "causal": causal,
                     "seconds": {name: seconds.get(name) for name in ("naive", "tiled", "torch")},
+                    "fastest_seconds": {
+                        name: min(times[name]) if name in times else None
+                        for name in ("naive", "tiled", "torch")
+                    },
                     "peak_bytes": peaks,
+                    "float32_relative_difference": difference,
+                    "load_1min": os.getloadavg()[0],
                 }
                 rows.append(row)
                 ms = {
@@ -154,12 +219,18 @@ def main() -> None:
                 }
                 mib = {k: (f"{v / 2**20:9.1f}" if v is not None else f"{'—':>9}") for k, v in peaks.items()}
                 share = f"{peaks['tiled'] / peaks['naive']:11.3%}" if peaks["naive"] else f"{'—':>11}"
+                diff = f"{difference:8.1e}" if difference is not None else f"{'—':>8}"
                 print(
                     f"{bh:>3} {n:>5} {causal!s:>6} | {ms['naive']} {ms['tiled']} {ms['torch']} | "
                     f"{ratio['naive']} {ratio['tiled']} | {mib['naive']} {mib['tiled']} {mib['torch']} "
-                    f"{share}",
+                    f"{share} | {diff} {row['load_1min']:5.1f}",
                     flush=True,
                 )
+    float64 = {f"n={n} causal={c}": float64_difference(n, c) for n in (256, 1000) for c in (False, True)}
+    load_after = os.getloadavg()
+    print(f"\nload average (1, 5, 15 min) before: {load_before}, after: {load_after}")
+    for line in goals(rows, float64):
+        print(line)
     machine = {
         "platform": platform.platform(),
         "processor": platform.processor() or platform.machine(),
@@ -168,11 +239,26 @@ def main() -> None:
         "numpy": np.__version__,
         "torch": torch.__version__,
         "torch_threads": torch.get_num_threads(),
+        "OPENBLAS_NUM_THREADS": os.environ.get("OPENBLAS_NUM_THREADS"),
         "date": time.strftime("%Y-%m-%d"),
     }
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text(
-        json.dumps({"machine": machine, "d": D, "block": BLOCK, "repeats": repeats, "rows": rows}, indent=1)
+        json.dumps(
+            {
+                "machine": machine,
+                "command": " ".join([Path(sys.executable).name, *sys.argv]),
+                "load_before": load_before,
+                "load_after": load_after,
+                "d": D,
+                "block_q": BLOCK_Q,
+                "block_k": BLOCK_K,
+                "repeats": repeats,
+                "float64_relative_difference": float64,
+                "rows": rows,
+            },
+            indent=1,
+        )
         + "\n"
     )
     print(f"\nwritten to {args.output}")
