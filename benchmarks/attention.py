@@ -10,8 +10,9 @@ version at 8 heads, n = 1024), so the table was measured with one BLAS thread.
 
 For float32 inputs of d = 64, batch·heads of 1 and 8, n = 256 … 8192, causal and not:
 
-- time: the median (and the fastest) of interleaved repeats (naive, tiled, PyTorch, naive,
-  tiled, …) in this process, and each numpy version's ratio to PyTorch's median;
+- time: the median (and the fastest) of interleaved repeats (naive, tiled, PyTorch, PyTorch on
+  one thread, naive, tiled, …) in this process, and each numpy version's ratio to PyTorch's
+  median ("t": PyTorch with its threads, "t1": on one thread);
 - exactness: the largest relative difference between the tiled and the naive output;
 - peak extra memory: ``tracemalloc`` for the numpy versions (numpy reports its allocations to
   it), and for PyTorch the growth of a separate process's peak resident set during one call
@@ -120,16 +121,30 @@ def float64_difference(n: int, causal: bool) -> float:
     return relative_difference(tiled_attention(Q, K, V, causal=causal), naive)
 
 
+def one_thread(torch: object, call: Callable[[], object]) -> object:
+    """``call()`` with PyTorch limited to one thread, as NumPy's element-wise work always is."""
+    threads = torch.get_num_threads()  # type: ignore[attr-defined]
+    torch.set_num_threads(1)  # type: ignore[attr-defined]
+    try:
+        return call()
+    finally:
+        torch.set_num_threads(threads)  # type: ignore[attr-defined]
+
+
 def contenders(
     Q: np.ndarray, K: np.ndarray, V: np.ndarray, *, causal: bool, naive: bool
 ) -> dict[str, Callable[[], object]]:
-    """The calls to time on one input: tiled, PyTorch (4-D, so its fused kernel) and naive."""
+    """The calls to time on one input: tiled, PyTorch (4-D, so its fused kernel; with its threads
+    and with one thread) and naive."""
     import torch
 
     tq = [torch.from_numpy(a) for a in (Q, K, V)]
     calls: dict[str, Callable[[], object]] = {
         "tiled": lambda: tiled_attention(Q, K, V, block_q=BLOCK_Q, block_k=BLOCK_K, causal=causal),
         "torch": lambda: torch.nn.functional.scaled_dot_product_attention(*tq, is_causal=causal),
+        "torch1": lambda: one_thread(
+            torch, lambda: torch.nn.functional.scaled_dot_product_attention(*tq, is_causal=causal)
+        ),
     }
     if naive:
         calls["naive"] = lambda: scaled_dot_product_attention(Q, K, V, causal=causal)
@@ -158,6 +173,11 @@ def goals(rows: list[dict], float64: dict[str, float]) -> list[str]:
             f"time: n=1024…4096 tiled/torch from {min(ratios):.2f} to {max(ratios):.2f}, "
             f"median {statistics.median(ratios):.2f}; ≤ 1.0 in {met} of {len(ratios)} cases (goal: all)"
         )
+        single = [r["seconds"]["tiled"] / r["seconds"]["torch1"] for r in timed]
+        lines.append(
+            f"      against PyTorch on one thread: from {min(single):.2f} to {max(single):.2f}, "
+            f"median {statistics.median(single):.2f}"
+        )
     return lines
 
 
@@ -174,9 +194,15 @@ def main() -> None:
     repeats = 3 if args.quick else args.repeats
     load_before = os.getloadavg()
     rows = []
-    header = f"{'bh':>3} {'n':>5} {'causal':>6} | {'naive ms':>9} {'tiled ms':>9} {'torch ms':>9} | "
-    header += f"{'naive/t':>7} {'tiled/t':>7} | {'naive MiB':>9} {'tiled MiB':>9} {'torch MiB':>9} "
-    header += f"{'tiled/naive':>11} | {'rel diff':>8} {'load':>5}"
+    header = " ".join(
+        [
+            f"{'bh':>3} {'n':>5} {'causal':>6} |",
+            *(f"{name:>9}" for name in ("naive ms", "tiled ms", "torch ms", "torch1 ms")),
+            f"| {'naive/t':>7} {'tiled/t':>7} {'tiled/t1':>8} |",
+            *(f"{name:>9}" for name in ("naive MiB", "tiled MiB", "torch MiB")),
+            f"{'tiled/naive':>11} | {'rel diff':>8} {'load':>5}",
+        ]
+    )
     print(header)
     print("-" * len(header))
     for bh in (1, 8):
@@ -199,10 +225,10 @@ def main() -> None:
                     "batch_heads": bh,
                     "n": n,
                     "causal": causal,
-                    "seconds": {name: seconds.get(name) for name in ("naive", "tiled", "torch")},
+                    "seconds": {name: seconds.get(name) for name in ("naive", "tiled", "torch", "torch1")},
                     "fastest_seconds": {
                         name: min(times[name]) if name in times else None
-                        for name in ("naive", "tiled", "torch")
+                        for name in ("naive", "tiled", "torch", "torch1")
                     },
                     "peak_bytes": peaks,
                     "float32_relative_difference": difference,
@@ -220,12 +246,15 @@ def main() -> None:
                 mib = {k: (f"{v / 2**20:9.1f}" if v is not None else f"{'—':>9}") for k, v in peaks.items()}
                 share = f"{peaks['tiled'] / peaks['naive']:11.3%}" if peaks["naive"] else f"{'—':>11}"
                 diff = f"{difference:8.1e}" if difference is not None else f"{'—':>8}"
-                print(
-                    f"{bh:>3} {n:>5} {causal!s:>6} | {ms['naive']} {ms['tiled']} {ms['torch']} | "
-                    f"{ratio['naive']} {ratio['tiled']} | {mib['naive']} {mib['tiled']} {mib['torch']} "
+                single = seconds["tiled"] / seconds["torch1"]
+                cells = [
+                    f"{bh:>3} {n:>5} {causal!s:>6} |",
+                    *(ms[name] for name in ("naive", "tiled", "torch", "torch1")),
+                    f"| {ratio['naive']} {ratio['tiled']} {single:8.2f} |",
+                    *(mib[name] for name in ("naive", "tiled", "torch")),
                     f"{share} | {diff} {row['load_1min']:5.1f}",
-                    flush=True,
-                )
+                ]
+                print(" ".join(cells), flush=True)
     float64 = {f"n={n} causal={c}": float64_difference(n, c) for n in (256, 1000) for c in (False, True)}
     load_after = os.getloadavg()
     print(f"\nload average (1, 5, 15 min) before: {load_before}, after: {load_after}")
