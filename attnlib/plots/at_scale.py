@@ -1,0 +1,202 @@
+"""The pictures of lesson 12, attention at scale: the n² wall, the online softmax block by block,
+the blocks tiled attention computes or skips, and the benchmark against PyTorch."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import matplotlib as mpl
+import numpy as np
+import numpy.typing as npt
+from matplotlib.figure import Figure
+from matplotlib.patches import Rectangle
+
+from attnlib.counting import operation_counts, tile_counts, tiled_bytes, weights_bytes
+from attnlib.efficient import online_softmax, tile_schedule
+from attnlib.plots.styles import OKABE_ITO, RAW_COLOR, SCALED_COLOR, figure, style_context
+from attnlib.validation import as_positive_int, as_real_array
+
+__all__ = ["benchmark_figure", "memory_wall_figure", "online_softmax_figure", "tiles_figure"]
+
+GIB = 2**30
+
+
+def memory_wall_figure(
+    sizes: Sequence[int],
+    *,
+    d: int = 64,
+    block: int = 128,
+    laptop_gib: float = 16.0,
+    style: str = "light",
+) -> Figure:
+    """Memory and operations of attention against the sequence length n, on log axes.
+
+    Left: the float32 weights of one head (:func:`attnlib.counting.weights_bytes`) beside what
+    tiled attention holds (:func:`attnlib.counting.tiled_bytes`), and a laptop's memory. Right:
+    the arithmetic operations (:func:`attnlib.counting.operation_counts`, all kinds added up).
+
+    Parameters
+    ----------
+    sizes : sequence of int
+        The sequence lengths n (queries = keys).
+    d : int
+        ``d_k = d_v``.
+    block : int
+        Block size of the tiled version (square blocks).
+    laptop_gib : float
+        The memory line drawn, in GiB.
+    style : {"light", "dark"}
+    """
+    n = np.array([as_positive_int(s, "sizes entry") for s in sizes])
+    naive = np.array([weights_bytes(int(s), int(s)) for s in n]) / GIB
+    tiled = np.array([tiled_bytes(int(s), int(s), d, d, block_q=block, block_k=block) for s in n]) / GIB
+    ops = np.array([sum(operation_counts(int(s), int(s), d, d).totals().values()) for s in n], dtype=float)
+    fig, axes = figure(1, 2, figsize=(10.0, 3.8), style=style)
+    ax_m, ax_o = axes[0]
+    with style_context(style):
+        ax_m.loglog(n, naive, "o-", base=2, color=RAW_COLOR, label="the weights n × n (naive)")
+        ax_m.loglog(n, tiled, "s-", base=2, color=SCALED_COLOR, label=f"tiled, blocks of {block}")
+        ax_m.axhline(laptop_gib, color=OKABE_ITO[2], linestyle="--", label=f"a laptop's {laptop_gib:g} GiB")
+        ax_m.set_title("Memory of one head, float32")
+        ax_m.set_xlabel("sequence length n")
+        ax_m.set_ylabel("GiB")
+        ax_m.legend(fontsize=8, loc="upper left")
+        ax_o.loglog(n, ops, "o-", base=2, color=RAW_COLOR)
+        ax_o.set_title(f"Operations of one head, d = {d}")
+        ax_o.set_xlabel("sequence length n")
+        ax_o.set_ylabel("operations")
+        for ax in (ax_m, ax_o):
+            ax.grid(True, which="major", alpha=0.4)
+    return fig
+
+
+def online_softmax_figure(scores: npt.ArrayLike, block_size: int, *, style: str = "light") -> Figure:
+    """One row of scores read block by block: the running maximum and the running sum.
+
+    Left: the scores as bars, the blocks marked, and the running maximum ``m`` after each block
+    as a step line. Right: the running sum ``l`` after each block, each point labelled with the
+    factor ``exp(m_before − m)`` it applied to the sum before (where the maximum grew).
+
+    Parameters
+    ----------
+    scores : (n_k,)
+    block_size : int
+    style : {"light", "dark"}
+    """
+    s = as_real_array(scores, "scores").astype(np.float64)
+    states = list(online_softmax(s, block_size))
+    fig, axes = figure(1, 2, figsize=(10.0, 3.6), style=style)
+    ax_s, ax_l = axes[0]
+    with style_context(style):
+        ax_s.bar(np.arange(s.size), s, 0.6, color=SCALED_COLOR)
+        for st in states[1:]:
+            ax_s.axvline(st.start - 0.5, color=mpl.rcParams["grid.color"], linestyle=":", linewidth=1)
+        for st in states:
+            ax_s.hlines(st.maximum, st.start - 0.5, st.stop - 0.5, color=RAW_COLOR, linewidth=2.5)
+        ax_s.axhline(0, color=mpl.rcParams["axes.edgecolor"], linewidth=0.8)
+        ax_s.set_title(f"Scores, blocks of {block_size}; running maximum m")
+        ax_s.set_xlabel("key j")
+        ax_s.set_ylabel("score")
+        blocks = np.arange(1, len(states) + 1)
+        ax_l.plot(blocks, [st.total for st in states], "o-", color=SCALED_COLOR)
+        for b, st in zip(blocks[1:], states[1:], strict=True):
+            if st.rescale < 1:
+                ax_l.annotate(f"× {st.rescale:.3f}", (b, st.total), textcoords="offset points", xytext=(0, 8),
+                              ha="center", fontsize=9, color=RAW_COLOR)  # fmt: skip
+        ax_l.set_xticks(blocks)
+        ax_l.set_title("Running sum l = Σ exp(s_j − m)")
+        ax_l.set_xlabel("blocks read")
+        ax_l.set_ylabel("l")
+    return fig
+
+
+def tiles_figure(n: int, block: int, *, style: str = "light") -> Figure:
+    """The blocks of scores tiled attention computes, without a mask and with a causal mask.
+
+    Computed blocks are coloured; under the causal mask the blocks on the diagonal are computed
+    and partly masked (hatched), and the blocks above it are skipped (left blank).
+
+    Parameters
+    ----------
+    n : int
+        Queries and keys.
+    block : int
+        Square blocks of ``block`` queries × ``block`` keys.
+    style : {"light", "dark"}
+    """
+    size, b = as_positive_int(n, "n"), as_positive_int(block, "block")
+    fig, axes = figure(1, 2, figsize=(8.0, 4.0), style=style)
+    with style_context(style):
+        for ax, causal in zip(axes[0], (False, True), strict=True):
+            schedule = tile_schedule(size, size, block_q=b, block_k=b, causal=causal)
+            edge = mpl.rcParams["axes.edgecolor"]
+            for qb in schedule:
+                for j0, j1 in qb.key_blocks:
+                    partly = causal and j1 - 1 > qb.start  # on the diagonal: computed, partly masked
+                    corner, width, height = (j0, qb.start), j1 - j0, qb.stop - qb.start
+                    look = {"alpha": 0.55, "hatch": "//"} if partly else {"alpha": 0.9}
+                    ax.add_patch(
+                        Rectangle(corner, width, height, facecolor=SCALED_COLOR, edgecolor=edge, **look)
+                    )
+            counts = tile_counts(size, size, block_q=b, block_k=b, causal=causal)
+            computed, total = counts.computed, counts.blocks
+            ax.set_xlim(0, size)
+            ax.set_ylim(size, 0)
+            ax.set_aspect("equal")
+            ax.set_xlabel("keys")
+            ax.set_ylabel("queries")
+            kind = "causal" if causal else "no mask"
+            ax.set_title(f"{kind}: {computed} of {total} blocks computed")
+    return fig
+
+
+def benchmark_figure(results: Mapping[str, Any], *, batch_heads: int = 8, style: str = "light") -> Figure:
+    """Time and peak memory against n from ``benchmarks/results/attention.json``.
+
+    Parameters
+    ----------
+    results : mapping
+        The JSON written by ``benchmarks/attention.py`` (``rows`` with ``n``, ``batch_heads``,
+        ``causal``, ``seconds`` and ``peak_bytes`` for naive, tiled and torch).
+    batch_heads : int
+        Which rows to draw.
+    style : {"light", "dark"}
+    """
+    rows = [r for r in results["rows"] if r["batch_heads"] == batch_heads]
+    if not rows:
+        raise ValueError(f"the results have no rows with batch_heads = {batch_heads}")
+    colors = {"naive": RAW_COLOR, "tiled": SCALED_COLOR, "torch": OKABE_ITO[2], "torch1": OKABE_ITO[3]}
+    names = {
+        "naive": "naive attnlib",
+        "tiled": "tiled attnlib",
+        "torch": "PyTorch",
+        "torch1": "PyTorch, 1 thread",
+    }
+    fig, axes = figure(1, 3, figsize=(13.0, 3.8), style=style)
+    with style_context(style):
+        for ax, causal in zip(axes[0][:2], (False, True), strict=True):
+            chosen = [r for r in rows if r["causal"] == causal]
+            for key in ("naive", "tiled", "torch", "torch1"):
+                points = [(r["n"], r["seconds"][key]) for r in chosen if r["seconds"].get(key) is not None]
+                if points:
+                    x, y = zip(*points, strict=True)
+                    ax.loglog(x, np.array(y) * 1e3, "o-", base=2, color=colors[key], label=names[key])
+            ax.set_title(f"Time, {batch_heads} heads, {'causal' if causal else 'no mask'}")
+            ax.set_xlabel("n")
+            ax.set_ylabel("ms (median)")
+            ax.grid(True, alpha=0.4)
+        axes[0][0].legend(fontsize=8)
+        ax = axes[0][2]
+        chosen = [r for r in rows if not r["causal"]]
+        for key in ("naive", "tiled", "torch"):
+            points = [(r["n"], r["peak_bytes"][key]) for r in chosen if r["peak_bytes"].get(key)]
+            if points:
+                x, y = zip(*points, strict=True)
+                ax.loglog(x, np.array(y) / 2**20, "o-", base=2, color=colors[key], label=names[key])
+        ax.set_title(f"Peak extra memory, {batch_heads} heads")
+        ax.set_xlabel("n")
+        ax.set_ylabel("MiB")
+        ax.grid(True, alpha=0.4)
+        ax.legend(fontsize=8)
+    return fig
