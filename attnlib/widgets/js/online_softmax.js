@@ -120,7 +120,10 @@ export function drawOnlineSoftmax(model, theme) {
     );
   });
   const done = blocksRead === blocks;
-  parts.push(text(620, y0 + 22 * 3.4, done ? "last block: o / l is exactly softmax(s) V" : "still reading: o / l covers the keys read so far", mono));
+  parts.push(
+    text(620, y0 + 22 * 3.4, done ? "last block: o / l = softmax(s) V" : "o / l: keys read so far only", mono),
+    text(620, y0 + 22 * 4.4, "dots: values v_j (dark: read); ring: exact", { ...mono, "font-size": 11 }),
+  );
   return parts.join("");
 }
 
