@@ -111,9 +111,10 @@ def rope(x: npt.ArrayLike, positions: npt.ArrayLike | None = None, *, base: floa
     arr = as_real_array(x, "x")
     vectors = arr[None, :] if arr.ndim == 1 else arr  # (..., n, d)
     n, d = vectors.shape[-2:]
-    if d % 2:
+    if d == 0 or d % 2:
         raise ValueError(
-            f"rope rotates pairs of components, so x's last dimension must be even, got {arr.shape}"
+            f"rope rotates pairs of components, so x's last dimension must be even and positive, "
+            f"got x of shape {arr.shape}"
         )
     theta = rope_frequencies(d, base=base)  # (d/2,)
     pos = (
@@ -132,7 +133,9 @@ def rope(x: npt.ArrayLike, positions: npt.ArrayLike | None = None, *, base: floa
 
 def _positions(positions: npt.ArrayLike, leading: tuple[int, ...], x_shape: tuple[int, ...]) -> np.ndarray:
     """``positions`` as float64 of shape ``leading`` (x's shape without its last axis), or a clear error."""
-    pos = as_real_array(np.atleast_1d(positions), "positions").astype(np.float64)
+    if isinstance(positions, numbers.Real) or (isinstance(positions, np.ndarray) and positions.ndim == 0):
+        positions = [positions]  # one position for every vector
+    pos = as_real_array(positions, "positions").astype(np.float64)
     try:
         return np.broadcast_to(pos, leading)
     except ValueError as exc:

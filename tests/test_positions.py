@@ -71,6 +71,13 @@ def test_rope_positions_broadcast_and_dtype():
     np.testing.assert_array_equal(rope([[2, 3]]), [[2.0, 3.0]])  # integers → float64, position 0
 
 
+def test_rope_one_position_for_every_vector():
+    x = np.random.default_rng(0).normal(size=(3, 4))
+    for position in (2.5, np.float32(2.5), np.array(2.5)):
+        np.testing.assert_array_equal(rope(x, position), rope(x, [2.5, 2.5, 2.5]))
+    np.testing.assert_array_equal(rope(x[0], 2.5), rope(x[:1], [2.5])[0])
+
+
 @settings(max_examples=200, deadline=None)
 @given(
     seed=st.integers(0, 2**32 - 1),
@@ -128,6 +135,8 @@ def test_positions_break_permutation_equivariance(add_positions):
         (lambda: rope(np.ones((3, 4)), [0.0, 1.0]), ValueError, "positions"),
         (lambda: rope(np.ones((2, 3, 4)), np.zeros((3, 3))), ValueError, "positions"),
         (lambda: rope(np.ones((3, 4)), ["a", "b", "c"]), TypeError, "positions"),
+        (lambda: rope(np.ones((2, 3, 4)), [[0, 1, 2], [0, 1]]), ValueError, "positions is ragged"),
+        (lambda: rope(np.ones((3, 0))), ValueError, "even and positive"),
         (lambda: rope(np.full((3, 4), np.nan)), ValueError, "x"),
         (lambda: rope(5.0), ValueError, "x"),
         (lambda: sinusoidal(0, 4), ValueError, "n_positions"),
