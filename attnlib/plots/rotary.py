@@ -18,10 +18,10 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.text import Text
 
-from attnlib._validate import as_real_array
 from attnlib.plots.arrows import Arrows, vectors
 from attnlib.plots.styles import OKABE_ITO, RAW_COLOR, figure, style_context
 from attnlib.positions import rope
+from attnlib.validation import as_real_array
 
 __all__ = [
     "ROPE_COLORS",
