@@ -5,6 +5,7 @@
     widgets.scaling_explorer()      # lesson 04: why divide by √d_k
     widgets.softmax_explorer()      # lesson 05: scores, temperature and masks → weights
     widgets.similarity_explorer()   # lessons 01 and 03: dot product, cosine and angle
+    widgets.rope_explorer()         # lesson 10: RoPE turns a query and a key by their positions
 
 Each explorer is an `anywidget <https://anywidget.dev>`_ (an ipywidgets ``DOMWidget``): displaying
 it shows native sliders (keyboard-operable) and an SVG picture, the same panels, titles, labels
@@ -60,6 +61,7 @@ from __future__ import annotations
 from attnlib.plots import score_limits, similarity_limits
 from attnlib.widgets.base import Explorer
 from attnlib.widgets.playground import Playground, playground
+from attnlib.widgets.rope import RopeExplorer, rope_explorer
 from attnlib.widgets.scaling import ScalingExplorer, scaling_explorer
 from attnlib.widgets.similarity import SimilarityExplorer, similarity_explorer
 from attnlib.widgets.softmax import SoftmaxExplorer, softmax_explorer
@@ -67,10 +69,12 @@ from attnlib.widgets.softmax import SoftmaxExplorer, softmax_explorer
 __all__ = [
     "Explorer",
     "Playground",
+    "RopeExplorer",
     "ScalingExplorer",
     "SimilarityExplorer",
     "SoftmaxExplorer",
     "playground",
+    "rope_explorer",
     "scaling_explorer",
     "score_limits",
     "similarity_explorer",
