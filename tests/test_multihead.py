@@ -108,6 +108,13 @@ def test_padding_combines_with_boolean_and_additive_masks_and_causal():
         ({"X_q": np.full((5, 4), np.nan)}, ValueError, "X_q"),
         ({"key_padding_mask": np.ones(5)}, TypeError, "key_padding_mask"),
         ({"key_padding_mask": np.ones(4, dtype=bool)}, ValueError, "key_padding_mask"),
+        ({"key_padding_mask": np.ones((3, 5), dtype=bool)}, ValueError, "key_padding_mask.*batch"),
+        ({"key_padding_mask": np.ones((), dtype=bool)}, ValueError, "key_padding_mask"),
+        ({"W_v": np.ones((4, 5))}, ValueError, "W_v"),
+        ({"W_q": np.ones((4, 5)), "W_k": np.ones((4, 5))}, ValueError, "n_heads"),
+        ({"X_q": np.ones(4)}, ValueError, "X_q"),
+        ({"W_o": np.ones(4)}, ValueError, "W_o"),
+        ({"n_heads": "2"}, TypeError, "n_heads"),
         ({"mask": np.ones((3, 3), dtype=bool)}, ValueError, "mask"),
         ({"mask": np.ones((5, 5), dtype=int)}, TypeError, "mask"),
         (
