@@ -10,7 +10,7 @@ import numpy as np
 import numpy.typing as npt
 from matplotlib.figure import Figure
 
-from attnlib._validate import as_real_array
+from attnlib.validation import as_real_array
 from attnlib.multihead import multi_head_attention
 from attnlib.plots.arrows import vectors
 from attnlib.plots.heatmaps import Heatmap, heatmap
