@@ -45,6 +45,7 @@ from __future__ import annotations
 import math
 import sys
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -61,8 +62,10 @@ from attnlib.validation import (
 )
 
 __all__ = [
+    "AttentionArguments",
     "AttentionSteps",
     "apply_mask",
+    "attention_arguments",
     "attention_steps",
     "causal_mask",
     "default_scale",
@@ -294,7 +297,7 @@ def attention_steps(
     AttentionSteps
         Raw scores, the scale, scaled scores, masked scores, weights and output.
     """
-    Q, K, V, mask, scale, single = _checked_arguments(Q, K, V, mask, causal, scale)
+    Q, K, V, mask, scale, single = attention_arguments(Q, K, V, mask, causal, scale)
 
     raw = raw_scores(Q, K)  # Q Kᵀ: every query · every key, (..., n_q, n_k)
     scaled = scale_scores(raw, scale)  # · 1/√d_k unless another scale is given
@@ -358,18 +361,35 @@ def scaled_dot_product_attention(
     return steps.output, steps.weights
 
 
-def _checked_arguments(
+class AttentionArguments(NamedTuple):
+    """The arguments of an attention call, checked: see :func:`attention_arguments`."""
+
+    Q: np.ndarray
+    K: np.ndarray
+    V: np.ndarray
+    mask: np.ndarray | None
+    scale: float
+    single: bool
+
+
+def attention_arguments(
     Q: npt.ArrayLike,
     K: npt.ArrayLike,
     V: npt.ArrayLike,
-    mask: npt.ArrayLike | None,
-    causal: object,
-    scale: object,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None, float, bool]:
+    mask: npt.ArrayLike | None = None,
+    causal: object = False,
+    scale: object = None,
+) -> AttentionArguments:
     """Every check of :func:`attention_steps`, before anything is computed.
 
-    Returns ``Q, K, V`` in one dtype (a single query as one row), the mask ready for
-    :func:`apply_mask` (or None), the scale as a float, and whether ``Q`` was a single query.
+    Other ways of computing attention (:mod:`attnlib.efficient`, :mod:`attnlib.backward`) call it
+    too, so that they reject exactly what :func:`scaled_dot_product_attention` rejects.
+
+    Returns
+    -------
+    AttentionArguments
+        ``Q, K, V`` in one dtype (a single query as one row, ``(..., 1, d_k)``), the mask ready
+        for :func:`apply_mask` (or None), the scale as a float, and whether ``Q`` was a single query.
     """
     as_flag(causal, "causal")
     q, k, single = as_queries_keys(Q, K)
@@ -386,8 +406,8 @@ def _checked_arguments(
     factor = default_scale(q.shape[-1]) if scale is None else as_scale(scale)
     weights_shape = (*np.broadcast_shapes(q.shape[:-2], k.shape[:-2]), q.shape[-2], k.shape[-2])
     checked_mask = None if mask is None else as_mask(mask, weights_shape, dtype, single=single)
-    cast = (a.astype(dtype, copy=False) for a in (q, k, v))
-    return *cast, checked_mask, factor, single
+    q, k, v = (a.astype(dtype, copy=False) for a in (q, k, v))
+    return AttentionArguments(q, k, v, checked_mask, factor, single)
 
 
 def _matmul_checked(a: np.ndarray, b: np.ndarray, what: str) -> np.ndarray:
