@@ -10,12 +10,12 @@ import numpy as np
 import numpy.typing as npt
 from matplotlib.figure import Figure
 
-from attnlib.validation import as_real_array
 from attnlib.multihead import multi_head_attention
 from attnlib.plots.arrows import vectors
 from attnlib.plots.heatmaps import Heatmap, heatmap
 from attnlib.plots.limits import square_limits
 from attnlib.plots.styles import figure
+from attnlib.validation import as_real_array
 
 __all__ = ["TwoHeadsFigure", "two_heads_figure"]
 
