@@ -99,7 +99,7 @@ export function drawMultiHead(state, result, theme, colormaps) {
   parts.push(title(top, "1. Embeddings X", theme), p1.markup, arrows(p1, embeddings, tokens, palette, { reach }));
   result.weights.forEach((w, h) => {
     parts.push(
-      heatmap({ x: 410 + 300 * h, y: 40, size: 200 }, w, {
+      heatmap({ x: 400 + 320 * h, y: 40, size: 180 }, w, {
         rowLabels: tokens,
         colLabels: tokens,
         title: `${2 + h}. Head ${h + 1} weights`,
