@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+from multihead_fixtures import multihead_cases
 
 from attnlib import plots
 from attnlib.core import attention_steps, causal_mask, default_scale, softmax
@@ -237,6 +238,7 @@ def fixtures() -> dict:
         "themes": {style: theme(style) for style in plots.STYLES},
         "formatCell": format_cases(rng),
         "scalingTable": {"n_queries": 32, "n_keys": 8, "seed": 3, "table": scaling_table(32, 8, 3)},
+        "multihead": multihead_cases(),
         "rope": rope_cases(),
     }
 
