@@ -1,0 +1,54 @@
+"""Interactive explorers: move an embedding, d_k, a score or a temperature and watch attention respond.
+
+    from attnlib import widgets
+    widgets.playground()            # lesson 07: the whole picture, a slider for every number
+    widgets.scaling_explorer()      # lesson 04: why divide by √d_k
+    widgets.softmax_explorer()      # lesson 05: scores, temperature and masks → weights
+    widgets.similarity_explorer()   # lessons 01 and 03: dot product, cosine and angle
+
+Each explorer is an `anywidget <https://anywidget.dev>`_ (an ipywidgets ``DOMWidget``): displaying
+it shows native sliders (keyboard-operable) and an SVG picture, the same panels, titles, labels
+and annotated cells as the lesson's static figure from :mod:`attnlib.plots`.
+
+How they work
+-------------
+- **Python holds the state** as traitlets. The inputs (embeddings, d_k, scores, masks, …) are
+  synced with the browser; on every change Python recomputes the results with attnlib
+  (:func:`attnlib.attention_steps`, :func:`attnlib.softmax`, :func:`attnlib.similarity.similarity`,
+  :func:`attnlib.scaling.scaling_statistics`) and those are what the result traits hold. Each
+  explorer's class docstring lists its traits.
+- **The browser draws.** Each explorer's front end is one plain ES module in ``js/`` (no bundler,
+  no build step): ``mirror.js`` repeats the little arithmetic of attention (dot products, Q Kᵀ,
+  softmax with the max trick, masks, the weighted sum, entropy, cosine), so a slider move is
+  redrawn inside its input event, before anything reaches the kernel, and also in a static page
+  with no kernel at all. ``svg.js`` draws heatmaps, arrows, bars and axes; ``colors.js`` looks
+  colours up in matplotlib's colour maps (sent from Python as lookup tables) and picks, for every
+  number on a cell, black or white text, whichever contrasts more (at least 4.5:1).
+  ``tests/js`` checks the mirror against attnlib with Node's test runner.
+- **Precomputed where the input is random.** The scaling explorer's d_k slider selects among
+  results that Python computed with attnlib for every d_k of :data:`attnlib.scaling.D_K_VALUES`
+  (histogram counts, one query's weights, the statistics); a new draw recomputes them.
+- **Loading without a bundler.** anywidget imports an explorer's ``_esm`` text as a single module
+  (from a ``blob:`` URL), where ``import … from "./mirror.js"`` cannot resolve. When Python reads
+  an explorer's module it replaces each such relative path by a ``data:`` URL holding the imported
+  module, prepared the same way (:func:`attnlib.widgets.modules.module_text`). The files stay
+  ordinary ES modules that Node imports as they are, and a module shared by two others becomes
+  the same URL, evaluated once.
+- **Freed on re-run.** In JupyterLab and Notebook 7 an explorer remembers the cell that made it;
+  running that cell again closes the explorers of its previous run (:mod:`attnlib.widgets.cells`).
+  ``close()`` frees one by hand.
+"""
+
+from __future__ import annotations
+
+from attnlib.plots import score_limits, similarity_limits
+from attnlib.widgets.base import Explorer
+from attnlib.widgets.playground import Playground, playground
+
+__all__ = [
+    "Explorer",
+    "Playground",
+    "playground",
+    "score_limits",
+    "similarity_limits",
+]

@@ -1,0 +1,131 @@
+// The controls every explorer builds: a root <div>, labelled native sliders (keyboard-operable),
+// checkboxes, a style select and buttons, each marked with data-control for tests.
+
+const SVG_NS = "http://www.w3.org/2000/svg";
+
+/** Make an HTML element with attributes and children. */
+export function html(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs)) {
+    if (value !== undefined && value !== null) node.setAttribute(key, String(value));
+  }
+  node.append(...children);
+  return node;
+}
+
+/**
+ * The explorer's root: <div class="attnlib-explorer attnlib-KIND"> holding a controls area,
+ * a message line and the picture (<svg> with the given viewBox size).
+ */
+export function explorerRoot(el, kind, width, height) {
+  const controls = html("div", { class: "attnlib-controls" });
+  const message = html("div", { class: "attnlib-message", role: "status" });
+  const svg = document.createElementNS(SVG_NS, "svg");
+  svg.setAttribute("viewBox", `0 0 ${width} ${height}`);
+  svg.setAttribute("width", "100%");
+  svg.setAttribute("role", "img");
+  svg.setAttribute("font-family", "DejaVu Sans, Verdana, sans-serif");
+  svg.style.maxWidth = `${width}px`;
+  svg.style.display = "block";
+  const root = html("div", { class: `attnlib-explorer attnlib-${kind}` }, controls, message, svg);
+  root.style.padding = "6px";
+  root.style.fontFamily = "DejaVu Sans, Verdana, sans-serif";
+  root.style.fontSize = "13px";
+  el.replaceChildren(root);
+  return { root, controls, message, svg };
+}
+
+/** Colour the root for a theme (the style's background and text). */
+export function applyTheme(root, theme) {
+  root.style.background = theme.background;
+  root.style.color = theme.text;
+}
+
+/**
+ * A labelled slider: <label>text <input type="range" data-control=name aria-label=...> readout</label>.
+ * `onInput(value)` runs inside the input event with the slider's number.
+ */
+export function slider({ name, label, ariaLabel, min, max, step, value, format, onInput, width = "180px" }) {
+  const input = html("input", {
+    type: "range",
+    "data-control": name,
+    "aria-label": ariaLabel ?? label,
+    min,
+    max,
+    step,
+  });
+  input.value = String(value);
+  input.style.width = width;
+  input.style.verticalAlign = "middle";
+  const readout = html("output", { class: "attnlib-readout" });
+  readout.style.display = "inline-block";
+  readout.style.minWidth = "3.5em";
+  readout.style.fontFamily = "monospace";
+  const labelNode = html("label", { class: "attnlib-slider" }, `${label} `, input, " ", readout);
+  labelNode.style.marginRight = "10px";
+  labelNode.style.whiteSpace = "nowrap";
+  const show = (v) => {
+    readout.textContent = format(v);
+  };
+  show(Number(input.value));
+  input.addEventListener("input", () => {
+    const v = Number(input.value);
+    show(v);
+    onInput(v);
+  });
+  return {
+    node: labelNode,
+    input,
+    set(v) {
+      input.value = String(v);
+      show(Number(input.value));
+    },
+  };
+}
+
+/** A labelled checkbox; `onChange(checked)` runs inside its change event. */
+export function checkbox({ name, label, checked, onChange }) {
+  const input = html("input", { type: "checkbox", "data-control": name });
+  input.checked = Boolean(checked);
+  input.addEventListener("change", () => onChange(input.checked));
+  const node = html("label", {}, input, ` ${label}`);
+  node.style.marginRight = "10px";
+  node.style.whiteSpace = "nowrap";
+  return { node, input };
+}
+
+/** The light/dark select; `onChange(style)` runs inside its change event. */
+export function styleSelect({ value, onChange }) {
+  const select = html(
+    "select",
+    { "data-control": "style", "aria-label": "style" },
+    html("option", { value: "light" }, "light"),
+    html("option", { value: "dark" }, "dark"),
+  );
+  select.value = value;
+  select.addEventListener("change", () => onChange(select.value));
+  const node = html("label", {}, "style ", select);
+  node.style.marginRight = "10px";
+  return { node, select };
+}
+
+/** A button; `onClick()` runs inside its click event. */
+export function button({ name, label, onClick }) {
+  const node = html("button", { type: "button", "data-control": name }, label);
+  node.addEventListener("click", onClick);
+  node.style.marginRight = "10px";
+  return node;
+}
+
+/** A row of controls. */
+export function row(...nodes) {
+  const node = html("div", { class: "attnlib-row" }, ...nodes);
+  node.style.margin = "2px 0";
+  return node;
+}
+
+/** Decimals of a slider step (0.05 -> 2), for its readout. */
+export function stepDecimals(step) {
+  const text = String(step);
+  return text.includes(".") ? text.split(".")[1].length : 0;
+}

@@ -1,0 +1,218 @@
+// The playground of lesson 07: four panels (embeddings, raw scores Q Kᵀ, weights, contextualized
+// vectors) as attnlib.plots.attention_figure draws them, with a slider for every number.
+// Every move redraws from the mirror of attnlib's arithmetic inside the input event, then sends
+// the new inputs to Python, which recomputes them with attnlib.
+
+import { attentionSteps, defaultScale, matmul } from "./mirror.js";
+import { arrow, element, heatmap, labelPlacements, numberText, text, tipLabel, title, vectorPanel } from "./svg.js";
+import { applyTheme, button, checkbox, explorerRoot, html, row, slider, stepDecimals, styleSelect } from "./controls.js";
+
+const WIDTH = 960;
+const TABLE_TOP = 810;
+const LINE = 17;
+
+/** The SVG's height for n tokens: four panels and a table of n rows. */
+export function pictureHeight(n) {
+  return TABLE_TOP + LINE * (n + 2);
+}
+
+/** Attention of the explorer's inputs, as attnlib computes it in Playground. */
+export function computePlayground({ embeddings, W_q, W_k, W_v, d_k, causal }) {
+  const Q = matmul(embeddings, W_q);
+  const K = matmul(embeddings, W_k);
+  const V = matmul(embeddings, W_v);
+  return attentionSteps(Q, K, V, { scale: defaultScale(d_k), causal });
+}
+
+/**
+ * Square limits (the same for x and y) that hold every value given and the origin, with a margin
+ * of 15 % of the span (at least 0.5) on each side, as attnlib.plots draws its arrow panels.
+ */
+export function squareLimits(values) {
+  const every = [0, ...values];
+  const low = Math.min(...every);
+  const high = Math.max(...every);
+  const pad = 0.15 * Math.max(high - low, 0.5);
+  return [low - pad, high + pad];
+}
+
+function arrowsMarkup(frame, tips, labels, palette, { opacity = 1, reach, withLabels = true }) {
+  const placements = labelPlacements(tips, reach);
+  return tips
+    .map(([x, y], i) => {
+      const color = palette[i % palette.length];
+      const head = arrow(frame.sx(0), frame.sy(0), frame.sx(x), frame.sy(y), color, { opacity });
+      return head + (withLabels ? tipLabel(frame.sx(x), frame.sy(y), labels[i], placements[i], color, opacity) : "");
+    })
+    .join("");
+}
+
+const signed = (v) => (v < 0 ? "\u2212" : "+") + Math.abs(v).toFixed(2);
+
+/** The whole picture for one state, as SVG markup. */
+export function drawPlayground(state, steps, theme, colormaps) {
+  const { tokens, embeddings, d_k, causal, valueMin, valueMax } = state;
+  const n = tokens.length;
+  const limits = squareLimits([valueMin, valueMax, ...embeddings.flat(), ...steps.output.flat()]);
+  const reach = 0.08 * (limits[1] - limits[0]);
+  const parts = [element("rect", { x: 0, y: 0, width: WIDTH, height: pictureHeight(n), fill: theme.background })];
+
+  const top = { x: 70, y: 40, width: 300, height: 300 };
+  const panel1 = vectorPanel(top, limits, theme);
+  parts.push(title(top, "1. Embeddings X", theme), panel1.markup);
+  parts.push(arrowsMarkup(panel1, embeddings, tokens, theme.palette, { reach }));
+
+  parts.push(
+    heatmap({ x: 590, y: 40, size: 300 }, steps.rawScores, {
+      rowLabels: tokens,
+      colLabels: tokens,
+      title: "2. Raw scores Q K\u1d40",
+      table: colormaps.cividis,
+      quantity: "raw_scores",
+      theme,
+    }),
+  );
+  parts.push(
+    heatmap({ x: 110, y: 450, size: 300 }, steps.weights, {
+      rowLabels: tokens,
+      colLabels: tokens,
+      title: `3. Weights softmax(Q K\u1d40/\u221ad_k${causal ? " + mask" : ""})`,
+      table: colormaps.viridis,
+      vmin: 0,
+      vmax: 1,
+      quantity: "weights",
+      theme,
+    }),
+  );
+
+  const bottom = { x: 590, y: 450, width: 300, height: 300 };
+  const panel4 = vectorPanel(bottom, limits, theme);
+  parts.push(title(bottom, "4. Contextualized vectors (weights \u00b7 V)", theme), panel4.markup);
+  parts.push(arrowsMarkup(panel4, embeddings, tokens, theme.palette, { opacity: 0.25, reach }));
+  parts.push(arrowsMarkup(panel4, steps.output, tokens, theme.palette, { reach }));
+
+  const scale = steps.scale;
+  const head = TABLE_TOP;
+  const lead = `scale 1/\u221ad_k = 1/\u221a${d_k} = `;
+  const after = 20 + lead.length * 7.4;
+  parts.push(
+    text(20, head, lead, { "font-size": 13, fill: theme.text }),
+    numberText(after, head, scale, scale.toFixed(4), { quantity: "scale" }, { "font-size": 13, fill: theme.text }),
+    text(after + 60, head, `\u00b7 causal mask ${causal ? "on" : "off"}`, { "font-size": 13, fill: theme.text }),
+  );
+  const columns = [20, 160, 330, 500];
+  ["token", "embedding", "output", "largest weight"].forEach((label, k) => {
+    parts.push(text(columns[k], head + LINE, label, { "font-size": 13, "font-weight": "bold", fill: theme.text }));
+  });
+  const cell = { "font-size": 13, "font-family": "DejaVu Sans Mono, monospace", fill: theme.text };
+  tokens.forEach((token, i) => {
+    const y = head + LINE * (i + 2);
+    parts.push(text(columns[0], y, token, { "font-size": 13, fill: theme.text }));
+    const pair = (values, x, quantity) =>
+      [
+        text(x, y, "(", cell),
+        numberText(x + 8, y, values[i][0], signed(values[i][0]), { quantity, row: i, col: 0 }, cell),
+        text(x + 48, y, ",", cell),
+        numberText(x + 58, y, values[i][1], signed(values[i][1]), { quantity, row: i, col: 1 }, cell),
+        text(x + 98, y, ")", cell),
+      ].join("");
+    parts.push(pair(embeddings, columns[1], "embeddings"), pair(steps.output, columns[2], "output"));
+    const w = steps.weights[i];
+    const j = w.indexOf(Math.max(...w));
+    parts.push(
+      text(columns[3], y, tokens[j], { "font-size": 13, fill: theme.text }),
+      numberText(columns[3] + 70, y, w[j], w[j].toFixed(3), { quantity: "largest_weight", row: i, col: j }, cell),
+    );
+  });
+  return parts.join("");
+}
+
+function render({ model, el }) {
+  const tokens = model.get("tokens");
+  const n = tokens.length;
+  const { root, controls, message, svg } = explorerRoot(el, "playground", WIDTH, pictureHeight(n));
+  const valueMin = model.get("value_min");
+  const valueMax = model.get("value_max");
+  const step = model.get("step");
+  const decimals = stepDecimals(step);
+  const send = (changes) => {
+    model.set(changes);
+    model.save_changes();
+  };
+  const setEmbedding = (i, j, value) => {
+    const X = model.get("embeddings").map((r) => r.slice());
+    X[i][j] = value;
+    send({ embeddings: X });
+  };
+
+  const coordinateSliders = tokens.map((token, i) => {
+    const pair = ["x", "y"].map((axis, j) =>
+      slider({
+        name: `${axis}-${i}`,
+        label: axis,
+        ariaLabel: `${axis} of token ${i + 1}, ${token}`,
+        min: valueMin,
+        max: valueMax,
+        step,
+        value: model.get("embeddings")[i][j],
+        format: (v) => v.toFixed(decimals),
+        onInput: (v) => setEmbedding(i, j, v),
+      }),
+    );
+    const name = html("b", {}, token);
+    name.style.display = "inline-block";
+    name.style.minWidth = "90px";
+    controls.append(row(name, ...pair.map((s) => s.node)));
+    return pair;
+  });
+  const dK = slider({
+    name: "d_k",
+    label: "d_k in the scale 1/\u221ad_k",
+    ariaLabel: "d_k in the scale 1/\u221ad_k",
+    min: 1,
+    max: model.get("max_d_k"),
+    step: 1,
+    value: model.get("d_k"),
+    format: (v) => String(v),
+    onInput: (v) => send({ d_k: v }),
+  });
+  const causal = checkbox({ name: "causal", label: "causal mask", checked: model.get("causal"), onChange: (c) => send({ causal: c }) });
+  const style = styleSelect({ value: model.get("style"), onChange: (s) => send({ style: s }) });
+  const reset = button({ name: "reset", label: "reset", onClick: () => send({ ...model.get("initial") }) });
+  const note = html(
+    "div",
+    { class: "attnlib-note" },
+    "The vectors stay 2D: the d_k slider only changes the scale 1/\u221ad_k applied to their scores, " +
+      "like a temperature. Lesson 04's explorer varies the real dimension.",
+  );
+  note.style.fontSize = "12px";
+  controls.append(row(dK.node, causal.node, style.node, reset), note);
+
+  const redraw = () => {
+    const state = {
+      tokens,
+      embeddings: model.get("embeddings"),
+      W_q: model.get("W_q"),
+      W_k: model.get("W_k"),
+      W_v: model.get("W_v"),
+      d_k: model.get("d_k"),
+      causal: model.get("causal"),
+      valueMin,
+      valueMax,
+    };
+    const theme = model.get("themes")[model.get("style")];
+    state.embeddings.forEach((xy, i) => coordinateSliders[i].forEach((s, j) => s.set(xy[j])));
+    dK.set(state.d_k);
+    causal.input.checked = state.causal;
+    style.select.value = model.get("style");
+    applyTheme(root, theme);
+    message.textContent = model.get("error");
+    svg.innerHTML = drawPlayground(state, computePlayground(state), theme, model.get("colormaps"));
+  };
+  const events = ["embeddings", "d_k", "causal", "style", "error"].map((name) => `change:${name}`);
+  events.forEach((event) => model.on(event, redraw));
+  redraw();
+  return () => events.forEach((event) => model.off(event, redraw));
+}
+
+export default { render };

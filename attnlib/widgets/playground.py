@@ -1,0 +1,234 @@
+"""The playground of lesson 07: the whole picture, with a slider for every embedding and for d_k."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import traitlets
+
+from attnlib import examples
+from attnlib.core import AttentionSteps, attention_steps, default_scale
+from attnlib.projection import qkv
+from attnlib.widgets.base import Explorer
+from attnlib.widgets.inputs import real_array, slider_range
+from attnlib.widgets.modules import module_text
+
+__all__ = ["MAX_TOKENS", "Playground", "playground"]
+
+#: The most tokens a playground shows (a heatmap cell stays big enough to read).
+MAX_TOKENS = 12
+
+
+def _matrix_trait() -> traitlets.List:
+    return traitlets.List(traitlets.List(traitlets.Float()))
+
+
+class Playground(Explorer):
+    """The four panels of :func:`attnlib.plots.attention_figure`, with a slider for every number.
+
+    Use :func:`playground` to make one.
+
+    Traits
+    ------
+    Inputs (synced; the front end sets them on every move):
+
+    embeddings : list of [x, y], one per token
+    d_k : int
+        The d_k of the scale ``1/√d_k`` (1 … ``max_d_k``).
+    causal : bool
+    style : {"light", "dark"}
+
+    Set once (synced): ``tokens``, ``W_q``, ``W_k``, ``W_v`` (lists of rows), ``value_min``,
+    ``value_max``, ``step`` (the embedding sliders), ``max_d_k``, ``initial`` (the inputs that
+    ``reset`` restores), ``themes``, ``colormaps``.
+
+    Results (Python only; recomputed with :func:`attnlib.attention_steps` on every change):
+
+    raw_scores : list of lists, (n, n)
+        ``Q Kᵀ``.
+    scale : float
+        ``1/√d_k``.
+    weights : list of lists, (n, n)
+    output : list of [x, y], (n, 2)
+
+    Attributes
+    ----------
+    steps : attnlib.AttentionSteps
+        Everything :func:`attnlib.attention_steps` returned for the current inputs.
+    """
+
+    _esm = module_text("playground.js")
+    summary = "Attention playground: sliders for every embedding and for d_k"
+    colormap_names = ("viridis", "cividis")
+
+    tokens = traitlets.List(traitlets.Unicode()).tag(sync=True)
+    embeddings = _matrix_trait().tag(sync=True)
+    W_q = _matrix_trait().tag(sync=True)
+    W_k = _matrix_trait().tag(sync=True)
+    W_v = _matrix_trait().tag(sync=True)
+    d_k = traitlets.Int(2).tag(sync=True)
+    causal = traitlets.Bool(False).tag(sync=True)
+    value_min = traitlets.Float(-2.0).tag(sync=True)
+    value_max = traitlets.Float(2.0).tag(sync=True)
+    step = traitlets.Float(0.05).tag(sync=True)
+    max_d_k = traitlets.Int(64).tag(sync=True)
+    initial = traitlets.Dict().tag(sync=True)
+
+    raw_scores = _matrix_trait()
+    scale = traitlets.Float()
+    weights = _matrix_trait()
+    output = _matrix_trait()
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.steps: AttentionSteps = self._recompute()
+
+    @traitlets.validate("embeddings")
+    def _check_embeddings(self, proposal: traitlets.Bunch) -> list[list[float]]:
+        X = np.asarray(proposal["value"], dtype=np.float64)
+        n = len(self.tokens)
+        if X.shape != (n, 2):
+            raise traitlets.TraitError(
+                f"embeddings must be {n} pairs [x, y], one per token; got shape {X.shape}"
+            )
+        if not (np.isfinite(X).all() and (X >= self.value_min).all() and (X <= self.value_max).all()):
+            raise traitlets.TraitError(
+                f"embeddings must be finite numbers from value_min={self.value_min} to "
+                f"value_max={self.value_max}; got {X.tolist()}"
+            )
+        return X.tolist()
+
+    @traitlets.validate("d_k")
+    def _check_d_k(self, proposal: traitlets.Bunch) -> int:
+        if not 1 <= proposal["value"] <= self.max_d_k:
+            raise traitlets.TraitError(
+                f"d_k must be from 1 to max_d_k={self.max_d_k}, got {proposal['value']}"
+            )
+        return int(proposal["value"])
+
+    @traitlets.observe("embeddings", "d_k", "causal")
+    def _inputs_changed(self, _change: traitlets.Bunch) -> None:
+        self.steps = self._recompute()
+
+    def _recompute(self) -> AttentionSteps:
+        """Attention of the current inputs with attnlib; set the result traits."""
+        Q, K, V = qkv(np.array(self.embeddings), np.array(self.W_q), np.array(self.W_k), np.array(self.W_v))
+        steps = attention_steps(Q, K, V, scale=default_scale(self.d_k), causal=self.causal)
+        self.set_trait("raw_scores", steps.raw_scores.tolist())
+        self.set_trait("scale", steps.scale)
+        self.set_trait("weights", steps.weights.tolist())
+        self.set_trait("output", steps.output.tolist())
+        return steps
+
+    def reset(self) -> None:
+        """Put every input back to its start value."""
+        with self.hold_sync():
+            for name, value in self.initial.items():
+                setattr(self, name, value)
+
+
+def playground(
+    tokens: Sequence[str] | None = None,
+    embeddings: npt.ArrayLike | None = None,
+    *,
+    W_q: npt.ArrayLike | None = None,
+    W_k: npt.ArrayLike | None = None,
+    W_v: npt.ArrayLike | None = None,
+    d_k: int | None = None,
+    causal: bool = False,
+    style: str = "light",
+    value_range: tuple[float, float] = (-2.0, 2.0),
+    step: float = 0.05,
+    max_d_k: int = 64,
+) -> Playground:
+    """The whole picture of lesson 07, with a slider for every number.
+
+    Four panels, as :func:`attnlib.plots.attention_figure` draws them: the embeddings, the raw
+    scores ``Q Kᵀ``, the weights and the contextualized vectors. An x and a y slider for every
+    token's embedding, a d_k slider, a causal-mask toggle, a light/dark select and a reset button.
+
+    The d_k slider only sets the scale ``1/√d_k`` of the scores: the vectors stay 2D, so it shows
+    what the scale of another d_k would do to these scores (a temperature). The real dimension
+    is varied by :func:`~attnlib.widgets.scaling_explorer`.
+
+    Parameters
+    ----------
+    tokens : sequence of str, optional
+        Token names (repeats allowed: each token has its own sliders); with ``embeddings``, 1 to
+        12 of them. Default: the four tokens of :func:`attnlib.examples.four_tokens_2d`.
+    embeddings : array_like, shape (n, 2), optional
+    W_q, W_k : array_like, shape (2, d), optional
+        Query and key projections (identity by default).
+    W_v : array_like, shape (2, 2), optional
+        Value projection (identity by default); the values must be 2D to be drawn.
+    d_k : int, optional
+        Start value of the d_k slider; by default the queries' dimension (2).
+    causal : bool
+        Start with the causal mask on.
+    style : {"light", "dark"}
+    value_range : (float, float)
+        Range of the embedding sliders (widened to hold the embeddings given).
+    step : float
+        Step of the embedding sliders (and of one arrow-key press).
+    max_d_k : int
+        Largest value of the d_k slider.
+
+    Returns
+    -------
+    Playground
+    """
+    if (tokens is None) != (embeddings is None):
+        raise ValueError("give both tokens and embeddings, or neither (for lesson 07's four tokens)")
+    if tokens is None or embeddings is None:
+        example = examples.four_tokens_2d()
+        tokens, embeddings = example.tokens, example.X
+    if isinstance(tokens, str):
+        raise TypeError(f"tokens must be a sequence of names, one per embedding, not the string {tokens!r}")
+    names = [str(token) for token in tokens]
+    X = real_array(embeddings, "embeddings")
+    if X.ndim != 2 or X.shape[1] != 2:
+        raise ValueError(f"embeddings must have shape (n, 2): one 2D vector per token, got shape {X.shape}")
+    if len(names) != X.shape[0] or not 1 <= X.shape[0] <= MAX_TOKENS:
+        raise ValueError(
+            f"give 1 to {MAX_TOKENS} tokens, one per embedding: {len(names)} tokens, {X.shape[0]} embeddings"
+        )
+    identity = np.eye(2)
+    W = {
+        name: identity if given is None else real_array(given, name)
+        for name, given in (("W_q", W_q), ("W_k", W_k), ("W_v", W_v))
+    }
+    Q, _, V = qkv(X, W["W_q"], W["W_k"], W["W_v"])
+    if V.shape[1] != 2:
+        raise ValueError(
+            f"W_v must project to 2D values (shape (2, 2)) to draw them, got shape {W['W_v'].shape}"
+        )
+    low, high = slider_range(value_range, X)
+    if not (isinstance(step, (int, float)) and 0 < step <= high - low):
+        raise ValueError(f"step must be a positive number no larger than the slider range, got {step!r}")
+    if isinstance(max_d_k, bool) or not isinstance(max_d_k, (int, np.integer)) or max_d_k < 1:
+        raise ValueError(f"max_d_k must be a positive integer, got {max_d_k!r}")
+    start_d_k = Q.shape[1] if d_k is None else d_k
+    if (
+        isinstance(start_d_k, bool)
+        or not isinstance(start_d_k, (int, np.integer))
+        or not 1 <= start_d_k <= max_d_k
+    ):
+        raise ValueError(f"d_k must be an integer from 1 to max_d_k={max_d_k}, got {start_d_k!r}")
+    if not isinstance(causal, (bool, np.bool_)):
+        raise TypeError(f"causal must be True or False, got {causal!r}")
+    initial = {"embeddings": X.tolist(), "d_k": int(start_d_k), "causal": bool(causal), "style": style}
+    return Playground(
+        tokens=names,
+        value_min=low,
+        value_max=high,
+        step=float(step),
+        max_d_k=int(max_d_k),
+        W_q=W["W_q"].tolist(),
+        W_k=W["W_k"].tolist(),
+        W_v=W["W_v"].tolist(),
+        initial=initial,
+        **initial,
+    )
