@@ -7,10 +7,11 @@ its SVG from the DOM and checks, in Python, that a number changed and that every
 attnlib's value for the new control values; the text shown agrees with that value to its last
 printed digit. No page may log a console error or throw, and no request may leave 127.0.0.1.
 
-- JupyterLab 4 and Notebook 7: the test starts JupyterLab itself, on a free port on 127.0.0.1, in
-  a temporary copy of ``notebooks/``, with its own Jupyter config, data and runtime directories and
-  a settings overrides file that turns autosave and the news popup off (so it never writes into the
-  lessons). It opens a lesson, runs all cells from the Run menu, then moves the explorer.
+- JupyterLab 4 and Notebook 7: the test starts each itself (``jupyter lab``, ``jupyter notebook``),
+  on a free port on 127.0.0.1, in a temporary copy of ``notebooks/``, with its own Jupyter config,
+  data and runtime directories and a settings overrides file that turns autosave and the news popup
+  off (so it never writes into the lessons). It opens a lesson, runs all cells from the Run menu,
+  then moves the explorer.
 - The static page: ``build/html/`` as ``make html`` left it, served by ``http.server`` on
   127.0.0.1, with no kernel anywhere. The pages must be newer than the lessons and the library
   (else the test skips with a hint; under CI it fails).
@@ -27,6 +28,7 @@ server, with a generous time limit.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import http.server
 import inspect
@@ -52,6 +54,7 @@ import numpy as np
 import pytest
 
 from attnlib import attention_steps, core, scaling
+from attnlib.projection import qkv
 from attnlib.similarity import similarity
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -162,12 +165,23 @@ def _softmax_values(controls: dict[str, object]) -> dict[str, object]:
     return {"scores": scores, "weights": core.softmax(scores / temperature)}
 
 
+@functools.cache
+def _lesson_projections() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """W_q, W_k, W_v of the playground that lesson 07 makes (``widgets.playground()``)."""
+    from attnlib import widgets
+
+    explorer = widgets.playground()
+    try:
+        return tuple(np.array(W, dtype=np.float64) for W in (explorer.W_q, explorer.W_k, explorer.W_v))
+    finally:
+        explorer.close()
+
+
 def _playground_values(controls: dict[str, object]) -> dict[str, object]:
     X = np.column_stack([np.array(_indexed(controls, axis), dtype=np.float64) for axis in "xy"])
-    # the lesson's playground() projects with the identity: Q = K = V = X
-    steps = attention_steps(
-        X, X, X, scale=core.default_scale(int(float(controls["d_k"]))), causal=bool(controls["causal"])
-    )
+    Q, K, V = qkv(X, *_lesson_projections())
+    d_k = int(float(controls["d_k"]))
+    steps = attention_steps(Q, K, V, scale=core.default_scale(d_k), causal=bool(controls["causal"]))
     return {"raw_scores": steps.raw_scores, "weights": steps.weights, "output": steps.output}
 
 
@@ -496,10 +510,8 @@ class Server:
             self.api(f"sessions/{session['id']}", method="DELETE")
 
 
-@pytest.fixture(scope="module")
-def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    """JupyterLab on a free port, serving a temporary copy of the lessons."""
-    root = tmp_path_factory.mktemp("jupyterlab")
+def _start_jupyter(root: Path, app: str) -> tuple[Server, subprocess.Popen]:
+    """``jupyter <app>`` on a free port, serving a temporary copy of the lessons under ``root``."""
     lessons = root / "notebooks"
     shutil.copytree(NOTEBOOKS, lessons, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
     names = ("config", "data", "runtime", "app-settings", "user-settings", "workspaces", "ipython")
@@ -540,16 +552,21 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         "JUPYTERLAB_WORKSPACES_DIR": str(dirs["workspaces"]),
         "IPYTHONDIR": str(dirs["ipython"]),
     }
-    log = root / "jupyterlab.log"
+    log = root / f"jupyter-{app}.log"
     with open(log, "w") as output:
         process = subprocess.Popen(
-            [sys.executable, "-m", "jupyter", "lab"],
+            [sys.executable, "-m", "jupyter", app],
             cwd=lessons,
             env=env,
             stdout=output,
             stderr=subprocess.STDOUT,
         )
-    server = Server(port, token, process, log)
+    return Server(port, token, process, log), process
+
+
+@contextlib.contextmanager
+def _jupyter(root: Path, app: str) -> Iterator[Server]:
+    server, process = _start_jupyter(root, app)
     try:
         server.wait_until_up()
         yield server
@@ -560,6 +577,23 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait(timeout=10)
+
+
+# One server for each front end: a jupyter_server that served JupyterLab's pages answers 403 to
+# Notebook 7's requests for the font files the two bundle under the same name (its static file
+# cache is keyed by file name alone), which a learner using one front end never meets.
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """JupyterLab on a free port, serving a temporary copy of the lessons."""
+    with _jupyter(tmp_path_factory.mktemp("jupyterlab"), "lab") as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def notebook7(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """Notebook 7 on a free port, serving a temporary copy of the lessons."""
+    with _jupyter(tmp_path_factory.mktemp("notebook7"), "notebook") as server:
+        yield server
 
 
 def _stale_or_missing_site() -> str | None:
@@ -698,14 +732,14 @@ def test_explorer_in_jupyterlab(lab, page_for, kind):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("kind", KINDS)
-def test_explorer_in_notebook_7(lab, page_for, kind):
+def test_explorer_in_notebook_7(notebook7, page_for, kind):
     explorer = EXPLORERS[kind]
     page = page_for(explorer, "notebook7")
     try:
-        run_all_in_jupyter(page, lab, f"notebooks/{explorer.lesson}.ipynb")
+        run_all_in_jupyter(page, notebook7, f"notebooks/{explorer.lesson}.ipynb")
         page.exercise()
     finally:
-        lab.shut_down_sessions()
+        notebook7.shut_down_sessions()
 
 
 # --- what make html wrote, and what the committed lessons hold ----------------------------------
