@@ -13,13 +13,16 @@ import base64
 import re
 from pathlib import Path
 
+import anywidget
 import numpy as np
 import pytest
 import traitlets
 
-from attnlib import attention_steps, examples, widgets
+from attnlib import attention_steps, examples, plots, softmax, widgets
 from attnlib.core import default_scale
 from attnlib.projection import qkv
+from attnlib.scaling import D_K_VALUES, entropy, scaling_statistics
+from attnlib.similarity import similarity
 from attnlib.widgets.modules import module_text
 
 pytestmark = pytest.mark.filterwarnings("error")
@@ -183,6 +186,203 @@ def test_playground_displays_as_a_widget_with_a_plain_text_summary() -> None:
     assert set(pg.themes) == {"light", "dark"}
 
 
+# --- the softmax explorer ------------------------------------------------------------------------
+
+
+def assert_softmax_matches_attnlib(sm: widgets.SoftmaxExplorer) -> None:
+    shown = np.where(sm.masks, -np.inf, sm.scores)
+    expected = softmax(shown / sm.temperature)
+    np.testing.assert_array_equal(sm.weights, expected)
+    assert sm.entropy == float(entropy(expected))
+
+
+def test_softmax_every_slider_and_mask_over_its_range() -> None:
+    rng = np.random.default_rng(5)
+    sm = widgets.softmax_explorer()
+    assert sm.labels == ["h1", "h2", "h3"]
+    assert_softmax_matches_attnlib(sm)
+    for i in range(len(sm.labels)):
+        for value in slider_values(sm.value_min, sm.value_max, sm.step, rng):
+            scores = list(sm.scores)
+            scores[i] = value
+            sm.scores = scores
+            assert_softmax_matches_attnlib(sm)
+    for exponent in slider_values(-1.0, 1.0, 0.02, rng):  # the slider moves log10 T
+        sm.temperature = 10**exponent
+        assert_softmax_matches_attnlib(sm)
+    for i in range(len(sm.labels)):
+        masks = [False] * len(sm.labels)
+        masks[i] = True
+        sm.masks = masks
+        assert_softmax_matches_attnlib(sm)
+        assert sm.weights[i] == 0.0
+
+
+def test_softmax_every_key_masked_gives_zero_weights() -> None:
+    sm = widgets.softmax_explorer([1.0, -3.0, 4.0], temperature=0.1)
+    sm.masks = [True, True, True]
+    assert sm.weights == [0.0, 0.0, 0.0]
+    assert sm.entropy == 0.0
+
+
+def test_softmax_keys_with_the_same_name_are_separate() -> None:
+    sm = widgets.softmax_explorer([1.0, 3.0], ["k", "k"])
+    assert sm.weights[0] < 0.5 < sm.weights[1]
+    sm.scores = [3.0, 1.0]
+    assert sm.weights[0] > 0.5 > sm.weights[1]
+    sm.masks = [False, True]
+    assert sm.weights == [1.0, 0.0]
+
+
+@pytest.mark.parametrize(
+    ("args", "kwargs", "message"),
+    [
+        (([],), {}, "1 to 10 numbers"),
+        ((np.zeros(11),), {}, "1 to 10 numbers"),
+        (([[1, 2]],), {}, "one row"),
+        (([1, 2], ["a"]), {}, "one label per score"),
+        (([1, np.inf],), {}, "finite"),
+        (([1, 2],), {"temperature": 0.05}, "temperature must be between 0.1 and 10"),
+        (([1, 2],), {"temperature": "hot"}, "temperature must be a number"),
+        (([1, 2],), {"style": "neon"}, "style must be one of"),
+        (([1, 2],), {"value_range": (3, 3)}, "value_range"),
+    ],
+)
+def test_softmax_bad_arguments(args: tuple, kwargs: dict, message: str) -> None:
+    with pytest.raises((ValueError, TypeError), match=message):
+        widgets.softmax_explorer(*args, **kwargs)
+
+
+def test_softmax_bad_trait_values() -> None:
+    sm = widgets.softmax_explorer()
+    with pytest.raises(traitlets.TraitError, match=r"temperature must be from 0\.1 to 10"):
+        sm.temperature = 20.0
+    with pytest.raises(traitlets.TraitError, match="3 numbers"):
+        sm.scores = [1.0]
+    with pytest.raises(traitlets.TraitError, match="3 booleans"):
+        sm.masks = [True]
+    assert_softmax_matches_attnlib(sm)
+
+
+# --- the similarity explorer ---------------------------------------------------------------------
+
+
+def assert_similarity_matches_attnlib(se: widgets.SimilarityExplorer) -> None:
+    expected = similarity(se.vectors[0], se.vectors[1])
+    assert (se.dot, se.norm_a, se.norm_b) == (expected.dot, expected.norm_a, expected.norm_b)
+    assert (se.cosine, se.angle_degrees) == (expected.cosine, expected.angle_degrees)
+
+
+def test_similarity_every_slider_over_its_range() -> None:
+    rng = np.random.default_rng(3)
+    se = widgets.similarity_explorer()
+    np.testing.assert_array_equal(se.vectors, EXAMPLE.X[:2])
+    for i in range(2):
+        for j in range(2):
+            for value in slider_values(se.value_min, se.value_max, se.step, rng):
+                pair = [list(v) for v in se.vectors]
+                pair[i][j] = value
+                se.vectors = pair
+                assert_similarity_matches_attnlib(se)
+
+
+def test_similarity_vectors_with_the_same_label_and_a_zero_vector() -> None:
+    se = widgets.similarity_explorer([1.0, 0.0], [0.0, 1.0], labels=("v", "v"))
+    assert se.cosine == 0.0 and se.angle_degrees == 90.0
+    se.vectors = [[0.0, 0.0], [0.5, 0.5]]
+    assert_similarity_matches_attnlib(se)
+    assert se.cosine is None and se.angle_degrees is None and se.dot == 0.0
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"a": [1, 0]}, "give both vectors"),
+        ({"a": [1, 0, 0], "b": [0, 1, 0]}, r"shape \(2,\)"),
+        ({"a": [1, np.nan], "b": [0, 1]}, "finite"),
+        ({"labels": ("a",)}, "labels must name the two vectors"),
+        ({"labels": "ab"}, "labels must name the two vectors"),
+        ({"step": -1}, "step must be a positive number"),
+        ({"style": "bright"}, "style must be one of"),
+    ],
+)
+def test_similarity_bad_arguments(kwargs: dict, message: str) -> None:
+    with pytest.raises((ValueError, TypeError), match=message):
+        widgets.similarity_explorer(**kwargs)
+
+
+# --- the scaling explorer ------------------------------------------------------------------------
+
+
+def assert_scaling_matches_attnlib(sc: widgets.ScalingExplorer) -> None:
+    stats = scaling_statistics(sc.d_k, n_queries=sc.n_queries, n_keys=sc.n_keys, seed=sc.seed)
+    for name in ("variance", "max_weight", "entropy", "jacobian_norm"):
+        for kind in ("raw", "scaled"):
+            assert getattr(sc, f"{kind}_{name}") == getattr(stats, f"{kind}_{name}"), (kind, name)
+    assert sc.raw_weights == stats.raw_weights[0].tolist()
+    assert sc.scaled_weights == stats.scaled_weights[0].tolist()
+    row = next(r for r in sc.table if r["d_k"] == sc.d_k)
+    edges = plots.scaling_bins(sc.d_k)
+    assert row["raw_counts"] == np.histogram(np.clip(stats.raw, edges[0], edges[-1]), edges)[0].tolist()
+    assert row["scaled_counts"] == np.histogram(np.clip(stats.scaled, edges[0], edges[-1]), edges)[0].tolist()
+    assert row["first_scaled_entropy"] == float(entropy(stats.scaled_weights[0]))
+
+
+def test_scaling_every_d_k_and_new_draws() -> None:
+    rng = np.random.default_rng(11)
+    sc = widgets.scaling_explorer(64, n_queries=64)
+    assert sc.d_k_values == list(D_K_VALUES) and sc.table_seed == sc.seed == 0
+    picks = [0, len(D_K_VALUES) - 1, *rng.integers(0, len(D_K_VALUES), RANDOM_VALUES)]
+    for index in picks:
+        sc.d_k = D_K_VALUES[int(index)]
+        assert_scaling_matches_attnlib(sc)
+    variance_before = sc.raw_variance
+    sc.seed += 1  # the "new random vectors" button
+    assert sc.table_seed == 1
+    assert sc.raw_variance != variance_before
+    assert_scaling_matches_attnlib(sc)
+    assert [row["d_k"] for row in sc.table] == list(D_K_VALUES)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"d_k": 5}, "d_k must be one of"),
+        ({"n_keys": 0}, "n_keys must be an integer from 1 to 16"),
+        ({"n_keys": 17}, "n_keys must be an integer"),
+        ({"n_queries": 2.5}, "n_queries must be an integer"),
+        ({"seed": -1}, "seed must be a non-negative integer"),
+        ({"style": "grey"}, "style must be one of"),
+    ],
+)
+def test_scaling_bad_arguments(kwargs: dict, message: str) -> None:
+    with pytest.raises((ValueError, TypeError), match=message):
+        widgets.scaling_explorer(**kwargs)
+
+
+def test_scaling_bad_d_k_trait() -> None:
+    sc = widgets.scaling_explorer(4, n_queries=16)
+    with pytest.raises(traitlets.TraitError, match="d_k must be one of"):
+        sc.d_k = 7
+    assert sc.d_k == 4
+
+
+def test_every_explorer_is_an_anywidget_with_a_summary() -> None:
+    for explorer in (
+        widgets.playground(),
+        widgets.softmax_explorer(),
+        widgets.similarity_explorer(),
+        widgets.scaling_explorer(n_queries=16),
+    ):
+        assert isinstance(explorer, anywidget.AnyWidget)
+        data, _metadata = explorer._repr_mimebundle_()
+        assert "interactive" in data["text/plain"] and "0x" not in data["text/plain"]
+        assert "import" in explorer._esm and "./" not in "".join(
+            re.findall(r'from\s*"([^"]*)"', explorer._esm)
+        )
+        explorer.close()
+
+
 # --- the ES modules as anywidget loads them ------------------------------------------------------
 
 
@@ -218,7 +418,7 @@ def test_rerunning_a_cell_frees_its_explorers(tmp_path: Path) -> None:
     try:
         setup = "import ipywidgets\nfrom attnlib import widgets\nmade = []\n"
         assert run_cell(client, setup, "setup")["status"] == "ok"
-        cell = "made.append(widgets.playground()); made.append(widgets.playground(causal=True))"
+        cell = "made.append(widgets.playground()); made.append(widgets.similarity_explorer())"
         for _ in range(3):
             assert run_cell(client, cell, "cell-a")["status"] == "ok"
         assert run_cell(client, "other = widgets.playground()", "cell-b")["status"] == "ok"

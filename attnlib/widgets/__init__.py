@@ -44,11 +44,20 @@ from __future__ import annotations
 from attnlib.plots import score_limits, similarity_limits
 from attnlib.widgets.base import Explorer
 from attnlib.widgets.playground import Playground, playground
+from attnlib.widgets.scaling import ScalingExplorer, scaling_explorer
+from attnlib.widgets.similarity import SimilarityExplorer, similarity_explorer
+from attnlib.widgets.softmax import SoftmaxExplorer, softmax_explorer
 
 __all__ = [
     "Explorer",
     "Playground",
+    "ScalingExplorer",
+    "SimilarityExplorer",
+    "SoftmaxExplorer",
     "playground",
+    "scaling_explorer",
     "score_limits",
+    "similarity_explorer",
     "similarity_limits",
+    "softmax_explorer",
 ]

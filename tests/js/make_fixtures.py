@@ -22,6 +22,7 @@ from attnlib.projection import qkv
 from attnlib.scaling import D_K_VALUES, entropy, random_queries_keys
 from attnlib.similarity import similarity
 from attnlib.widgets.base import colormap_table, theme
+from attnlib.widgets.scaling import scaling_table
 
 SEED = 20261123
 
@@ -197,6 +198,7 @@ def fixtures() -> dict:
         "colormaps": {name: list(colormap_table(name)) for name in ("viridis", "cividis")},
         "themes": {style: theme(style) for style in plots.STYLES},
         "formatCell": format_cases(rng),
+        "scalingTable": {"n_queries": 32, "n_keys": 8, "seed": 3, "table": scaling_table(32, 8, 3)},
     }
 
 

@@ -1,0 +1,214 @@
+// The scaling explorer of lesson 04: random queries and keys of dimension d_k, raw vs scaled
+// scores (attnlib.plots.scaling_figure). Python computes every d_k of the slider with attnlib and
+// ships the results (histogram counts, one query's weights, the statistics); this only selects.
+
+import { axes, element, niceTicks, numberText, text, tickLabel, title } from "./svg.js";
+import { applyTheme, button, explorerRoot, row, slider } from "./controls.js";
+
+const WIDTH = 1300;
+const HEIGHT = 520;
+const BINS = 48;
+
+/** The precomputed row of the table for one d_k. */
+export function rowFor(table, dK) {
+  const found = table.find((r) => r.d_k === dK);
+  if (!found) throw new Error(`no precomputed results for d_k = ${dK}`);
+  return found;
+}
+
+function legend(x, y, entries, theme) {
+  return entries
+    .map(([label, color, opacity], k) =>
+      element("rect", { x, y: y + 16 * k - 9, width: 18, height: 10, fill: color, "fill-opacity": opacity }) +
+      text(x + 24, y + 16 * k, label, { "font-size": 11, fill: theme.text }),
+    )
+    .join("");
+}
+
+function histogram(frame, counts, half, total, color, opacity) {
+  const width = (2 * half) / BINS;
+  const points = [`${frame.sx(-half)},${frame.sy(0)}`];
+  counts.forEach((count, k) => {
+    const share = count / total;
+    points.push(`${frame.sx(-half + k * width)},${frame.sy(share)}`, `${frame.sx(-half + (k + 1) * width)},${frame.sy(share)}`);
+  });
+  points.push(`${frame.sx(half)},${frame.sy(0)}`);
+  return element("polygon", { points: points.join(" "), fill: color, "fill-opacity": opacity, stroke: color });
+}
+
+function powerOfTwo(x, y, exponent, attrs) {
+  const sign = exponent < 0 ? "\u2212" : "";
+  return element("text", { x, y, ...attrs }, `2<tspan dy="-6" font-size="8">${sign}${Math.abs(exponent)}</tspan>`);
+}
+
+/** The three panels and the statistics, as SVG markup. */
+export function drawScaling(state, theme) {
+  const { table, dK, nQueries, nKeys, seed } = state;
+  const r = rowFor(table, dK);
+  const total = nQueries * nKeys;
+  const mono = { "font-size": 11, "font-family": "DejaVu Sans Mono, monospace", fill: theme.text };
+  const parts = [element("rect", { x: 0, y: 0, width: WIDTH, height: HEIGHT, fill: theme.background })];
+
+  // 1. the spread of every score, raw and scaled
+  const spread = { x: 80, y: 40, width: 330, height: 300 };
+  const half = r.half_width;
+  const top = 1.25 * Math.max(...r.raw_counts, ...r.scaled_counts) / total;
+  const yticks = niceTicks(0, top, 5);
+  const spreadFrame = axes(spread, {
+    xlim: [-half, half],
+    ylim: [0, top],
+    xticks: niceTicks(-half, half, 6),
+    yticks,
+    ylabels: yticks.map((t) => `${Math.round(t * 100)}%`),
+    xlabel: "score",
+    ylabel: "share of the scores",
+    theme,
+  });
+  parts.push(title(spread, `All ${total} scores at d_k = ${dK}`, theme), spreadFrame.markup);
+  parts.push(histogram(spreadFrame, r.raw_counts, half, total, theme.raw, 0.45));
+  parts.push(histogram(spreadFrame, r.scaled_counts, half, total, theme.scaled, 0.6));
+  parts.push(legend(spread.x + spread.width - 130, spread.y + 18, [["raw q\u00b7k", theme.raw, 0.45], ["scaled q\u00b7k / \u221ad_k", theme.scaled, 0.6]], theme));
+
+  // 2. one query's weights over the keys
+  const weights = { x: 520, y: 40, width: 330, height: 300 };
+  const keys = r.raw_weights.map((_, j) => j);
+  const weightFrame = axes(weights, {
+    xlim: [-0.6, nKeys - 0.4],
+    ylim: [0, 1.45],
+    xticks: keys,
+    xlabels: keys.map((j) => `k${j + 1}`),
+    yticks: [0, 0.2, 0.4, 0.6, 0.8, 1],
+    xlabel: "keys",
+    ylabel: "weight",
+    theme,
+  });
+  parts.push(title(weights, "One query's weights over the keys", theme), weightFrame.markup);
+  const barWidth = weightFrame.sx(0.4) - weightFrame.sx(0);
+  for (const [name, offset, color] of [["raw_weights", -0.4, theme.raw], ["scaled_weights", 0, theme.scaled]]) {
+    r[name].forEach((w, j) => {
+      parts.push(
+        element("rect", {
+          x: weightFrame.sx(j + offset),
+          y: weightFrame.sy(w),
+          width: barWidth,
+          height: weightFrame.sy(0) - weightFrame.sy(w),
+          fill: color,
+          "data-quantity": name,
+          "data-col": j,
+          "data-value": String(w),
+        }),
+      );
+    });
+  }
+  parts.push(legend(weights.x + 10, weights.y + 18, [["without scaling", theme.raw, 1], ["scaled by 1/\u221ad_k", theme.scaled, 1]], theme));
+  const wx = weights.x + weights.width - 8;
+  parts.push(
+    text(wx, weights.y + 16, "raw   scaled", { ...mono, "text-anchor": "end" }),
+    text(weights.x + weights.width - 170, weights.y + 31, "largest", mono),
+    numberText(wx - 60, weights.y + 31, r.first_raw_max_weight, r.first_raw_max_weight.toFixed(3), { quantity: "first_raw_max_weight" }, { ...mono, "text-anchor": "end" }),
+    numberText(wx, weights.y + 31, r.first_scaled_max_weight, r.first_scaled_max_weight.toFixed(3), { quantity: "first_scaled_max_weight" }, { ...mono, "text-anchor": "end" }),
+    text(weights.x + weights.width - 170, weights.y + 46, "entropy", mono),
+    numberText(wx - 60, weights.y + 46, r.first_raw_entropy, r.first_raw_entropy.toFixed(3), { quantity: "first_raw_entropy" }, { ...mono, "text-anchor": "end" }),
+    numberText(wx, weights.y + 46, r.first_scaled_entropy, r.first_scaled_entropy.toFixed(3), { quantity: "first_scaled_entropy" }, { ...mono, "text-anchor": "end" }),
+  );
+
+  // 3. the variance against d_k, log–log, base 2
+  const variance = { x: 960, y: 40, width: 310, height: 300 };
+  const lx = (d) => variance.x + ((Math.log2(d) - Math.log2(0.7)) / (Math.log2(1500) - Math.log2(0.7))) * variance.width;
+  const ly = (v) => variance.y + variance.height - ((Math.log2(v) - Math.log2(0.25)) / (Math.log2(4096) - Math.log2(0.25))) * variance.height;
+  const tickStyle = { "font-size": 11, fill: theme.tick };
+  for (let e = 0; e <= 10; e += 2) {
+    parts.push(element("line", { x1: lx(2 ** e), x2: lx(2 ** e), y1: variance.y, y2: variance.y + variance.height, stroke: theme.grid }));
+    parts.push(powerOfTwo(lx(2 ** e), variance.y + variance.height + 16, e, { ...tickStyle, "text-anchor": "middle" }));
+  }
+  for (let e = -2; e <= 12; e += 2) {
+    parts.push(element("line", { x1: variance.x, x2: variance.x + variance.width, y1: ly(2 ** e), y2: ly(2 ** e), stroke: theme.grid }));
+    parts.push(powerOfTwo(variance.x - 7, ly(2 ** e) + 4, e, { ...tickStyle, "text-anchor": "end" }));
+  }
+  const varianceFrame = axes(variance, { xlim: [0, 1], ylim: [0, 1], xlabel: "d_k", ylabel: "variance of the scores", theme });
+  parts.push(title(variance, "Variance grows like d_k; scaled stays 1", theme), varianceFrame.markup);
+  for (const [name, color] of [["raw_variance", theme.raw], ["scaled_variance", theme.scaled]]) {
+    const points = table.map((t) => `${lx(t.d_k)},${ly(Math.max(t[name], 1e-12))}`);
+    parts.push(element("polyline", { points: points.join(" "), fill: "none", stroke: color, "stroke-width": 1.5 }));
+    table.forEach((t) => parts.push(element("circle", { cx: lx(t.d_k), cy: ly(Math.max(t[name], 1e-12)), r: 2, fill: color })));
+    parts.push(element("circle", { cx: lx(dK), cy: ly(Math.max(r[name], 1e-12)), r: 6, fill: color, stroke: "#000000" }));
+  }
+  parts.push(legend(variance.x + variance.width - 80, variance.y + variance.height / 2, [["raw", theme.raw, 1], ["scaled", theme.scaled, 1]], theme));
+  parts.push(
+    text(variance.x + 8, variance.y + 16, `d_k = ${dK}`, mono),
+    text(variance.x + 8, variance.y + 31, "variance raw", mono),
+    numberText(variance.x + 180, variance.y + 31, r.raw_variance, r.raw_variance.toFixed(2), { quantity: "raw_variance" }, { ...mono, "text-anchor": "end" }),
+    text(variance.x + 8, variance.y + 46, "variance scaled", mono),
+    numberText(variance.x + 180, variance.y + 46, r.scaled_variance, r.scaled_variance.toFixed(2), { quantity: "scaled_variance" }, { ...mono, "text-anchor": "end" }),
+  );
+
+  // the statistics over every query
+  const y0 = 410;
+  const plain = { "font-size": 13, fill: theme.text };
+  parts.push(
+    text(80, y0, `d_k = ${dK}: ${nQueries} random queries \u00b7 ${nKeys} random keys (seed ${seed}), scale 1/\u221ad_k = ${tickLabel(1 / Math.sqrt(dK))}`, plain),
+    text(420, y0 + 22, "raw q\u00b7k", { ...plain, "font-weight": "bold", "text-anchor": "end" }),
+    text(560, y0 + 22, "scaled q\u00b7k/\u221ad_k", { ...plain, "font-weight": "bold", "text-anchor": "end" }),
+  );
+  const rows = [
+    ["largest weight (mean over queries)", "max_weight", 3],
+    [`entropy, nats (uniform: ${Math.log(nKeys).toFixed(3)})`, "entropy", 3],
+    ["gradient size |\u2202softmax/\u2202s|", "jacobian_norm", 3],
+  ];
+  rows.forEach(([label, key, decimals], k) => {
+    const y = y0 + 40 + 18 * k;
+    parts.push(
+      text(80, y, label, plain),
+      numberText(420, y, r[`raw_${key}`], r[`raw_${key}`].toFixed(decimals), { quantity: `raw_${key}` }, { ...plain, "text-anchor": "end" }),
+      numberText(560, y, r[`scaled_${key}`], r[`scaled_${key}`].toFixed(decimals), { quantity: `scaled_${key}` }, { ...plain, "text-anchor": "end" }),
+    );
+  });
+  return parts.join("");
+}
+
+function render({ model, el }) {
+  const values = model.get("d_k_values");
+  const { root, controls, message, svg } = explorerRoot(el, "scaling", WIDTH, HEIGHT);
+  const send = (changes) => {
+    model.set(changes);
+    model.save_changes();
+  };
+  const dK = slider({
+    name: "d_k",
+    label: "d_k (dimension of q and k)",
+    ariaLabel: "d_k, the dimension of queries and keys",
+    min: 0,
+    max: values.length - 1,
+    step: 1,
+    value: values.indexOf(model.get("d_k")),
+    format: (index) => String(values[index]),
+    width: "320px",
+    onInput: (index) => send({ d_k: values[index] }),
+  });
+  dK.input.setAttribute("aria-valuetext", `d_k = ${model.get("d_k")}`);
+  const newDraw = button({ name: "new-draw", label: "new random vectors", onClick: () => send({ seed: model.get("seed") + 1 }) });
+  controls.append(row(dK.node, newDraw));
+
+  const redraw = () => {
+    const state = {
+      table: model.get("table"),
+      dK: model.get("d_k"),
+      nQueries: model.get("n_queries"),
+      nKeys: model.get("n_keys"),
+      seed: model.get("table_seed"),
+    };
+    const theme = model.get("themes")[model.get("style")];
+    dK.set(values.indexOf(state.dK));
+    dK.input.setAttribute("aria-valuetext", `d_k = ${state.dK}`);
+    const waiting = model.get("seed") !== state.seed;
+    message.textContent = waiting ? `New random vectors (seed ${model.get("seed")}) are drawn by Python: waiting for the kernel\u2026` : "";
+    applyTheme(root, theme);
+    svg.innerHTML = drawScaling(state, theme);
+  };
+  const events = ["d_k", "seed", "table", "table_seed", "style"].map((name) => `change:${name}`);
+  events.forEach((event) => model.on(event, redraw));
+  redraw();
+  return () => events.forEach((event) => model.off(event, redraw));
+}
+
+export default { render };

@@ -1,0 +1,174 @@
+// The softmax explorer of lesson 05: scores and their softmax weights at a temperature T, as
+// annotated bars (attnlib.plots.softmax_figure), with a slider and a mask per key.
+
+import { entropy, softmaxRow } from "./mirror.js";
+import { axes, element, formatNumber, niceTicks, numberText, text, title } from "./svg.js";
+import { applyTheme, checkbox, explorerRoot, row, slider, stepDecimals } from "./controls.js";
+
+const WIDTH = 900;
+const HEIGHT = 420;
+
+/** softmax(s / T) with masked keys at -∞, as attnlib computes it in SoftmaxExplorer. */
+export function computeSoftmax({ scores, masks, temperature }) {
+  const weights = softmaxRow(scores.map((s, i) => (masks[i] ? -Infinity : s) / temperature));
+  return { weights, entropy: entropy(weights) };
+}
+
+function bars(frame, values, color, quantity, format, theme, box) {
+  const zero = frame.sy(0);
+  return values
+    .map((value, i) => {
+      const height = Number.isFinite(value) ? value : 0;
+      const x = frame.sx(i);
+      const y = frame.sy(height);
+      const bar = element("rect", {
+        x: frame.sx(i - 0.3),
+        y: Math.min(y, zero),
+        width: frame.sx(0.3) - frame.sx(-0.3),
+        height: Math.abs(zero - y),
+        fill: color,
+      });
+      const above = height >= 0;
+      const labelY = Math.max(box.y + 12, Math.min(box.y + box.height - 4, above ? y - 5 : y + 14));
+      const label = numberText(x, labelY, value, format(value), { quantity, col: i }, {
+        "text-anchor": "middle",
+        "font-size": 12,
+        fill: theme.text,
+      });
+      return bar + label;
+    })
+    .join("");
+}
+
+/** Both panels and a line of numbers, as SVG markup. */
+export function drawSoftmax(state, result, theme) {
+  const { labels, scores, masks, temperature, limits } = state;
+  const n = labels.length;
+  const shown = scores.map((s, i) => (masks[i] ? -Infinity : s));
+  const xlim = [-0.6, n - 0.4];
+  const keys = labels.map((_, i) => i);
+  const parts = [element("rect", { x: 0, y: 0, width: WIDTH, height: HEIGHT, fill: theme.background })];
+
+  const left = { x: 70, y: 40, width: 360, height: 280 };
+  const scoreFrame = axes(left, {
+    xlim,
+    ylim: limits,
+    xticks: keys,
+    xlabels: labels,
+    yticks: niceTicks(limits[0], limits[1], 6),
+    xlabel: "keys",
+    ylabel: "score",
+    theme,
+  });
+  parts.push(title(left, "Scores s", theme), scoreFrame.markup);
+  parts.push(element("line", { x1: left.x, x2: left.x + left.width, y1: scoreFrame.sy(0), y2: scoreFrame.sy(0), stroke: theme.edge }));
+  parts.push(bars(scoreFrame, shown, theme.palette[1], "scores", (v) => formatNumber(v), theme, left));
+
+  const right = { x: 520, y: 40, width: 360, height: 280 };
+  const weightFrame = axes(right, {
+    xlim,
+    ylim: [0, 1.12],
+    xticks: keys,
+    xlabels: labels,
+    yticks: [0, 0.2, 0.4, 0.6, 0.8, 1],
+    xlabel: "keys",
+    ylabel: "weight",
+    theme,
+  });
+  parts.push(title(right, `Weights softmax(s / T), T = ${temperature.toFixed(2)}`, theme), weightFrame.markup);
+  parts.push(bars(weightFrame, result.weights, theme.palette[2], "weights", (v) => v.toFixed(3), theme, right));
+
+  const sum = result.weights.reduce((a, b) => a + b, 0);
+  const y = 395;
+  const style = { "font-size": 13, fill: theme.text };
+  parts.push(
+    text(70, y, "T =", style),
+    numberText(100, y, temperature, temperature.toFixed(2), { quantity: "temperature" }, style),
+    text(160, y, "\u00b7 sum of weights", style),
+    numberText(280, y, sum, sum.toFixed(4), { quantity: "weight_sum" }, style),
+    text(345, y, "\u00b7 entropy", style),
+    numberText(410, y, result.entropy, `${result.entropy.toFixed(3)} nats`, { quantity: "entropy" }, style),
+  );
+  return parts.join("");
+}
+
+function render({ model, el }) {
+  const labels = model.get("labels");
+  const { root, controls, svg } = explorerRoot(el, "softmax", WIDTH, HEIGHT);
+  const step = model.get("step");
+  const decimals = stepDecimals(step);
+  const send = (changes) => {
+    model.set(changes);
+    model.save_changes();
+  };
+  const keys = labels.map((label, i) => {
+    const score = slider({
+      name: `score-${i}`,
+      label: `score ${label}`,
+      ariaLabel: `score of key ${i + 1}, ${label}`,
+      min: model.get("value_min"),
+      max: model.get("value_max"),
+      step,
+      value: model.get("scores")[i],
+      format: (v) => v.toFixed(decimals),
+      width: "220px",
+      onInput: (v) => {
+        const scores = model.get("scores").slice();
+        scores[i] = v;
+        send({ scores });
+      },
+    });
+    const mask = checkbox({
+      name: `mask-${i}`,
+      label: `mask ${label}`,
+      checked: model.get("masks")[i],
+      onChange: (checked) => {
+        const masks = model.get("masks").slice();
+        masks[i] = checked;
+        send({ masks });
+      },
+    });
+    mask.input.setAttribute("aria-label", `mask key ${i + 1}, ${label}`);
+    controls.append(row(score.node, mask.node));
+    return { score, mask };
+  });
+  const temperature = slider({
+    name: "temperature",
+    label: "temperature T",
+    ariaLabel: "temperature T (log scale, 0.1 to 10)",
+    min: -1,
+    max: 1,
+    step: 0.02,
+    value: Math.log10(model.get("temperature")),
+    format: (v) => (10 ** v).toFixed(2),
+    width: "300px",
+    onInput: (v) => send({ temperature: 10 ** v }),
+  });
+  controls.append(row(temperature.node));
+
+  const redraw = () => {
+    const state = {
+      labels,
+      scores: model.get("scores"),
+      masks: model.get("masks"),
+      temperature: model.get("temperature"),
+      limits: model.get("limits"),
+    };
+    const theme = model.get("themes")[model.get("style")];
+    keys.forEach(({ score, mask }, i) => {
+      score.set(state.scores[i]);
+      mask.input.checked = state.masks[i];
+    });
+    if (Math.abs(10 ** Number(temperature.input.value) - state.temperature) > 1e-9 * state.temperature) {
+      temperature.set(Math.log10(state.temperature));
+    }
+    applyTheme(root, theme);
+    svg.innerHTML = drawSoftmax(state, computeSoftmax(state), theme);
+  };
+  const events = ["scores", "masks", "temperature", "style"].map((name) => `change:${name}`);
+  events.forEach((event) => model.on(event, redraw));
+  redraw();
+  return () => events.forEach((event) => model.off(event, redraw));
+}
+
+export default { render };
