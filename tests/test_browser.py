@@ -135,7 +135,13 @@ def _similarity_values(controls: dict[str, object]) -> dict[str, object]:
     a = np.array([float(controls["x-0"]), float(controls["y-0"])])
     b = np.array([float(controls["x-1"]), float(controls["y-1"])])
     sim = similarity(a, b)
-    return {"dot": sim.dot, "cosine": sim.cosine, "angle_degrees": sim.angle_degrees}
+    return {
+        "dot": sim.dot,
+        "cosine": sim.cosine,
+        "angle_degrees": sim.angle_degrees,
+        "norm_a": sim.norm_a,
+        "norm_b": sim.norm_b,
+    }
 
 
 def _scaling_values(controls: dict[str, object]) -> dict[str, object]:
@@ -155,6 +161,10 @@ def _scaling_values(controls: dict[str, object]) -> dict[str, object]:
         "scaled_variance": stats.scaled_variance,
         "raw_max_weight": stats.raw_max_weight,
         "scaled_max_weight": stats.scaled_max_weight,
+        "raw_entropy": stats.raw_entropy,
+        "scaled_entropy": stats.scaled_entropy,
+        "raw_jacobian_norm": stats.raw_jacobian_norm,
+        "scaled_jacobian_norm": stats.scaled_jacobian_norm,
     }
 
 
@@ -162,7 +172,14 @@ def _softmax_values(controls: dict[str, object]) -> dict[str, object]:
     masked = np.array(_indexed(controls, "mask"), dtype=bool)
     scores = np.where(masked, -np.inf, np.array(_indexed(controls, "score"), dtype=np.float64))
     temperature = 10.0 ** float(controls["temperature"])
-    return {"scores": scores, "weights": core.softmax(scores / temperature)}
+    weights = core.softmax(scores / temperature)
+    return {
+        "scores": scores,
+        "weights": weights,
+        "temperature": temperature,
+        "weight_sum": float(weights.sum()),
+        "entropy": float(scaling.entropy(weights)),
+    }
 
 
 @functools.cache
@@ -182,7 +199,14 @@ def _playground_values(controls: dict[str, object]) -> dict[str, object]:
     Q, K, V = qkv(X, *_lesson_projections())
     d_k = int(float(controls["d_k"]))
     steps = attention_steps(Q, K, V, scale=core.default_scale(d_k), causal=bool(controls["causal"]))
-    return {"raw_scores": steps.raw_scores, "weights": steps.weights, "output": steps.output}
+    return {
+        "embeddings": X,
+        "raw_scores": steps.raw_scores,
+        "scale": steps.scale,
+        "weights": steps.weights,
+        "largest_weight": steps.weights,  # drawn at (i, j) of each row's largest weight
+        "output": steps.output,
+    }
 
 
 @dataclass(frozen=True)
