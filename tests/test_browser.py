@@ -331,15 +331,20 @@ class Page:
         self.context.set_default_timeout(MOVE_TIMEOUT)
         self.page = self.context.new_page()
         self.explorer, self.screenshots, self.prefix = explorer, screenshots, prefix
-        self.errors: list[str] = []  # uncaught exceptions
+        self.errors: list[str] = []  # uncaught exceptions: their messages
+        self.stacks: list[str] = []  # and where they were thrown
         self.console_errors: list[str] = []
         self.outside: list[str] = []  # requests to anywhere but 127.0.0.1
-        self.page.on("pageerror", lambda error: self.errors.append(str(error)))
+        self.page.on("pageerror", self._page_error)
         self.page.on("console", self._console)
         self.context.on("request", lambda request: self._check_url(request.url))
         self.page.on("websocket", lambda socket_: self._check_url(socket_.url))
         self.started = 0  # how many page errors came before the explorer was there
         self.shots = 0
+
+    def _page_error(self, error) -> None:
+        self.errors.append(error.message)
+        self.stacks.append(error.stack or error.message)
 
     def _console(self, message) -> None:
         if message.type == "error":
@@ -443,7 +448,8 @@ class Page:
 
     def check_clean(self) -> None:
         early = [e for e in self.errors[: self.started] if e not in KNOWN_STARTUP_ERRORS]
-        assert not early and not self.errors[self.started :], f"errors in the page: {self.errors}"
+        late = self.stacks[self.started :]
+        assert not early and not late, "errors in the page:\n" + "\n".join(early + late)
         assert not self.console_errors, f"console errors: {self.console_errors}"
         assert not self.outside, f"requests that left 127.0.0.1: {self.outside}"
 
