@@ -57,10 +57,10 @@ def test_playground_starts_as_lesson_07() -> None:
     pg = widgets.playground()
     assert pg.tokens == list(EXAMPLE.tokens)
     np.testing.assert_array_equal(pg.embeddings, EXAMPLE.X)
-    assert (pg.d_k, pg.causal, pg.style) == (2, False, "light")
+    assert (pg.d_k, pg.causal, pg.style_name) == (2, False, "light")
     Q, K, V = qkv(EXAMPLE.X, EXAMPLE.W_q, EXAMPLE.W_k, EXAMPLE.W_v)
     np.testing.assert_array_equal(pg.weights, attention_steps(Q, K, V).weights)
-    assert pg.initial == {"embeddings": EXAMPLE.X.tolist(), "d_k": 2, "causal": False, "style": "light"}
+    assert pg.initial == {"embeddings": EXAMPLE.X.tolist(), "d_k": 2, "causal": False, "style_name": "light"}
 
 
 def test_playground_every_slider_over_its_range() -> None:
@@ -87,9 +87,9 @@ def test_playground_every_slider_over_its_range() -> None:
 def test_playground_reset_restores_every_input() -> None:
     pg = widgets.playground(causal=True, style="dark", d_k=8)
     pg.embeddings = np.zeros((4, 2)).tolist()
-    pg.d_k, pg.causal, pg.style = 1, False, "light"
+    pg.d_k, pg.causal, pg.style_name = 1, False, "light"
     pg.reset()
-    assert (pg.d_k, pg.causal, pg.style) == (8, True, "dark")
+    assert (pg.d_k, pg.causal, pg.style_name) == (8, True, "dark")
     np.testing.assert_array_equal(pg.embeddings, EXAMPLE.X)
     assert_playground_matches_attnlib(pg)
 
@@ -172,7 +172,7 @@ def test_playground_bad_trait_values() -> None:
     with pytest.raises(traitlets.TraitError, match="d_k must be from 1 to max_d_k"):
         pg.d_k = 0
     with pytest.raises(ValueError, match="style must be one of"):
-        pg.style = "sepia"
+        pg.style_name = "sepia"
     assert_playground_matches_attnlib(pg)
 
 
@@ -375,6 +375,8 @@ def test_every_explorer_is_an_anywidget_with_a_summary() -> None:
         widgets.scaling_explorer(n_queries=16),
     ):
         assert isinstance(explorer, anywidget.AnyWidget)
+        # ipywidgets' front end reads a synced "style" or "layout" as a reference to a model
+        assert explorer.keys.count("style") == 0 and explorer.get_state()["layout"].startswith("IPY_MODEL_")
         data, _metadata = explorer._repr_mimebundle_()
         assert "interactive" in data["text/plain"] and "0x" not in data["text/plain"]
         assert "import" in explorer._esm and "./" not in "".join(

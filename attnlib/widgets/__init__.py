@@ -34,6 +34,22 @@ How they work
   module, prepared the same way (:func:`attnlib.widgets.modules.module_text`). The files stay
   ordinary ES modules that Node imports as they are, and a module shared by two others becomes
   the same URL, evaluated once.
+- **Traits** (each class docstring has the details). Inputs, synced and set by the front end:
+  ``Playground.embeddings`` (n × [x, y]), ``.d_k``, ``.causal``; ``SoftmaxExplorer.scores``,
+  ``.masks``, ``.temperature``; ``SimilarityExplorer.vectors`` ([[x, y], [x, y]]);
+  ``ScalingExplorer.d_k``, ``.seed``; every explorer's ``style_name`` ("light"/"dark"; not
+  ``style``, which ipywidgets reserves). Results, recomputed in Python on every change:
+  ``Playground.raw_scores``, ``.scale``, ``.weights``, ``.output`` (and ``.steps``, the whole
+  :class:`attnlib.AttentionSteps`); ``SoftmaxExplorer.weights``, ``.entropy``;
+  ``SimilarityExplorer.dot``, ``.norm_a``, ``.norm_b``, ``.cosine``, ``.angle_degrees``;
+  ``ScalingExplorer.raw_variance``, ``.scaled_variance``, ``.raw_max_weight``,
+  ``.scaled_max_weight``, ``.raw_entropy``, ``.scaled_entropy``, ``.raw_jacobian_norm``,
+  ``.scaled_jacobian_norm``, ``.raw_weights``, ``.scaled_weights`` (and the synced ``.table``
+  of every d_k).
+- **In the page** every control is a native ``<input type="range">`` (or checkbox, select,
+  button) marked ``data-control``, and every number drawn is an SVG ``<text>`` whose
+  ``data-quantity``, ``data-row``, ``data-col`` and ``data-value`` (the full value) say what it
+  is, for screen readers and tests.
 - **Freed on re-run.** In JupyterLab and Notebook 7 an explorer remembers the cell that made it;
   running that cell again closes the explorers of its previous run (:mod:`attnlib.widgets.cells`).
   ``close()`` frees one by hand.

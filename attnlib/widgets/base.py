@@ -71,8 +71,9 @@ class Explorer(anywidget.AnyWidget):
 
     Attributes
     ----------
-    style : str
-        ``"light"`` or ``"dark"`` (synced).
+    style_name : str
+        ``"light"`` or ``"dark"`` (synced). Not ``style``: ipywidgets' front end reads a widget's
+        ``style`` as a reference to a style model.
     themes : dict
         :func:`theme` of both styles (synced, set once).
     colormaps : dict of str to list of str
@@ -84,7 +85,7 @@ class Explorer(anywidget.AnyWidget):
     #: The colour maps the explorer draws with.
     colormap_names: ClassVar[tuple[str, ...]] = ()
 
-    style = traitlets.Unicode("light").tag(sync=True)
+    style_name = traitlets.Unicode("light").tag(sync=True)
     themes = traitlets.Dict().tag(sync=True)
     colormaps = traitlets.Dict().tag(sync=True)
 
@@ -94,7 +95,7 @@ class Explorer(anywidget.AnyWidget):
         super().__init__(**kwargs)
         adopt(self)
 
-    @traitlets.validate("style")
+    @traitlets.validate("style_name")
     def _check_style(self, proposal: traitlets.Bunch) -> str:
         plots.check_style(proposal["value"])
         return str(proposal["value"])

@@ -39,7 +39,8 @@ class Playground(Explorer):
     d_k : int
         The d_k of the scale ``1/√d_k`` (1 … ``max_d_k``).
     causal : bool
-    style : {"light", "dark"}
+    style_name : {"light", "dark"}
+        The style (the ``style`` argument of :func:`playground`).
 
     Set once (synced): ``tokens``, ``W_q``, ``W_k``, ``W_v`` (lists of rows), ``value_min``,
     ``value_max``, ``step`` (the embedding sliders), ``max_d_k``, ``initial`` (the inputs that
@@ -219,7 +220,7 @@ def playground(
         raise ValueError(f"d_k must be an integer from 1 to max_d_k={max_d_k}, got {start_d_k!r}")
     if not isinstance(causal, (bool, np.bool_)):
         raise TypeError(f"causal must be True or False, got {causal!r}")
-    initial = {"embeddings": X.tolist(), "d_k": int(start_d_k), "causal": bool(causal), "style": style}
+    initial = {"embeddings": X.tolist(), "d_k": int(start_d_k), "causal": bool(causal), "style_name": style}
     return Playground(
         tokens=names,
         value_min=low,

@@ -85,7 +85,7 @@ class ScalingExplorer(Explorer):
 
     Set by Python (synced): ``table`` (:func:`scaling_table` of ``table_seed``, recomputed when
     ``seed`` changes), ``table_seed``; set once: ``d_k_values``
-    (:data:`attnlib.scaling.D_K_VALUES`), ``n_queries``, ``n_keys``, ``style``, ``themes``.
+    (:data:`attnlib.scaling.D_K_VALUES`), ``n_queries``, ``n_keys``, ``style_name``, ``themes``.
 
     Results (Python only; the table's row for ``d_k``, computed by
     :func:`attnlib.scaling.scaling_statistics`):
@@ -181,5 +181,5 @@ def scaling_explorer(
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
     return ScalingExplorer(
-        d_k=int(d_k), n_queries=int(n_queries), n_keys=int(n_keys), seed=int(seed), style=style
+        d_k=int(d_k), n_queries=int(n_queries), n_keys=int(n_keys), seed=int(seed), style_name=style
     )

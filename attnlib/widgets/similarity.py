@@ -31,7 +31,7 @@ class SimilarityExplorer(Explorer):
         The two vectors, by position (their labels may be equal).
 
     Set once (synced): ``labels``, ``value_min``, ``value_max``, ``step`` (the sliders),
-    ``limits`` (both axes, :func:`attnlib.plots.similarity_limits`), ``style``, ``themes``.
+    ``limits`` (both axes, :func:`attnlib.plots.similarity_limits`), ``style_name``, ``themes``.
 
     Results (Python only; :func:`attnlib.similarity.similarity` on every change):
 
@@ -135,5 +135,5 @@ def similarity_explorer(
         step=float(step),
         limits=list(plots.similarity_limits((low, high))),
         vectors=pair.tolist(),
-        style=style,
+        style_name=style,
     )

@@ -42,7 +42,7 @@ class SoftmaxExplorer(Explorer):
         0.1 … 10 (the slider moves log10 T from -1 to 1 in steps of 0.02).
 
     Set once (synced): ``labels``, ``value_min``, ``value_max``, ``step`` (the score sliders),
-    ``limits`` (the scores panel's y range, :func:`attnlib.plots.score_limits`), ``style``,
+    ``limits`` (the scores panel's y range, :func:`attnlib.plots.score_limits`), ``style_name``,
     ``themes``.
 
     Results (Python only; recomputed on every change):
@@ -170,5 +170,5 @@ def softmax_explorer(
         scores=values.tolist(),
         masks=[False] * values.size,
         temperature=float(temperature),
-        style=style,
+        style_name=style,
     )

@@ -15,6 +15,15 @@ export const fixtures = JSON.parse(readFileSync(path, "utf-8"));
 
 export const RELATIVE = 1e-12;
 
+/**
+ * The scale an entropy of n weights is compared at: its largest value, log n (at least 1). An
+ * entropy near 0 comes from weights near 1, whose logarithms keep only the absolute precision of
+ * the weights, so it is checked to 1e-12 of the entropy's range, not of itself.
+ */
+export function entropyScale(n) {
+  return Math.max(1, Math.log(n));
+}
+
 /** null -> -Infinity, recursively (JSON has no -inf). */
 export function withInfinity(value) {
   if (value === null) return -Infinity;

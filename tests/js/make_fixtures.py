@@ -76,7 +76,8 @@ def playground_cases(rng: np.random.Generator) -> list[dict]:
     for n in (1, 4, 6, 12):
         X = np.round(rng.uniform(-2, 2, (n, 2)) / 0.05) * 0.05
         X[0] = 0.0  # an embedding at the origin
-        W_q, W_k, W_v = (rng.standard_normal((2, 2)) for _ in range(3))
+        d = 3 if n == 6 else 2  # queries and keys of another dimension than the embeddings
+        W_q, W_k, W_v = rng.standard_normal((2, d)), rng.standard_normal((2, d)), rng.standard_normal((2, 2))
         for d_k, causal in ((1, False), (2, True), (64, False)):
             Q, K, V = qkv(X, W_q, W_k, W_v)
             steps = attention_steps(Q, K, V, scale=default_scale(d_k), causal=causal)

@@ -2,6 +2,9 @@
 // checkboxes, a style select and buttons, each marked with data-control for tests.
 
 const SVG_NS = "http://www.w3.org/2000/svg";
+// JupyterLab and Notebook 7 (Lumino) match their keyboard shortcuts (arrow keys, Home, End, ...)
+// against the focused element unless it carries this attribute: it keeps the keys for the control.
+const OWN_KEYS = { "data-lm-suppress-shortcuts": "true" };
 
 /** Make an HTML element with attributes and children. */
 export function html(tag, attrs = {}, ...children) {
@@ -15,15 +18,17 @@ export function html(tag, attrs = {}, ...children) {
 
 /**
  * The explorer's root: <div class="attnlib-explorer attnlib-KIND"> holding a controls area,
- * a message line and the picture (<svg> with the given viewBox size).
+ * a message line and the picture (<svg> with the given viewBox size and accessible label).
  */
-export function explorerRoot(el, kind, width, height) {
+export function explorerRoot(el, kind, width, height, label) {
   const controls = html("div", { class: "attnlib-controls" });
   const message = html("div", { class: "attnlib-message", role: "status" });
   const svg = document.createElementNS(SVG_NS, "svg");
   svg.setAttribute("viewBox", `0 0 ${width} ${height}`);
   svg.setAttribute("width", "100%");
-  svg.setAttribute("role", "img");
+  // a group, not an image: screen readers then read the numbers written in it
+  svg.setAttribute("role", "group");
+  svg.setAttribute("aria-label", label);
   svg.setAttribute("font-family", "DejaVu Sans, Verdana, sans-serif");
   svg.style.maxWidth = `${width}px`;
   svg.style.display = "block";
@@ -47,6 +52,7 @@ export function applyTheme(root, theme) {
  */
 export function slider({ name, label, ariaLabel, min, max, step, value, format, onInput, width = "180px" }) {
   const input = html("input", {
+    ...OWN_KEYS,
     type: "range",
     "data-control": name,
     "aria-label": ariaLabel ?? label,
@@ -76,16 +82,17 @@ export function slider({ name, label, ariaLabel, min, max, step, value, format, 
   return {
     node: labelNode,
     input,
+    /** Move the slider to v (the browser snaps it to the step) and show v itself. */
     set(v) {
       input.value = String(v);
-      show(Number(input.value));
+      show(v);
     },
   };
 }
 
 /** A labelled checkbox; `onChange(checked)` runs inside its change event. */
 export function checkbox({ name, label, checked, onChange }) {
-  const input = html("input", { type: "checkbox", "data-control": name });
+  const input = html("input", { ...OWN_KEYS, type: "checkbox", "data-control": name });
   input.checked = Boolean(checked);
   input.addEventListener("change", () => onChange(input.checked));
   const node = html("label", {}, input, ` ${label}`);
@@ -98,7 +105,7 @@ export function checkbox({ name, label, checked, onChange }) {
 export function styleSelect({ value, onChange }) {
   const select = html(
     "select",
-    { "data-control": "style", "aria-label": "style" },
+    { ...OWN_KEYS, "data-control": "style", "aria-label": "style" },
     html("option", { value: "light" }, "light"),
     html("option", { value: "dark" }, "dark"),
   );
@@ -111,7 +118,7 @@ export function styleSelect({ value, onChange }) {
 
 /** A button; `onClick()` runs inside its click event. */
 export function button({ name, label, onClick }) {
-  const node = html("button", { type: "button", "data-control": name }, label);
+  const node = html("button", { ...OWN_KEYS, type: "button", "data-control": name }, label);
   node.addEventListener("click", onClick);
   node.style.marginRight = "10px";
   return node;

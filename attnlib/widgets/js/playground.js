@@ -8,7 +8,7 @@ import { arrow, element, heatmap, labelPlacements, numberText, text, tipLabel, t
 import { applyTheme, button, checkbox, explorerRoot, html, row, slider, stepDecimals, styleSelect } from "./controls.js";
 
 const WIDTH = 960;
-const TABLE_TOP = 810;
+const TABLE_TOP = 830;
 const LINE = 17;
 
 /** The SVG's height for n tokens: four panels and a table of n rows. */
@@ -130,7 +130,7 @@ export function drawPlayground(state, steps, theme, colormaps) {
 function render({ model, el }) {
   const tokens = model.get("tokens");
   const n = tokens.length;
-  const { root, controls, message, svg } = explorerRoot(el, "playground", WIDTH, pictureHeight(n));
+  const { root, controls, svg } = explorerRoot(el, "playground", WIDTH, pictureHeight(n), "the four panels of attention");
   const valueMin = model.get("value_min");
   const valueMax = model.get("value_max");
   const step = model.get("step");
@@ -177,7 +177,7 @@ function render({ model, el }) {
     onInput: (v) => send({ d_k: v }),
   });
   const causal = checkbox({ name: "causal", label: "causal mask", checked: model.get("causal"), onChange: (c) => send({ causal: c }) });
-  const style = styleSelect({ value: model.get("style"), onChange: (s) => send({ style: s }) });
+  const style = styleSelect({ value: model.get("style_name"), onChange: (s) => send({ style_name: s }) });
   const reset = button({ name: "reset", label: "reset", onClick: () => send({ ...model.get("initial") }) });
   const note = html(
     "div",
@@ -200,16 +200,15 @@ function render({ model, el }) {
       valueMin,
       valueMax,
     };
-    const theme = model.get("themes")[model.get("style")];
+    const theme = model.get("themes")[model.get("style_name")];
     state.embeddings.forEach((xy, i) => coordinateSliders[i].forEach((s, j) => s.set(xy[j])));
     dK.set(state.d_k);
     causal.input.checked = state.causal;
-    style.select.value = model.get("style");
+    style.select.value = model.get("style_name");
     applyTheme(root, theme);
-    message.textContent = model.get("error");
     svg.innerHTML = drawPlayground(state, computePlayground(state), theme, model.get("colormaps"));
   };
-  const events = ["embeddings", "d_k", "causal", "style", "error"].map((name) => `change:${name}`);
+  const events = ["embeddings", "d_k", "causal", "style_name"].map((name) => `change:${name}`);
   events.forEach((event) => model.on(event, redraw));
   redraw();
   return () => events.forEach((event) => model.off(event, redraw));

@@ -168,7 +168,7 @@ export function drawScaling(state, theme) {
 
 function render({ model, el }) {
   const values = model.get("d_k_values");
-  const { root, controls, message, svg } = explorerRoot(el, "scaling", WIDTH, HEIGHT);
+  const { root, controls, message, svg } = explorerRoot(el, "scaling", WIDTH, HEIGHT, "raw and scaled scores of random vectors");
   const send = (changes) => {
     model.set(changes);
     model.save_changes();
@@ -197,7 +197,7 @@ function render({ model, el }) {
       nKeys: model.get("n_keys"),
       seed: model.get("table_seed"),
     };
-    const theme = model.get("themes")[model.get("style")];
+    const theme = model.get("themes")[model.get("style_name")];
     dK.set(values.indexOf(state.dK));
     dK.input.setAttribute("aria-valuetext", `d_k = ${state.dK}`);
     const waiting = model.get("seed") !== state.seed;
@@ -205,7 +205,7 @@ function render({ model, el }) {
     applyTheme(root, theme);
     svg.innerHTML = drawScaling(state, theme);
   };
-  const events = ["d_k", "seed", "table", "table_seed", "style"].map((name) => `change:${name}`);
+  const events = ["d_k", "seed", "table", "table_seed", "style_name"].map((name) => `change:${name}`);
   events.forEach((event) => model.on(event, redraw));
   redraw();
   return () => events.forEach((event) => model.off(event, redraw));

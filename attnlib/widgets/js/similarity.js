@@ -84,7 +84,7 @@ export function drawSimilarity(state, sim, theme) {
 
 function render({ model, el }) {
   const labels = model.get("labels");
-  const { root, controls, svg } = explorerRoot(el, "similarity", WIDTH, HEIGHT);
+  const { root, controls, svg } = explorerRoot(el, "similarity", WIDTH, HEIGHT, "two vectors, their dot product, cosine and angle");
   const step = model.get("step");
   const decimals = stepDecimals(step);
   const sliders = labels.map((label, i) => {
@@ -114,12 +114,12 @@ function render({ model, el }) {
   });
   const redraw = () => {
     const state = { labels, vectors: model.get("vectors"), limits: model.get("limits") };
-    const theme = model.get("themes")[model.get("style")];
+    const theme = model.get("themes")[model.get("style_name")];
     state.vectors.forEach((v, i) => sliders[i].forEach((s, j) => s.set(v[j])));
     applyTheme(root, theme);
     svg.innerHTML = drawSimilarity(state, computeSimilarity(state), theme);
   };
-  const events = ["vectors", "style"].map((name) => `change:${name}`);
+  const events = ["vectors", "style_name"].map((name) => `change:${name}`);
   events.forEach((event) => model.on(event, redraw));
   redraw();
   return () => events.forEach((event) => model.off(event, redraw));

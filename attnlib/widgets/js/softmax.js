@@ -94,7 +94,7 @@ export function drawSoftmax(state, result, theme) {
 
 function render({ model, el }) {
   const labels = model.get("labels");
-  const { root, controls, svg } = explorerRoot(el, "softmax", WIDTH, HEIGHT);
+  const { root, controls, svg } = explorerRoot(el, "softmax", WIDTH, HEIGHT, "scores and softmax weights");
   const step = model.get("step");
   const decimals = stepDecimals(step);
   const send = (changes) => {
@@ -144,6 +144,7 @@ function render({ model, el }) {
     width: "300px",
     onInput: (v) => send({ temperature: 10 ** v }),
   });
+  const sayTemperature = () => temperature.input.setAttribute("aria-valuetext", `T = ${model.get("temperature").toFixed(2)}`);
   controls.append(row(temperature.node));
 
   const redraw = () => {
@@ -154,7 +155,7 @@ function render({ model, el }) {
       temperature: model.get("temperature"),
       limits: model.get("limits"),
     };
-    const theme = model.get("themes")[model.get("style")];
+    const theme = model.get("themes")[model.get("style_name")];
     keys.forEach(({ score, mask }, i) => {
       score.set(state.scores[i]);
       mask.input.checked = state.masks[i];
@@ -162,10 +163,11 @@ function render({ model, el }) {
     if (Math.abs(10 ** Number(temperature.input.value) - state.temperature) > 1e-9 * state.temperature) {
       temperature.set(Math.log10(state.temperature));
     }
+    sayTemperature();
     applyTheme(root, theme);
     svg.innerHTML = drawSoftmax(state, computeSoftmax(state), theme);
   };
-  const events = ["scores", "masks", "temperature", "style"].map((name) => `change:${name}`);
+  const events = ["scores", "masks", "temperature", "style_name"].map((name) => `change:${name}`);
   events.forEach((event) => model.on(event, redraw));
   redraw();
   return () => events.forEach((event) => model.off(event, redraw));

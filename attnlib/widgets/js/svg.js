@@ -8,7 +8,8 @@ const MINUS = "\u2212";
 
 /** Text made safe for SVG/HTML markup. */
 export function escapeXml(text) {
-  return String(text).replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+  const plain = String(text);
+  return /[&<>"']/.test(plain) ? plain.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`) : plain;
 }
 
 /**
@@ -25,10 +26,14 @@ export function formatNumber(value, decimals = 2) {
 
 /** Attributes as markup; undefined and null values are left out. */
 function attributes(attrs) {
-  return Object.entries(attrs)
-    .filter(([, v]) => v !== undefined && v !== null)
-    .map(([k, v]) => ` ${k}="${escapeXml(v)}"`)
-    .join("");
+  let markup = "";
+  for (const key in attrs) {
+    const value = attrs[key];
+    if (value === undefined || value === null) continue;
+    // numbers are geometry (pixels) or indices: a hundredth of a pixel is plenty
+    markup += ` ${key}="${typeof value === "number" ? Math.round(value * 100) / 100 : escapeXml(value)}"`;
+  }
+  return markup;
 }
 
 /** Any SVG element; `content` is markup (already escaped). */
@@ -178,13 +183,18 @@ export function heatmap(box, matrix, options) {
       );
     });
   });
+  const crowded = Math.max(...colLabels.map((label) => String(label).length)) * 6.5 > cell;
   colLabels.forEach((label, j) => {
-    parts.push(text(box.x + (j + 0.5) * cell, box.y + height + 16, label, { "text-anchor": "middle", "font-size": 11, fill: theme.tick }));
+    const x = box.x + (j + 0.5) * cell;
+    const y = box.y + height + 16;
+    const turn = crowded ? { "text-anchor": "end", transform: `rotate(-45 ${x} ${y - 8})` } : { "text-anchor": "middle" };
+    parts.push(text(x, y, label, { "font-size": 11, fill: theme.tick, ...turn }));
   });
   rowLabels.forEach((label, i) => {
     parts.push(text(box.x - 6, box.y + (i + 0.5) * cell + 4, label, { "text-anchor": "end", "font-size": 11, fill: theme.tick }));
   });
-  parts.push(text(box.x + width / 2, box.y + height + 34, options.xlabel ?? "keys", { "text-anchor": "middle", "font-size": 12, fill: theme.text }));
+  const below = crowded ? 26 + 4.6 * Math.max(...colLabels.map((label) => String(label).length)) : 34;
+  parts.push(text(box.x + width / 2, box.y + height + below, options.xlabel ?? "keys", { "text-anchor": "middle", "font-size": 12, fill: theme.text }));
   const yx = box.x - 58;
   const yy = box.y + height / 2;
   parts.push(
@@ -194,16 +204,20 @@ export function heatmap(box, matrix, options) {
   return parts.join("");
 }
 
-/** A vertical colour bar for limits lo..hi, with ticks on its right. */
+/**
+ * A vertical colour bar for limits lo..hi, with ticks on its right: one rectangle filled with a
+ * gradient through the colour map's table (the same for any limits, so its id can be shared).
+ */
 export function colorbar(box, table, lo, hi, theme) {
-  const parts = [];
-  const steps = 64;
-  for (let k = 0; k < steps; k += 1) {
-    const value = lo + ((k + 0.5) / steps) * (hi - lo);
-    const y = box.y + box.height - ((k + 1) / steps) * box.height;
-    parts.push(element("rect", { x: box.x, y, width: box.width, height: box.height / steps + 0.5, fill: colormapColor(table, value, lo, hi) }));
-  }
-  parts.push(element("rect", { x: box.x, y: box.y, width: box.width, height: box.height, fill: "none", stroke: theme.edge }));
+  const id = `attnlib-cmap-${table[0].slice(1)}-${table[table.length - 1].slice(1)}`;
+  const stops = Array.from({ length: 33 }, (_, k) => {
+    const at = k / 32;
+    return element("stop", { offset: at, "stop-color": table[Math.min(table.length - 1, Math.floor(at * table.length))] });
+  });
+  const parts = [
+    element("defs", {}, element("linearGradient", { id, x1: 0, y1: 1, x2: 0, y2: 0 }, stops.join(""))),
+    element("rect", { x: box.x, y: box.y, width: box.width, height: box.height, fill: `url(#${id})`, stroke: theme.edge }),
+  ];
   for (const t of niceTicks(lo, hi, 5)) {
     const y = box.y + box.height - ((t - lo) / (hi - lo)) * box.height;
     parts.push(element("line", { x1: box.x + box.width, x2: box.x + box.width + 4, y1: y, y2: y, stroke: theme.edge }));
