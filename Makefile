@@ -18,6 +18,7 @@ help:
 	@echo "make notebooks only nbval over the lessons"
 	@echo "make test-env  only install the test environment in .venv"
 	@echo "make execute   re-run every lesson top to bottom in a fresh kernel and save it"
+	@echo "make html      export every lesson to a static page in build/html (explorers work without a kernel)"
 	@echo "make clean     remove .venv and caches"
 
 $(BIN)/python:
@@ -70,3 +71,18 @@ execute: $(LAB_STAMP)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis
+
+# Static pages: every lesson executed (widget state saved) and exported to build/html/, with the
+# scripts the pages load (require.js, MathJax, the widget manager, anywidget) copied from the
+# exact npm versions of package-lock.json: no page loads anything from another host.
+NODE_STAMP := node_modules/.installed
+
+.PHONY: html
+
+$(NODE_STAMP): package.json package-lock.json
+	npm ci --ignore-scripts --no-audit --no-fund
+	touch $@
+
+html: $(LAB_STAMP) $(NODE_STAMP)
+	rm -rf build/html
+	$(BIN)/python tools/export_html.py --out build/html notebooks/*.ipynb
