@@ -13,7 +13,7 @@ TEST_STAMP := $(VENV)/.test-installed
 
 help:
 	@echo "make lab       open the lessons in JupyterLab (http://127.0.0.1:8888, with a token)"
-	@echo "make test      run everything: ruff, unit/property/widget tests, nbval, binder, browser"
+	@echo "make test      run everything: ruff, unit/property/widget/node tests, nbval, binder, static pages, browser"
 	@echo "make unit      only the Python tests (fast)"
 	@echo "make notebooks only nbval over the lessons"
 	@echo "make test-env  only install the test environment in .venv"
@@ -56,8 +56,10 @@ lab: $(LAB_STAMP)
 
 test-env: $(TEST_STAMP)
 
-test: $(TEST_STAMP)
+# The static pages are built first: the browser test serves them with no kernel.
+test: $(TEST_STAMP) html
 	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 	$(BIN)/python -m pytest --nbval $(PYTEST_ARGS)
 
 unit: $(TEST_STAMP)
