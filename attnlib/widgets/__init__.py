@@ -5,6 +5,7 @@
     widgets.scaling_explorer()      # lesson 04: why divide by √d_k
     widgets.softmax_explorer()      # lesson 05: scores, temperature and masks → weights
     widgets.similarity_explorer()   # lessons 01 and 03: dot product, cosine and angle
+    widgets.head_explorer()         # lesson 13: every head of a real model (all-MiniLM-L6-v2)
 
 Each explorer is an `anywidget <https://anywidget.dev>`_ (an ipywidgets ``DOMWidget``): displaying
 it shows native sliders (keyboard-operable) and an SVG picture, the same panels, titles, labels
@@ -59,6 +60,7 @@ from __future__ import annotations
 
 from attnlib.plots import score_limits, similarity_limits
 from attnlib.widgets.base import Explorer
+from attnlib.widgets.heads import HeadExplorer, head_explorer
 from attnlib.widgets.playground import Playground, playground
 from attnlib.widgets.scaling import ScalingExplorer, scaling_explorer
 from attnlib.widgets.similarity import SimilarityExplorer, similarity_explorer
@@ -66,10 +68,12 @@ from attnlib.widgets.softmax import SoftmaxExplorer, softmax_explorer
 
 __all__ = [
     "Explorer",
+    "HeadExplorer",
     "Playground",
     "ScalingExplorer",
     "SimilarityExplorer",
     "SoftmaxExplorer",
+    "head_explorer",
     "playground",
     "scaling_explorer",
     "score_limits",
