@@ -34,6 +34,7 @@ from attnlib.model import (  # noqa: E402 - after the skips above
     encode,
     find_model_dir,
     gelu,
+    head_patterns,
     layer_norm,
     load_model,
     self_attention,
@@ -291,3 +292,35 @@ def test_no_copy_of_the_weights_is_committed():
     assert shutil.which("git") is not None
     tracked = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
     assert not [name for name in tracked.split() if name.endswith(".safetensors")]
+
+
+# --- head patterns -------------------------------------------------------------------------------
+
+
+def test_head_patterns_of_known_weights():
+    n = 5
+    itself = np.eye(n)
+    previous = np.eye(n, k=-1)
+    previous[0, 0] = 1.0  # the first token has no previous one
+    uniform = np.full((n, n), 1 / n)
+    first = np.zeros((n, n))
+    first[:, 0] = 1.0
+    patterns = head_patterns(np.stack([itself, previous, uniform, first]))
+    np.testing.assert_allclose(patterns.itself, [1, 0.2, 0.2, 0.2])
+    np.testing.assert_allclose(patterns.previous, [0, 1, 0.2, 0.25])
+    np.testing.assert_allclose(patterns.next, [0, 0, 0.2, 0])
+    np.testing.assert_allclose(patterns.first, [0.2, 0.4, 0.2, 1])
+    np.testing.assert_allclose(patterns.last, [0.2, 0, 0.2, 0])
+    np.testing.assert_allclose(patterns.broad, [0, 0, 1, 0], atol=1e-12)
+    assert patterns.strongest("previous") == ((1,), 1.0)
+    with pytest.raises(ValueError, match="pattern must be one of"):
+        patterns.strongest("sideways")
+
+
+@pytest.mark.parametrize(
+    ("weights", "message"),
+    [(np.ones((2, 2)) / 2, "n ≥ 3"), (np.ones((3, 4)) / 4, "shape"), (np.ones((3, 3)), "sum to 1")],
+)
+def test_head_patterns_refuse_what_are_not_weights(weights, message):
+    with pytest.raises(ValueError, match=message):
+        head_patterns(weights)

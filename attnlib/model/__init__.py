@@ -12,6 +12,8 @@
   :func:`attnlib.multihead.multi_head_attention`.
 - :mod:`attnlib.model.loading` reads config, weights (``safetensors``) and tokenizer
   (``tokenizers``) into a :class:`Model`.
+- :mod:`attnlib.model.patterns` scores each head's weights: previous, next, itself, first,
+  last token, and how broad.
 
 Not imported by ``import attnlib``: import it where it is used.
 """
@@ -43,11 +45,13 @@ from attnlib.model.files import (
     verify_files,
 )
 from attnlib.model.loading import Model, Run, Tokens, load_model
+from attnlib.model.patterns import PATTERNS, HeadPatterns, head_patterns
 
 __all__ = [
     "FILES",
     "MODEL_SHA256",
     "PACKAGE",
+    "PATTERNS",
     "REPO_ID",
     "TOKENIZER_SHA256",
     "BertConfig",
@@ -55,6 +59,7 @@ __all__ = [
     "EmbeddingWeights",
     "EncoderOutput",
     "FilesMismatchError",
+    "HeadPatterns",
     "LayerWeights",
     "Model",
     "ModelNotFoundError",
@@ -65,6 +70,7 @@ __all__ = [
     "encoder_layer",
     "find_model_dir",
     "gelu",
+    "head_patterns",
     "layer_norm",
     "load_model",
     "self_attention",
