@@ -22,7 +22,7 @@ __all__ = ["DEFAULT_SENTENCES", "MAX_TOKENS", "HeadExplorer", "head_explorer", "
 
 #: The sentences precomputed by default.
 DEFAULT_SENTENCES = (
-    "The cat sat on the mat because it was tired.",
+    "The cat sat on the mat because it was tired",
     "She poured the coffee and he drank it.",
     "The keys to the cabinet are on the table.",
 )
