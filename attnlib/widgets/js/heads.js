@@ -3,7 +3,7 @@
 // heatmap. Python ran the model with attnlib and shipped every head of every layer: this selects.
 
 import { element, formatNumber, heatmap, numberText, text } from "./svg.js";
-import { applyTheme, button, explorerRoot, html, row, slider } from "./controls.js";
+import { applyTheme, button, explorerRoot, html, row, slider, styleSelect } from "./controls.js";
 
 const WIDTH = 760;
 const ROW = 22;
@@ -23,6 +23,11 @@ export function headWeights(sentences, s, layer, head) {
 /** The height of the picture for n tokens. */
 export function pictureHeight(n) {
   return Math.max(260, TOP + n * ROW + 80);
+}
+
+/** The side of the heatmap for n tokens: cells of 34 px, within the picture's width. */
+export function heatmapSize(n) {
+  return Math.min(WIDTH - 300, Math.max(6, n) * 34);
 }
 
 /** The key each query attends to most: argmax of each row (the first, on ties). */
@@ -82,13 +87,13 @@ export function drawHeads(state, theme, colormaps) {
   const entry = sentences[sentence];
   const weights = headWeights(sentences, sentence, layer, head);
   const n = entry.tokens.length;
-  const height = pictureHeight(n);
+  const size = heatmapSize(n);
+  const height = view === "heatmap" ? Math.max(pictureHeight(n), TOP + size + 120) : pictureHeight(n);
   const parts = [element("rect", { x: 0, y: 0, width: WIDTH, height, fill: theme.background })];
   parts.push(
     text(WIDTH / 2, 22, `${modelName}: layer ${layer}, head ${head}`, { "text-anchor": "middle", "font-size": 15, fill: theme.text, "font-weight": "bold" }),
   );
   if (view === "heatmap") {
-    const size = Math.min(WIDTH - 260, n * ROW);
     parts.push(
       heatmap({ x: 150, y: TOP, size }, weights, {
         rowLabels: entry.tokens,
@@ -157,6 +162,7 @@ function render({ model, el }) {
   );
   view.addEventListener("change", () => send({ view: view.value }));
   const viewLabel = html("label", {}, "view ", view);
+  viewLabel.style.marginRight = "10px";
   const choice = html("span", {});
   const typed = html("input", {
     "data-lm-suppress-shortcuts": "true",
@@ -176,7 +182,8 @@ function render({ model, el }) {
       redraw();
     },
   });
-  controls.append(row(choice, viewLabel), row(layer.node, head.node), row(typed, run));
+  const style = styleSelect({ value: model.get("style_name"), onChange: (s) => send({ style_name: s }) });
+  controls.append(row(choice, viewLabel, style.node), row(layer.node, head.node), row(typed, run));
 
   let select = null;
   const redraw = () => {
@@ -198,6 +205,7 @@ function render({ model, el }) {
     layer.set(state.layer);
     head.set(state.head);
     view.value = state.view;
+    style.select.value = model.get("style_name");
     const error = model.get("error");
     if (error) waiting = null;
     if (waiting !== null && sentences.some((entry) => entry.text === waiting.trim())) waiting = null;
