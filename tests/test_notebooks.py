@@ -26,6 +26,7 @@ LESSONS = [
     "06_output.ipynb",
     "07_whole_picture.ipynb",
     "08_exercises.ipynb",
+    "10_positions.ipynb",
     "13_real_model.ipynb",
 ]
 IGNORE_TAG = "nbval-ignore-output"

@@ -3,7 +3,8 @@
 Each check takes a learner's answer and the exercise's inputs, recomputes the right answer with
 attnlib, and returns a :class:`CheckResult`. When the answer is wrong, the check goes through its
 table of mistakes (:data:`ATTENTION_MISTAKES`, :data:`SCALE_MISTAKES`, :data:`COUNT_MISTAKES`,
-:data:`CAUSAL_MISTAKES`, :data:`PADDING_MISTAKES`): each row *makes* its mistake on the exercise's
+:data:`CAUSAL_MISTAKES`, :data:`PADDING_MISTAKES`; lesson 10's :data:`SINUSOIDAL_MISTAKES`,
+:data:`SHIFT_MISTAKES`, :data:`TARGET_MISTAKES`): each row *makes* its mistake on the exercise's
 inputs (the softmax over the wrong axis, the scale after the softmax, ``K`` used for ``V``, ...)
 and, when the result equals the learner's answer, the message names that mistake. Messages never
 show a number of the right answer, so the learner can try again. End a notebook cell with a check
@@ -32,6 +33,14 @@ from attnlib.checks.attention import ATTENTION_MISTAKES, check_attention
 from attnlib.checks.counts import COUNT_MISTAKES, COUNTING_CONVENTION, check_operation_counts
 from attnlib.checks.masks import CAUSAL_MISTAKES, PADDING_MISTAKES, check_causal_mask, check_padding_mask
 from attnlib.checks.mistakes import Mistake
+from attnlib.checks.positions import (
+    SHIFT_MISTAKES,
+    SINUSOIDAL_MISTAKES,
+    TARGET_MISTAKES,
+    check_rope_targets,
+    check_shifted_score,
+    check_sinusoidal,
+)
 from attnlib.checks.result import CheckResult
 from attnlib.checks.scale import SCALE_MISTAKES, check_scale
 from attnlib.checks.values import check_shape, check_value
@@ -43,13 +52,19 @@ __all__ = [
     "COUNT_MISTAKES",
     "PADDING_MISTAKES",
     "SCALE_MISTAKES",
+    "SHIFT_MISTAKES",
+    "SINUSOIDAL_MISTAKES",
+    "TARGET_MISTAKES",
     "CheckResult",
     "Mistake",
     "check_attention",
     "check_causal_mask",
     "check_operation_counts",
     "check_padding_mask",
+    "check_rope_targets",
     "check_scale",
     "check_shape",
+    "check_shifted_score",
+    "check_sinusoidal",
     "check_value",
 ]

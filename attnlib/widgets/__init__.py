@@ -5,6 +5,7 @@
     widgets.scaling_explorer()      # lesson 04: why divide by √d_k
     widgets.softmax_explorer()      # lesson 05: scores, temperature and masks → weights
     widgets.similarity_explorer()   # lessons 01 and 03: dot product, cosine and angle
+    widgets.rope_explorer()         # lesson 10: RoPE turns a query and a key by their positions
     widgets.head_explorer()         # lesson 13: every head of a real model (all-MiniLM-L6-v2)
 
 Each explorer is an `anywidget <https://anywidget.dev>`_ (an ipywidgets ``DOMWidget``): displaying
@@ -62,6 +63,7 @@ from attnlib.plots import score_limits, similarity_limits
 from attnlib.widgets.base import Explorer
 from attnlib.widgets.heads import HeadExplorer, head_explorer
 from attnlib.widgets.playground import Playground, playground
+from attnlib.widgets.rope import RopeExplorer, rope_explorer
 from attnlib.widgets.scaling import ScalingExplorer, scaling_explorer
 from attnlib.widgets.similarity import SimilarityExplorer, similarity_explorer
 from attnlib.widgets.softmax import SoftmaxExplorer, softmax_explorer
@@ -70,11 +72,13 @@ __all__ = [
     "Explorer",
     "HeadExplorer",
     "Playground",
+    "RopeExplorer",
     "ScalingExplorer",
     "SimilarityExplorer",
     "SoftmaxExplorer",
     "head_explorer",
     "playground",
+    "rope_explorer",
     "scaling_explorer",
     "score_limits",
     "similarity_explorer",
