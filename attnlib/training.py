@@ -46,6 +46,7 @@ __all__ = [
     "gradients",
     "init_parameters",
     "previous_token_batch",
+    "token_labels",
     "train",
 ]
 
@@ -169,6 +170,14 @@ def previous_token_batch(model: Model, batch_size: int, rng: np.random.Generator
     """A batch of uniformly random token sequences, (batch_size, length) integers."""
     size = as_positive_int(batch_size, "batch_size")
     return rng.integers(0, model.vocab_size, size=(size, model.length))
+
+
+def token_labels(tokens: npt.ArrayLike) -> list[str]:
+    """Names for a sequence's tokens, position first: ``[3, 0, 3]`` → ``["0:D", "1:A", "2:D"]``."""
+    ids = np.asarray(tokens)
+    if ids.ndim != 1 or ids.dtype.kind not in "iu" or (ids.size and (ids.min() < 0 or ids.max() >= 26)):
+        raise ValueError(f"tokens must be one sequence of ids from 0 to 25, got {ids.tolist()!r}")
+    return [f"{position}:{chr(ord('A') + int(token))}" for position, token in enumerate(ids)]
 
 
 def cross_entropy(logits: np.ndarray, targets: np.ndarray) -> tuple[float, np.ndarray]:

@@ -14,6 +14,7 @@ from attnlib.training import (
     gradients,
     init_parameters,
     previous_token_batch,
+    token_labels,
     train,
 )
 
@@ -138,3 +139,9 @@ def test_bad_tokens_and_parameters_are_named():
         forward(SMALL, {**parameters, "W_o": np.full((4, 5), np.nan)}, [[0, 1, 2, 3]])
     with pytest.raises(ValueError, match="learning_rate"):
         train(SMALL, steps=2, learning_rate=0.0)
+
+
+def test_token_labels_name_position_and_token():
+    assert token_labels([3, 0, 3]) == ["0:D", "1:A", "2:D"]
+    with pytest.raises(ValueError, match="one sequence"):
+        token_labels([[0, 1]])

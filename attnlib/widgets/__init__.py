@@ -5,6 +5,7 @@
     widgets.scaling_explorer()      # lesson 04: why divide by √d_k
     widgets.softmax_explorer()      # lesson 05: scores, temperature and masks → weights
     widgets.similarity_explorer()   # lessons 01 and 03: dot product, cosine and angle
+    widgets.training_replay(run)    # lesson 11: a saved training run, step by step
 
 Each explorer is an `anywidget <https://anywidget.dev>`_ (an ipywidgets ``DOMWidget``): displaying
 it shows native sliders (keyboard-operable) and an SVG picture, the same panels, titles, labels
@@ -63,6 +64,7 @@ from attnlib.widgets.playground import Playground, playground
 from attnlib.widgets.scaling import ScalingExplorer, scaling_explorer
 from attnlib.widgets.similarity import SimilarityExplorer, similarity_explorer
 from attnlib.widgets.softmax import SoftmaxExplorer, softmax_explorer
+from attnlib.widgets.training import TrainingReplay, training_replay
 
 __all__ = [
     "Explorer",
@@ -70,10 +72,12 @@ __all__ = [
     "ScalingExplorer",
     "SimilarityExplorer",
     "SoftmaxExplorer",
+    "TrainingReplay",
     "playground",
     "scaling_explorer",
     "score_limits",
     "similarity_explorer",
     "similarity_limits",
     "softmax_explorer",
+    "training_replay",
 ]
