@@ -325,6 +325,13 @@ class Adam:
         return updated
 
 
+def _probe(model: Model, rng: np.random.Generator) -> np.ndarray:
+    """A sequence to watch: distinct tokens where the vocabulary allows, so every key is recognisable."""
+    if model.length <= model.vocab_size:
+        return rng.permutation(model.vocab_size)[: model.length]
+    return previous_token_batch(model, 1, rng)[0]
+
+
 @dataclass(frozen=True)
 class TrainingRun:
     """What :func:`train` recorded.
@@ -342,7 +349,8 @@ class TrainingRun:
     snapshots : list of dict
         The parameters after that many updates, one dict per entry of ``snapshot_steps``.
     probe : (length,) int
-        A fixed token sequence (seeded) whose attention weights :meth:`weights_at` shows.
+        A fixed token sequence (seeded; no token twice when ``length <= vocab_size``) whose
+        attention weights :meth:`weights_at` shows.
     """
 
     model: Model
@@ -406,7 +414,7 @@ def train(
     rng = np.random.default_rng(seed)
     parameters = init_parameters(model, seed)
     optimiser = Adam(learning_rate)
-    probe = previous_token_batch(model, 1, rng)[0]
+    probe = _probe(model, rng)
     losses, norms = [], {name: [] for name in PARAMETER_NAMES}
     saved_steps, snapshots = [0], [parameters]
     for step in range(1, n_steps + 1):
