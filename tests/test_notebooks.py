@@ -26,6 +26,7 @@ LESSONS = [
     "06_output.ipynb",
     "07_whole_picture.ipynb",
     "08_exercises.ipynb",
+    "11_learning_to_attend.ipynb",
 ]
 IGNORE_TAG = "nbval-ignore-output"
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
