@@ -4,12 +4,12 @@
 # Each target creates .venv when it is missing and reinstalls only when a pin file changed.
 
 PYTHON ?= python3
-VENV   := .venv
+VENV   ?= .venv
 BIN    := $(VENV)/bin
 LAB_STAMP  := $(VENV)/.lab-installed
 TEST_STAMP := $(VENV)/.test-installed
 
-.PHONY: lab test test-env unit notebooks execute clean help
+.PHONY: lab test test-env unit notebooks execute clean help python-version
 
 help:
 	@echo "make lab       open the lessons in JupyterLab (http://127.0.0.1:8888, with a token)"
@@ -23,7 +23,19 @@ help:
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
-$(LAB_STAMP): requirements.txt pyproject.toml | $(BIN)/python
+# PYTHON=python3.12 make test must test 3.12, not an existing $(VENV) made with another Python.
+PY_VERSION := import sys; print(*sys.version_info[:2], sep=".")
+python-version: | $(BIN)/python
+ifneq ($(origin PYTHON),file)
+	@want=$$($(PYTHON) -c '$(PY_VERSION)'); have=$$($(BIN)/python -c '$(PY_VERSION)'); \
+	if [ "$$want" != "$$have" ]; then \
+		echo "$(VENV) runs Python $$have, but PYTHON=$(PYTHON) is Python $$want:" \
+			"remove it (make clean) or choose another directory (VENV=.venv-$$want)" >&2; \
+		exit 1; \
+	fi
+endif
+
+$(LAB_STAMP): requirements.txt pyproject.toml | python-version
 	$(BIN)/python -m pip install --quiet -r requirements.txt
 	$(BIN)/python -m pip install --quiet --no-deps -e .
 	touch $@
@@ -35,9 +47,11 @@ $(TEST_STAMP): $(LAB_STAMP) requirements-test.txt
 # Jupyter refuses to run as root unless told; containers often run as root.
 ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root)
 
+# A lesson server needs no shell: with terminals on, anyone holding the token gets one (as root in
+# a container).
 lab: $(LAB_STAMP)
 	$(BIN)/jupyter lab --ServerApp.ip=127.0.0.1 --ServerApp.root_dir=notebooks $(ALLOW_ROOT) \
-		--LabApp.default_url=/lab/tree/00_start_here.ipynb
+		--ServerApp.terminals_enabled=False --LabApp.default_url=/lab/tree/00_start_here.ipynb
 
 test-env: $(TEST_STAMP)
 

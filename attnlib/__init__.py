@@ -1,8 +1,8 @@
 """attnlib: scaled dot-product attention, ``softmax(Q Kᵀ / √d_k) V``, for teaching.
 
 ``import attnlib`` loads NumPy only. Plotting lives in :mod:`attnlib.plots` (matplotlib,
-seaborn) and the interactive explorers in :mod:`attnlib.widgets` (ipywidgets); import those
-where they are used.
+seaborn) and the interactive explorers in :mod:`attnlib.widgets`; import those where they are
+used. :mod:`attnlib.validation` holds the argument checks that every module shares.
 """
 
 from attnlib import counting, examples, projection
@@ -16,6 +16,7 @@ from attnlib.core import (
     scale_scores,
     scaled_dot_product_attention,
     softmax,
+    weighted_sum,
 )
 from attnlib.projection import project, qkv
 
@@ -36,4 +37,5 @@ __all__ = [
     "scale_scores",
     "scaled_dot_product_attention",
     "softmax",
+    "weighted_sum",
 ]

@@ -20,8 +20,8 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from attnlib._validate import as_real_array
 from attnlib.core import attention_steps
+from attnlib.validation import as_real_array
 
 __all__ = ["attention_backward", "softmax_backward"]
 

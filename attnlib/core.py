@@ -8,23 +8,64 @@ Leading batch dimensions broadcast. A single query ``Q : (d_k,)`` gives ``(..., 
 ``(..., n_k)``.
 
 Every step is its own function (:func:`raw_scores`, :func:`scale_scores`, :func:`apply_mask`,
-:func:`softmax`) so that lessons can show each one; :func:`attention_steps` runs them all
-once and keeps every intermediate.
+:func:`softmax`, :func:`weighted_sum`) so that lessons can show each one; :func:`attention_steps`
+checks its arguments once, runs the steps in order and keeps every intermediate.
+
+The same computation in eight lines of NumPy (lesson 07), without the argument checks, gives the
+same numbers:
+
+>>> import numpy as np
+>>> def attention(Q, K, V, mask=None):
+...     scores = Q @ np.swapaxes(K, -1, -2)                    # (..., n_q, n_k): every query · every key
+...     scores = scores / np.sqrt(Q.shape[-1])                 # scale by 1/√d_k
+...     if mask is not None:
+...         scores = np.where(mask, scores, -np.inf)           # mask: True = may attend
+...     scores = scores - scores.max(axis=-1, keepdims=True)   # stable softmax over the keys (lesson 05)
+...     weights = np.exp(scores) / np.exp(scores).sum(axis=-1, keepdims=True)  # (..., n_q, n_k)
+...     return weights @ V, weights                            # (..., n_q, d_v), (..., n_q, n_k)
+>>> Q = np.array([[1.0, 0.0, 1.0, 0.0], [0.0, 1.0, 0.0, 1.0]])   # two queries, d_k = 4
+>>> V = np.array([[1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0]])
+>>> output, weights = attention(Q, Q, V)                           # the keys are the queries
+>>> weights.round(4)
+array([[0.7311, 0.2689],
+       [0.2689, 0.7311]])
+>>> output.round(4)
+array([[2.0758, 3.0758, 4.0758, 5.0758],
+       [3.9242, 4.9242, 5.9242, 6.9242]])
+>>> steps = attention_steps(Q, Q, V)
+>>> bool(np.allclose(steps.weights, weights) and np.allclose(steps.output, output))
+True
+>>> causal = np.tri(2, dtype=bool)                                 # query i sees keys 0..i
+>>> bool(np.allclose(attention(Q, Q, V, causal)[0], attention_steps(Q, Q, V, causal=True).output))
+True
 """
 
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
 
-from attnlib._validate import as_positive_int, as_real_array, as_scale
+from attnlib.validation import (
+    as_axis,
+    as_flag,
+    as_mask,
+    as_positive_int,
+    as_queries_keys,
+    as_real_array,
+    as_scale,
+    broadcast_batch,
+)
 
 __all__ = [
+    "AttentionArguments",
     "AttentionSteps",
     "apply_mask",
+    "attention_arguments",
     "attention_steps",
     "causal_mask",
     "default_scale",
@@ -32,6 +73,7 @@ __all__ = [
     "scale_scores",
     "scaled_dot_product_attention",
     "softmax",
+    "weighted_sum",
 ]
 
 
@@ -54,15 +96,7 @@ def softmax(x: npt.ArrayLike, axis: int = -1) -> np.ndarray:
         Non-negative values that sum to 1 along ``axis`` (or to 0 where all of ``x`` is ``-inf``).
     """
     arr = as_real_array(x, "x", allow_neg_inf=True)
-    if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)):
-        raise TypeError(f"axis must be an integer, got {axis!r}")
-    if not -arr.ndim <= axis < arr.ndim:
-        raise ValueError(f"axis {axis} is out of range for x of shape {arr.shape}")
-    return _softmax(arr, int(axis))
-
-
-def _softmax(arr: np.ndarray, axis: int) -> np.ndarray:
-    """Softmax of an already validated array (no NaN, no +inf)."""
+    axis = as_axis(axis, arr.shape, "x")
     if arr.shape[axis] == 0:
         return np.zeros_like(arr)
     row_max = np.max(arr, axis=axis, keepdims=True)
@@ -79,7 +113,10 @@ def default_scale(d_k: int) -> float:
     A Python float keeps float32 arrays float32 when multiplied (a NumPy float64 scalar would
     silently promote the whole computation to float64 under NumPy 2).
     """
-    return 1.0 / math.sqrt(as_positive_int(d_k, "d_k"))
+    d_k = as_positive_int(d_k, "d_k")
+    if d_k > sys.float_info.max:
+        raise ValueError(f"d_k is too large for a float (an integer of {len(str(d_k))} digits)")
+    return 1.0 / math.sqrt(d_k)
 
 
 def raw_scores(Q: npt.ArrayLike, K: npt.ArrayLike) -> np.ndarray:
@@ -95,7 +132,7 @@ def raw_scores(Q: npt.ArrayLike, K: npt.ArrayLike) -> np.ndarray:
     numpy.ndarray, shape (..., n_q, n_k), or (..., n_k) for a single query
         Entry ``[i, j]`` is ``Q[i] · K[j]``.
     """
-    q, k, single = _check_qk(Q, K)
+    q, k, single = as_queries_keys(Q, K)
     scores = _matmul_checked(q, np.swapaxes(k, -1, -2), "raw scores Q Kᵀ")
     return scores[..., 0, :] if single else scores
 
@@ -108,6 +145,10 @@ def scale_scores(scores: npt.ArrayLike, scale: float) -> np.ndarray:
     scores : array_like, shape (..., n_q, n_k)
     scale : float
         Finite real number; see :func:`default_scale`. Positive when ``scores`` hold ``-inf``.
+
+    Returns
+    -------
+    numpy.ndarray, same shape as ``scores``
     """
     arr = as_real_array(scores, "scores", allow_neg_inf=True)
     factor = as_scale(scale)
@@ -115,16 +156,11 @@ def scale_scores(scores: npt.ArrayLike, scale: float) -> np.ndarray:
         raise ValueError(
             f"scale must be positive when the scores contain -inf (masked entries), got {factor}"
         )
-    return _scaled_checked(arr, factor)
-
-
-def _scaled_checked(scores: np.ndarray, factor: float) -> np.ndarray:
-    """``scores * factor`` that raises a clear error where a finite score overflows."""
     with np.errstate(over="ignore", invalid="ignore"):
-        scaled = scores * factor
-    finite = np.isfinite(scores)
+        scaled = arr * factor
+    finite = np.isfinite(arr)
     if not np.isfinite(scaled[finite]).all():
-        largest = np.abs(scores[finite]).max()
+        largest = np.abs(arr[finite]).max()
         raise ValueError(
             f"scaling the scores by {factor} overflows {scaled.dtype} (largest |score| {largest:.3g})"
         )
@@ -148,7 +184,10 @@ def causal_mask(n_q: int, n_k: int | None = None) -> np.ndarray:
     """
     rows = as_positive_int(n_q, "n_q", minimum=0)
     cols = rows if n_k is None else as_positive_int(n_k, "n_k", minimum=0)
-    return np.tri(rows, cols, dtype=bool)
+    try:
+        return np.tri(rows, cols, dtype=bool)
+    except (ValueError, MemoryError) as exc:  # numpy: "Maximum allowed size exceeded"
+        raise ValueError(f"a causal mask of n_q={rows} by n_k={cols} is too large to build ({exc})") from None
 
 
 def apply_mask(scores: npt.ArrayLike, mask: npt.ArrayLike) -> np.ndarray:
@@ -166,20 +205,47 @@ def apply_mask(scores: npt.ArrayLike, mask: npt.ArrayLike) -> np.ndarray:
     numpy.ndarray, same shape as ``scores``
     """
     arr = as_real_array(scores, "scores", allow_neg_inf=True)
-    return _apply_mask(arr, _check_mask(mask, arr.shape, arr.dtype))
-
-
-def _apply_mask(scores: np.ndarray, mask: np.ndarray) -> np.ndarray:
-    if mask.dtype == bool:
-        return np.where(mask, scores, -np.inf).astype(scores.dtype, copy=False)
+    checked = as_mask(mask, arr.shape, arr.dtype)
+    if checked.dtype == bool:
+        return np.where(checked, arr, -np.inf).astype(arr.dtype, copy=False)
     with np.errstate(over="ignore"):  # a sum below the float range is -inf: hidden, as meant
-        masked = scores + mask
+        masked = arr + checked
     if np.isposinf(masked).any():
         raise ValueError(
             f"adding the mask to the scores overflows {masked.dtype} (largest mask entry "
-            f"{np.max(mask):.3g}, largest score {np.max(scores):.3g}); use 0 to keep and -inf to hide"
+            f"{np.max(checked):.3g}, largest score {np.max(arr):.3g}); use 0 to keep and -inf to hide"
         )
     return masked
+
+
+def weighted_sum(weights: npt.ArrayLike, V: npt.ArrayLike) -> np.ndarray:
+    """Each query's output: the values averaged with its weights, ``weights @ V``.
+
+    Parameters
+    ----------
+    weights : array_like, shape (..., n_q, n_k)
+        One row of weights per query (the softmax of the scores).
+    V : array_like, shape (..., n_k, d_v)
+        One value vector per key.
+
+    Returns
+    -------
+    numpy.ndarray, shape (..., n_q, d_v)
+        Row ``i`` is ``Σ_j weights[i, j] V[j]``.
+    """
+    w = as_real_array(weights, "weights")
+    v = as_real_array(V, "V")
+    for name, arr, hint in (("weights", w, "(..., n_q, n_k)"), ("V", v, "(..., n_k, d_v)")):
+        if arr.ndim < 2:
+            raise ValueError(f"{name} must have shape {hint}, got shape {arr.shape}")
+    if w.shape[-1] != v.shape[-2]:
+        raise ValueError(
+            f"weights and V must have the same number of keys n_k: weights has shape {w.shape} "
+            f"(n_k={w.shape[-1]}), V has shape {v.shape} (n_k={v.shape[-2]})"
+        )
+    broadcast_batch(("weights", w.shape), ("V", v.shape))
+    dtype = np.result_type(w.dtype, v.dtype)
+    return _matmul_checked(w.astype(dtype, copy=False), v.astype(dtype, copy=False), "output weights @ V")
 
 
 @dataclass(frozen=True)
@@ -231,37 +297,19 @@ def attention_steps(
     AttentionSteps
         Raw scores, the scale, scaled scores, masked scores, weights and output.
     """
-    q, k, single = _check_qk(Q, K)
-    v = as_real_array(V, "V")
-    if v.ndim < 2:
-        raise ValueError(f"V must have shape (..., n_k, d_v), got shape {v.shape}")
-    if v.shape[-2] != k.shape[-2]:
-        raise ValueError(
-            f"K and V must have the same number of keys n_k: K has shape {k.shape} "
-            f"(n_k={k.shape[-2]}), V has shape {v.shape} (n_k={v.shape[-2]})"
-        )
-    _broadcast_batch(("Q", q.shape), ("K", k.shape), ("V", v.shape))
-    dtype = np.result_type(q.dtype, k.dtype, v.dtype)
-    q, k, v = q.astype(dtype, copy=False), k.astype(dtype, copy=False), v.astype(dtype, copy=False)
-    factor = default_scale(q.shape[-1]) if scale is None else as_scale(scale)
+    Q, K, V, mask, scale, single = attention_arguments(Q, K, V, mask, causal, scale)
 
-    raw = _matmul_checked(q, np.swapaxes(k, -1, -2), "raw scores Q Kᵀ")
-    scaled = _scaled_checked(raw, factor)
-
-    masked = scaled
-    if mask is not None:
-        masked = _apply_mask(masked, _check_mask(mask, scaled.shape, dtype, single=single))
-    if not isinstance(causal, (bool, np.bool_)):
-        raise TypeError(f"causal must be True or False, got {causal!r}")
+    raw = raw_scores(Q, K)  # Q Kᵀ: every query · every key, (..., n_q, n_k)
+    scaled = scale_scores(raw, scale)  # · 1/√d_k unless another scale is given
+    masked = scaled if mask is None else apply_mask(scaled, mask)  # -inf where a key is hidden
     if causal:
-        masked = _apply_mask(masked, causal_mask(q.shape[-2], k.shape[-2]))
+        masked = apply_mask(masked, causal_mask(Q.shape[-2], K.shape[-2]))  # query i sees keys 0..i
+    weights = softmax(masked, axis=-1)  # over the keys: each row sums to 1
+    output = weighted_sum(weights, V)  # weights V, (..., n_q, d_v)
 
-    weights = _softmax(masked, -1)
-    output = _matmul_checked(weights, v, "output weights @ V")
-    if single:
-        raw, scaled, masked = raw[..., 0, :], scaled[..., 0, :], masked[..., 0, :]
-        weights, output = weights[..., 0, :], output[..., 0, :]
-    return AttentionSteps(raw, factor, scaled, masked, weights, output)
+    if single:  # Q was one query (d_k,): drop the n_q axis again
+        raw, scaled, masked, weights, output = (a[..., 0, :] for a in (raw, scaled, masked, weights, output))
+    return AttentionSteps(raw, scale, scaled, masked, weights, output)
 
 
 def scaled_dot_product_attention(
@@ -313,76 +361,53 @@ def scaled_dot_product_attention(
     return steps.output, steps.weights
 
 
-def _check_qk(Q: npt.ArrayLike, K: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray, bool]:
-    """Validate queries and keys; return them (a single query as one row) and whether it was."""
-    q = as_real_array(Q, "Q")
-    k = as_real_array(K, "K")
-    if k.ndim < 2:
-        raise ValueError(f"K must have shape (..., n_k, d_k), got shape {k.shape}")
-    if k.shape[-2] == 0:
-        raise ValueError(f"K has no keys (shape {k.shape}): attention needs at least one key")
-    single = q.ndim == 1
-    if single:
-        q = q[np.newaxis, :]
-    if q.shape[-1] != k.shape[-1]:
-        given = q.shape[1:] if single else q.shape
+class AttentionArguments(NamedTuple):
+    """The arguments of an attention call, checked: see :func:`attention_arguments`."""
+
+    Q: np.ndarray
+    K: np.ndarray
+    V: np.ndarray
+    mask: np.ndarray | None
+    scale: float
+    single: bool
+
+
+def attention_arguments(
+    Q: npt.ArrayLike,
+    K: npt.ArrayLike,
+    V: npt.ArrayLike,
+    mask: npt.ArrayLike | None = None,
+    causal: object = False,
+    scale: object = None,
+) -> AttentionArguments:
+    """Every check of :func:`attention_steps`, before anything is computed.
+
+    Other ways of computing attention (:mod:`attnlib.efficient`, :mod:`attnlib.backward`) call it
+    too, so that they reject exactly what :func:`scaled_dot_product_attention` rejects.
+
+    Returns
+    -------
+    AttentionArguments
+        ``Q, K, V`` in one dtype (a single query as one row, ``(..., 1, d_k)``), the mask ready
+        for :func:`apply_mask` (or None), the scale as a float, and whether ``Q`` was a single query.
+    """
+    as_flag(causal, "causal")
+    q, k, single = as_queries_keys(Q, K)
+    v = as_real_array(V, "V")
+    if v.ndim < 2:
+        raise ValueError(f"V must have shape (..., n_k, d_v), got shape {v.shape}")
+    if v.shape[-2] != k.shape[-2]:
         raise ValueError(
-            f"Q and K must have the same last dimension d_k: Q has shape {given} "
-            f"(d_k={q.shape[-1]}), K has shape {k.shape} (d_k={k.shape[-1]})"
+            f"K and V must have the same number of keys n_k: K has shape {k.shape} "
+            f"(n_k={k.shape[-2]}), V has shape {v.shape} (n_k={v.shape[-2]})"
         )
-    if q.shape[-1] == 0:
-        raise ValueError(f"d_k is 0 (Q has shape {q.shape}): queries and keys need at least one dimension")
-    _broadcast_batch(("Q", q.shape), ("K", k.shape))
-    dtype = np.result_type(q.dtype, k.dtype)
-    return q.astype(dtype, copy=False), k.astype(dtype, copy=False), single
-
-
-def _broadcast_batch(*named_shapes: tuple[str, tuple[int, ...]]) -> tuple[int, ...]:
-    """Broadcast the leading (batch) dimensions, or raise naming every shape."""
-    try:
-        return np.broadcast_shapes(*(shape[:-2] for _, shape in named_shapes))
-    except ValueError:
-        listed = ", ".join(f"{name} {shape}" for name, shape in named_shapes)
-        raise ValueError(f"the batch dimensions (all but the last two) do not broadcast: {listed}") from None
-
-
-def _check_mask(
-    mask: npt.ArrayLike, weights_shape: tuple[int, ...], dtype: np.dtype, *, single: bool = False
-) -> np.ndarray:
-    """Validate a boolean or additive mask against the weights' shape."""
-    if mask is None:
-        raise TypeError("mask is None; pass a boolean or float array")
-    try:
-        arr = np.asarray(mask)
-    except ValueError as exc:
-        raise ValueError("mask is ragged: its rows have different lengths") from exc
-    public_shape = weights_shape[:-2] + weights_shape[-1:] if single else weights_shape
-    if arr.dtype.kind == "f":
-        if np.isnan(arr).any():
-            raise ValueError(f"mask has NaN entries (shape {arr.shape}); use 0 to keep and -inf to hide")
-        if np.isposinf(arr).any():
-            raise ValueError(f"mask has +inf entries (shape {arr.shape}); use 0 to keep and -inf to hide")
-        with np.errstate(over="ignore"):  # float64 → float32: beyond the range becomes ±inf
-            cast = arr.astype(dtype, copy=False)
-        if np.isposinf(cast).any():
-            raise ValueError(f"mask has entries too large for {np.dtype(dtype)} (largest {np.max(arr):.3g})")
-        arr = cast
-    elif arr.dtype != bool:
-        raise TypeError(
-            f"mask must be boolean (True = may attend) or float (added: 0 or -inf), got dtype {arr.dtype}"
-        )
-    if single and arr.ndim >= 1:  # a single query's mask is (..., n_k): give it the n_q axis
-        arr = arr[..., np.newaxis, :]
-    try:
-        fits = np.broadcast_shapes(arr.shape, weights_shape) == weights_shape
-    except ValueError:
-        fits = False
-    if not fits:
-        raise ValueError(
-            f"mask of shape {np.shape(mask)} does not broadcast to the attention weights' shape "
-            f"{public_shape} (..., n_q, n_k)"
-        )
-    return arr
+    broadcast_batch(("Q", q.shape), ("K", k.shape), ("V", v.shape))
+    dtype = np.result_type(q.dtype, v.dtype)
+    factor = default_scale(q.shape[-1]) if scale is None else as_scale(scale)
+    weights_shape = (*np.broadcast_shapes(q.shape[:-2], k.shape[:-2]), q.shape[-2], k.shape[-2])
+    checked_mask = None if mask is None else as_mask(mask, weights_shape, dtype, single=single)
+    q, k, v = (a.astype(dtype, copy=False) for a in (q, k, v))
+    return AttentionArguments(q, k, v, checked_mask, factor, single)
 
 
 def _matmul_checked(a: np.ndarray, b: np.ndarray, what: str) -> np.ndarray:

@@ -19,8 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
-from attnlib._validate import as_positive_int, as_real_array
-from attnlib.core import _check_qk
+from attnlib.validation import as_flag, as_positive_int, as_queries_keys, as_real_array
 
 __all__ = ["OPERATIONS", "STEPS", "OperationCounts", "counted_attention", "operation_counts"]
 
@@ -100,6 +99,7 @@ def operation_counts(n_q: int, n_k: int, d_k: int, d_v: int, *, stable: bool = T
     n_q, n_k, d_k, d_v = (
         as_positive_int(v, name) for v, name in ((n_q, "n_q"), (n_k, "n_k"), (d_k, "d_k"), (d_v, "d_v"))
     )
+    stable = as_flag(stable, "stable")
     formulas = {
         STEPS[0]: {"multiplications": n_q * n_k * d_k, "additions": n_q * n_k * (d_k - 1)},
         STEPS[1]: {"square roots": 1, "divisions": n_q * n_k},
@@ -140,7 +140,14 @@ class _Tally:
 
     def exp(self, a: float) -> float:
         self._count("exponentials")
-        return math.exp(a)
+        try:
+            return math.exp(a)
+        except OverflowError:
+            raise ValueError(
+                f"exp({a:.6g}) is beyond the float64 range: without subtracting the row maximum "
+                f"(stable=False) a scaled score above {math.log(np.finfo(np.float64).max):.2f} "
+                "cannot be exponentiated; stable=True subtracts it first"
+            ) from None
 
     def sqrt(self, a: float) -> float:
         self._count("square roots")
@@ -173,7 +180,8 @@ def counted_attention(
     counts : OperationCounts
         What was actually performed; equals :func:`operation_counts` of the same shapes.
     """
-    q, k, single = _check_qk(Q, K)
+    stable = as_flag(stable, "stable")
+    q, k, single = as_queries_keys(Q, K)
     if single:
         raise ValueError(f"counted_attention takes a matrix of queries (n_q, d_k), got shape {np.shape(Q)}")
     v = as_real_array(V, "V")
@@ -182,6 +190,8 @@ def counted_attention(
             raise ValueError(
                 f"counted_attention takes matrices only: {name} must have shape {hint}, got {arr.shape}"
             )
+    if q.shape[0] == 0:
+        raise ValueError(f"Q has no queries (shape {q.shape}): counting needs at least one")
     if v.shape[0] != k.shape[0]:
         raise ValueError(f"K and V must have the same number of keys n_k: K {k.shape}, V {v.shape}")
     if v.shape[1] == 0:
@@ -191,8 +201,9 @@ def counted_attention(
 
     t.step = STEPS[0]
     scores = [[_fold(t.add, [t.mul(a, b) for a, b in zip(qi, kj, strict=True)]) for kj in ks] for qi in qs]
+    _require_finite(scores, "the raw scores Q Kᵀ", (q, k))
     t.step = STEPS[1]
-    root = t.sqrt(float(len(qs[0])))
+    root = t.sqrt(float(q.shape[1]))
     scores = [[t.div(s, root) for s in row] for row in scores]
     if stable:
         t.step = STEPS[2]
@@ -201,6 +212,13 @@ def counted_attention(
     t.step = STEPS[3]
     exps = [[t.exp(s) for s in row] for row in scores]
     sums = [_fold(t.add, row) for row in exps]
+    for i, total in enumerate(sums):
+        if not 0.0 < total < math.inf:
+            raise ValueError(
+                f"the sum of exp(score) for query {i} is {total}: without subtracting the row "
+                "maximum (stable=False) the exponentials leave the float64 range; stable=True "
+                "subtracts it first"
+            )
     weights = [[t.div(e, total) for e in row] for row, total in zip(exps, sums, strict=True)]
     t.step = STEPS[4]
     columns = list(zip(*vs, strict=True))
@@ -208,7 +226,15 @@ def counted_attention(
         [_fold(t.add, [t.mul(w, x) for w, x in zip(row, col, strict=True)]) for col in columns]
         for row in weights
     ]
+    _require_finite(output, "the output weights · V", (v,))
     return np.array(output), np.array(weights), OperationCounts(t.steps)
+
+
+def _require_finite(values: list[list[float]], what: str, inputs: tuple[np.ndarray, ...]) -> None:
+    """Raise a clear error if a step's results left the float64 range."""
+    if not all(math.isfinite(x) for row in values for x in row):
+        largest = ", ".join(f"{np.abs(a).max():.3g}" for a in inputs)
+        raise ValueError(f"{what} overflow float64: the inputs are too large (largest |entry| {largest})")
 
 
 def _fold(combine: Callable[[float, float], float], values: list[float]) -> float:

@@ -22,7 +22,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from attnlib._validate import as_positive_int, as_real_array
+from attnlib.core import attention_arguments
+from attnlib.validation import as_positive_int, as_real_array
 
 __all__ = [
     "OnlineSoftmaxState",
@@ -175,7 +176,7 @@ def tiled_attention(
     -------
     output : (..., n_q, d_v), or (..., d_v) for a single query
     """
-    checked = validate_attention_inputs(Q, K, V, mask=mask, causal=causal, scale=scale)
+    checked = attention_arguments(Q, K, V, mask, causal, scale)
     q, k, v, factor = checked.Q, checked.K, checked.V, checked.scale
     n_q, n_k = q.shape[-2], k.shape[-2]
     batch = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
@@ -280,37 +281,3 @@ def _mask_in_place(s: np.ndarray, mask_block: np.ndarray) -> None:
         s += mask_block
     if np.isposinf(s).any():
         raise ValueError(f"adding the mask to the scores overflows {s.dtype}; use 0 to keep and -inf to hide")
-
-
-# TEMPORARY until core exposes its input validation (merge of the lib branch).
-@dataclass(frozen=True)
-class _Checked:
-    Q: np.ndarray
-    K: np.ndarray
-    V: np.ndarray
-    mask: np.ndarray | None
-    scale: float
-    single: bool
-
-
-def validate_attention_inputs(Q, K, V, *, mask=None, causal=False, scale=None):
-    from attnlib import core
-    from attnlib._validate import as_scale
-
-    q, k, single = core._check_qk(Q, K)
-    v = as_real_array(V, "V")
-    if v.ndim < 2 or v.shape[-2] != k.shape[-2]:
-        raise ValueError(f"V must have shape (..., n_k, d_v) with K's n_k, got {v.shape}")
-    core._broadcast_batch(("Q", q.shape), ("K", k.shape), ("V", v.shape))
-    dtype = np.result_type(q.dtype, k.dtype, v.dtype)
-    q, k, v = q.astype(dtype, copy=False), k.astype(dtype, copy=False), v.astype(dtype, copy=False)
-    if not isinstance(causal, (bool, np.bool_)):
-        raise TypeError(f"causal must be True or False, got {causal!r}")
-    factor = core.default_scale(q.shape[-1]) if scale is None else as_scale(scale)
-    batch = np.broadcast_shapes(q.shape[:-2], k.shape[:-2])
-    m = (
-        None
-        if mask is None
-        else core._check_mask(mask, (*batch, q.shape[-2], k.shape[-2]), dtype, single=single)
-    )
-    return _Checked(q, k, v, m, factor, single)

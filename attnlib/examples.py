@@ -3,6 +3,13 @@
 Each function returns the *inputs* of one example; the numbers it is known to give are in its
 docstring, and ``tests/test_examples.py`` checks that attnlib reproduces them. Lessons call these
 functions rather than typing the numbers again.
+
+Where they come from: each example and its "known values" were given, at the precision quoted
+here, in the brief this library was built from (issue 2 of the project's tracker), which collected
+them from earlier teaching material without naming it. So the values are cited from that brief,
+and every one of them is recomputed by attnlib in the tests; no earlier publication is claimed.
+(The "Q3" case, with the same weights and output, also appears in public homework notebooks, for
+example https://github.com/Manikanta-Rajulapati2002/Deep_Learning_NLP_spacy_transformers.)
 """
 
 from __future__ import annotations
@@ -64,9 +71,9 @@ def q3() -> QKV:
     computes in float64). With ``d_k = 4`` the scaled scores are ``[[1, 0], [0, 1]]``.
 
     Known values: weights ``[[0.73105854, 0.26894143], [0.26894143, 0.73105854]]`` and output
-    row 0 ``[2.0757656, 3.0757656, 4.0757656, 5.0757656]``. Those were published from a float32
+    row 0 ``[2.0757656, 3.0757656, 4.0757656, 5.0757656]``. Those were computed in float32
     computation; in float64 the weights are ``e/(e+1) = 0.7310585786`` and ``0.2689414214``, so the
-    published digits agree to 1e-7 (one float32 rounding step).
+    given digits agree to 1e-7 (one float32 rounding step).
     """
     Q = np.array([[1, 0, 1, 0], [0, 1, 0, 1]])
     return QKV(Q=Q, K=Q.copy(), V=np.array([[1, 2, 3, 4], [5, 6, 7, 8]]))
@@ -122,7 +129,7 @@ def random_projections_seed42() -> Embedded:
 
     Uses NumPy's *legacy* global generator on purpose: ``np.random.seed(42)``, then
     ``X = np.random.rand(3, 4)`` and ``W_q``, ``W_k``, ``W_v`` each ``np.random.rand(4, 4)``, in
-    that order, so that the numbers match the published ones (the newer ``default_rng(42)``
+    that order, so that the numbers match the given ones (the newer ``default_rng(42)``
     draws different numbers). A private ``RandomState(42)`` gives exactly that stream without
     touching the global generator.
 

@@ -19,8 +19,8 @@ import numbers
 import numpy as np
 import numpy.typing as npt
 
-from attnlib._validate import as_positive_int, as_real_array
 from attnlib.core import scaled_dot_product_attention
+from attnlib.validation import as_positive_int, as_real_array
 
 __all__ = ["merge_heads", "multi_head_attention", "split_heads"]
 

@@ -24,7 +24,7 @@ import numbers
 import numpy as np
 import numpy.typing as npt
 
-from attnlib._validate import as_positive_int, as_real_array
+from attnlib.validation import as_positive_int, as_real_array
 
 __all__ = ["rope", "rope_frequencies", "sinusoidal"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from attnlib._validate import as_real_array
+from attnlib.validation import as_real_array
 
 __all__ = ["project", "qkv"]
 

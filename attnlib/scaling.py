@@ -13,8 +13,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from attnlib._validate import as_positive_int, as_real_array
-from attnlib.core import _softmax, default_scale, raw_scores
+from attnlib.core import default_scale, raw_scores, softmax
+from attnlib.validation import as_distributions, as_positive_int
 
 __all__ = [
     "D_K_VALUES",
@@ -50,32 +50,43 @@ def random_queries_keys(
     K : numpy.ndarray, shape (n_keys, d_k)
     """
     d_k = as_positive_int(d_k, "d_k")
-    rng = np.random.default_rng(seed)
-    Q = rng.standard_normal((as_positive_int(n_queries, "n_queries"), d_k))
-    K = rng.standard_normal((as_positive_int(n_keys, "n_keys"), d_k))
-    return Q, K
+    n_queries, n_keys = as_positive_int(n_queries, "n_queries"), as_positive_int(n_keys, "n_keys")
+    rng = np.random.default_rng(as_positive_int(seed, "seed", minimum=0))
+    try:
+        return rng.standard_normal((n_queries, d_k)), rng.standard_normal((n_keys, d_k))
+    except (ValueError, MemoryError) as exc:  # numpy: "Maximum allowed dimension exceeded"
+        raise ValueError(
+            f"{n_queries} queries and {n_keys} keys of d_k={d_k} are too many to draw ({exc})"
+        ) from None
 
 
 def entropy(weights: npt.ArrayLike, axis: int = -1) -> np.ndarray:
     """Entropy ``-Σ p log p`` (in nats) of probability distributions along ``axis``.
 
-    ``log(n)`` for uniform weights over ``n`` keys, 0 when all weight is on one key.
+    ``log(n)`` for uniform weights over ``n`` keys, 0 when all weight is on one key (and 0 for a
+    row of zeros: a query whose every key is masked).
 
     Parameters
     ----------
     weights : array_like, shape (..., n)
-        Non-negative rows that sum to 1.
+        Probabilities: entries in [0, 1] that sum to 1 along ``axis``, such as softmax outputs.
+    axis : int
+        The axis along which each distribution lies.
 
     Returns
     -------
     numpy.ndarray, shape (...)
+        The weights' shape without ``axis``.
+
+    Examples
+    --------
+    >>> float(entropy([0.5, 0.5]))  # log 2
+    0.6931471805599453
     """
-    p = as_real_array(weights, "weights")
-    if (p < 0).any():
-        raise ValueError("weights must be non-negative probabilities")
+    p = as_distributions(weights, axis=axis)
     terms = np.zeros_like(p)
     np.multiply(p, np.log(p, where=p > 0, out=np.zeros_like(p)), out=terms, where=p > 0)
-    return -terms.sum(axis=axis)
+    return 0.0 - terms.sum(axis=axis)  # not -sum: a sum of zeros would print as -0.000
 
 
 def softmax_jacobian(weights: npt.ArrayLike) -> np.ndarray:
@@ -93,7 +104,7 @@ def softmax_jacobian(weights: npt.ArrayLike) -> np.ndarray:
     -------
     numpy.ndarray, shape (n, n)
     """
-    p = as_real_array(weights, "weights")
+    p = as_distributions(weights)
     if p.ndim != 1:
         raise ValueError(f"weights must be one distribution of shape (n,), got shape {p.shape}")
     return np.diag(p) - np.outer(p, p)
@@ -114,7 +125,7 @@ def softmax_jacobian_norm(weights: npt.ArrayLike) -> np.ndarray:
     -------
     numpy.ndarray, shape (...)
     """
-    p = as_real_array(weights, "weights")
+    p = as_distributions(weights)
     squares = np.sum(p**2, axis=-1)
     return np.sqrt(np.maximum(squares - 2 * np.sum(p**3, axis=-1) + squares**2, 0.0))
 
@@ -174,7 +185,7 @@ def scaling_statistics(
     Q, K = random_queries_keys(d_k, n_queries, n_keys, seed=seed)
     raw = raw_scores(Q, K)
     scaled = raw * default_scale(d_k)
-    raw_w, scaled_w = _softmax(raw, -1), _softmax(scaled, -1)
+    raw_w, scaled_w = softmax(raw), softmax(scaled)
     return ScalingStatistics(
         d_k=d_k,
         raw=raw,

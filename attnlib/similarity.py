@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from attnlib._validate import as_real_array
+from attnlib.validation import as_real_array
 
 __all__ = ["Similarity", "similarity"]
 
@@ -46,14 +46,46 @@ def similarity(a: npt.ArrayLike, b: npt.ArrayLike) -> Similarity:
     Returns
     -------
     Similarity
+
+    Raises
+    ------
+    ValueError
+        The vectors are empty or of different lengths, or their dot product or a length is
+        beyond the float64 range (about 1.8e308).
+
+    Notes
+    -----
+    The cosine is computed from the vectors divided by their largest entry, so that it is right
+    for very long and very short vectors alike (``1e-170`` squared would underflow to 0).
     """
     u = as_real_array(a, "a").astype(np.float64)
     v = as_real_array(b, "b").astype(np.float64)
     if u.ndim != 1 or u.shape != v.shape:
         raise ValueError(f"a and b must be vectors of the same length, got shapes {u.shape} and {v.shape}")
-    dot = float(u @ v)
-    norm_a, norm_b = float(np.linalg.norm(u)), float(np.linalg.norm(v))
-    if norm_a == 0.0 or norm_b == 0.0:
-        return Similarity(dot, norm_a, norm_b, None, None)
-    cosine = min(1.0, max(-1.0, dot / (norm_a * norm_b)))
+    if u.size == 0:
+        raise ValueError("a and b are empty: a vector needs at least one component")
+    with np.errstate(over="ignore", invalid="ignore"):
+        dot = float(u @ v)
+    largest_a, largest_b = float(np.abs(u).max()), float(np.abs(v).max())
+    if largest_a == 0.0 or largest_b == 0.0:
+        return Similarity(dot, _length(u, largest_a), _length(v, largest_b), None, None)
+    unit_a, unit_b = u / largest_a, v / largest_b  # largest entry ±1: no overflow, no underflow
+    cosine = float(unit_a @ unit_b) / float(np.linalg.norm(unit_a) * np.linalg.norm(unit_b))
+    cosine = min(1.0, max(-1.0, cosine))
+    norm_a, norm_b = _length(u, largest_a), _length(v, largest_b)
+    if not math.isfinite(dot):
+        raise ValueError(
+            f"the dot product a · b is beyond the float64 range (|a| = {norm_a:.3g}, |b| = {norm_b:.3g}, "
+            f"cos θ = {cosine:.4f}): scale the vectors down"
+        )
     return Similarity(dot, norm_a, norm_b, cosine, math.degrees(math.acos(cosine)))
+
+
+def _length(x: np.ndarray, largest: float) -> float:
+    """``|x|``, computed as ``largest · |x / largest|`` so that it neither overflows nor underflows."""
+    if largest == 0.0:
+        return 0.0
+    length = largest * float(np.linalg.norm(x / largest))  # a Python float: inf, no warning
+    if not math.isfinite(length):
+        raise ValueError(f"the length of a vector is beyond the float64 range (largest entry {largest:.3g})")
+    return length

@@ -16,8 +16,11 @@ from attnlib import (
     scale_scores,
     scaled_dot_product_attention,
     softmax,
+    weighted_sum,
 )
 from attnlib.counting import counted_attention, operation_counts
+from attnlib.scaling import entropy, random_queries_keys, softmax_jacobian, softmax_jacobian_norm
+from attnlib.similarity import similarity
 
 Q = np.ones((3, 4))
 K = np.ones((5, 4))
@@ -453,6 +456,139 @@ CASES = [
         ValueError,
         r"V has no value dimensions \(shape \(5, 0\)\)",
     ),
+    (
+        "counted_attention-no-queries",
+        lambda: counted_attention(np.ones((0, 4)), K, V),
+        ValueError,
+        r"Q has no queries \(shape \(0, 4\)\)",
+    ),
+    (
+        "counted_attention-stable-not-a-flag",
+        lambda: counted_attention(Q, K, V, stable="no"),
+        TypeError,
+        r"stable must be True or False, got 'no'",
+    ),
+    # beyond the float range: a clear error, never NaN, never OverflowError
+    (
+        "counted_attention-scores-overflow",
+        lambda: counted_attention([[1e200] * 2], [[1e200] * 2] * 2, [[1.0], [2.0]]),
+        ValueError,
+        r"the raw scores Q Kᵀ overflow float64: .*largest \|entry\| 1e\+200",
+    ),
+    (
+        "counted_attention-unstable-exp-overflow",
+        lambda: counted_attention([[30.0] * 2], [[30.0] * 2] * 2, [[1.0], [2.0]], stable=False),
+        ValueError,
+        r"exp\(1272\.79\) is beyond the float64 range: .*above 709\.78.*stable=True",
+    ),
+    (
+        "counted_attention-unstable-sum-overflow",  # exp(709.5) fits; three of them do not
+        lambda: counted_attention([[709.5]], [[1.0]] * 3, [[1.0]] * 3, stable=False),
+        ValueError,
+        r"the sum of exp\(score\) for query 0 is inf",
+    ),
+    (
+        "counted_attention-unstable-exp-underflow",
+        lambda: counted_attention([[-800.0]], [[1.0]] * 2, [[1.0]] * 2, stable=False),
+        ValueError,
+        r"the sum of exp\(score\) for query 0 is 0\.0",
+    ),
+    (
+        "scale-beyond-float",
+        lambda: attn(scale=10**400),
+        ValueError,
+        r"scale is too large for a float \(an integer of 401 digits\)",
+    ),
+    (
+        "default_scale-beyond-float",
+        lambda: default_scale(10**400),
+        ValueError,
+        r"d_k is too large for a float \(an integer of 401 digits\)",
+    ),
+    (
+        "causal_mask-too-large",
+        lambda: causal_mask(2, 10**30),
+        ValueError,
+        r"a causal mask of n_q=2 by n_k=10{30} is too large to build",
+    ),
+    (
+        "Q-longdouble-beyond-float64",
+        lambda: attn(q=np.full((3, 4), np.longdouble(10) ** 400)),
+        ValueError,
+        r"Q has entries too large for float64",
+    ),
+    (
+        "similarity-dot-beyond-float",
+        lambda: similarity([1e200, 0], [1e200, 0]),
+        ValueError,
+        r"the dot product a · b is beyond the float64 range "
+        r"\(\|a\| = 1e\+200, \|b\| = 1e\+200, cos θ = 1\.0000\)",
+    ),
+    (
+        "similarity-length-beyond-float",
+        lambda: similarity([1.7e308, 1.7e308], [1.0, 0.0]),
+        ValueError,
+        r"the length of a vector is beyond the float64 range",
+    ),
+    ("similarity-empty", lambda: similarity([], []), ValueError, r"a and b are empty"),
+    # not probabilities
+    (
+        "entropy-of-scores",
+        lambda: entropy([[2, 2]]),
+        ValueError,
+        r"weights must be probabilities between 0 and 1, got values from 2 to 2 \(pass the softmax",
+    ),
+    (
+        "entropy-rows-not-summing-to-1",
+        lambda: entropy([[0.3, 0.3], [0.5, 0.5]]),
+        ValueError,
+        r"weights must sum to 1 along axis -1 .*the distribution at index \(0,\) sums to 0\.6",
+    ),
+    (
+        "entropy-axis-out-of-range",
+        lambda: entropy([[0.5, 0.5]], axis=2),
+        ValueError,
+        r"axis 2 is out of range for weights of shape \(1, 2\)",
+    ),
+    (
+        "softmax_jacobian_norm-of-scores",
+        lambda: softmax_jacobian_norm([1e200, 1.0]),
+        ValueError,
+        r"weights must be probabilities between 0 and 1, got values from 1 to 1e\+200",
+    ),
+    (
+        "softmax_jacobian-of-scores",
+        lambda: softmax_jacobian([3.0, -1.0]),
+        ValueError,
+        r"weights must be probabilities between 0 and 1",
+    ),
+    # the random experiment
+    (
+        "random_queries_keys-negative-seed",
+        lambda: random_queries_keys(4, seed=-1),
+        ValueError,
+        r"seed must be at least 0, got -1",
+    ),
+    (
+        "random_queries_keys-too-many",
+        lambda: random_queries_keys(4, 10**30),
+        ValueError,
+        r"10{30} queries and 8 keys of d_k=4 are too many to draw",
+    ),
+    # weighted_sum
+    (
+        "weighted_sum-n_k-mismatch",
+        lambda: weighted_sum(np.full((3, 5), 0.2), np.ones((4, 2))),
+        ValueError,
+        r"weights and V must have the same number of keys n_k: weights has shape \(3, 5\) \(n_k=5\), "
+        r"V has shape \(4, 2\) \(n_k=4\)",
+    ),
+    (
+        "weighted_sum-1-D-weights",
+        lambda: weighted_sum(np.full(5, 0.2), V),
+        ValueError,
+        r"weights must have shape \(\.\.\., n_q, n_k\), got shape \(5,\)",
+    ),
 ]
 
 
@@ -462,6 +598,30 @@ def test_bad_input_raises_clear_error(call, error, message):
         warnings.simplefilter("error")  # a warning before the error would be a bug too
         with pytest.raises(error, match=message):
             call()
+
+
+def test_a_tensor_that_requires_grad_is_named():
+    torch = pytest.importorskip("torch", reason="PyTorch is not installed")
+    tensor = torch.ones((3, 4), requires_grad=True)
+    with pytest.raises(
+        TypeError, match=r"Q \(Tensor\) cannot be read as a NumPy array .*pass .* Q\.detach\(\)"
+    ):
+        attn(q=tensor)
+    with pytest.raises(TypeError, match=r"mask \(Tensor\) cannot be read as a NumPy array"):
+        attn(mask=torch.zeros((3, 5), requires_grad=True))
+    out, _ = attn(q=tensor.detach().numpy())
+    assert out.shape == (3, 2)
+
+
+def test_attention_steps_checks_everything_before_computing():
+    """Q Kᵀ of these would overflow; the argument errors must come first."""
+    huge = np.full((3, 4), 1e200)
+    with pytest.raises(TypeError, match=r"causal must be True or False"):
+        attention_steps(huge, huge, V[:3], causal="yes")
+    with pytest.raises(ValueError, match=r"mask of shape \(2, 2\) does not broadcast"):
+        attention_steps(huge, huge, V[:3], mask=np.ones((2, 2), bool))
+    with pytest.raises(TypeError, match=r"scale must be a real number"):
+        attention_steps(huge, huge, V[:3], scale="1")
 
 
 def test_attention_steps_checks_like_attention():

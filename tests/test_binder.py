@@ -2,8 +2,10 @@
 
 repo2docker installs ``binder/requirements.txt`` into a fresh environment of the Python version in
 ``binder/runtime.txt``, runs ``binder/postBuild`` from the repository root, and opens
-``notebooks/00_start_here.ipynb``. This test does the same in a fresh virtual environment and
-executes that notebook there, so a missing pin or a broken postBuild fails here first.
+``notebooks/00_start_here.ipynb``. These tests check that the files promise something possible
+(runtime.txt names a Python that attnlib and the README support), and the slow one does the same
+as Binder in a fresh virtual environment of *that* Python, whichever Python runs the tests, and
+executes the first lesson there: a pin without a wheel for it or a broken postBuild fails here.
 """
 
 from __future__ import annotations
@@ -13,20 +15,45 @@ import re
 import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import nbformat
 import pytest
+from packaging.specifiers import SpecifierSet
 
 ROOT = Path(__file__).resolve().parents[1]
 BINDER = ROOT / "binder"
 
 
+def _runtime_version() -> str:
+    """The ``X.Y`` of binder/runtime.txt (``python-X.Y``)."""
+    runtime = (BINDER / "runtime.txt").read_text().strip()
+    match = re.fullmatch(r"python-(3\.\d+)", runtime)
+    assert match, f"runtime.txt must read python-3.Y, as repo2docker expects; it reads {runtime!r}"
+    return match.group(1)
+
+
+def _requires_python() -> SpecifierSet:
+    return SpecifierSet(tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["requires-python"])
+
+
+def test_binder_python_is_one_that_attnlib_and_the_readme_support() -> None:
+    version = _runtime_version()
+    assert version in _requires_python(), f"Binder's Python {version} is outside requires-python"
+    oldest = re.search(r"You need Python (3\.\d+) or newer", (ROOT / "README.md").read_text())
+    assert oldest, "the README says which Python it needs"
+    assert f">={oldest.group(1)}" in str(_requires_python()), (
+        "the README and pyproject name the same oldest Python"
+    )
+    assert version == oldest.group(1), (
+        "Binder runs the oldest supported Python, so lessons never use newer features"
+    )
+
+
 def test_binder_files_point_at_the_same_pins_and_lesson() -> None:
     lines = [ln.strip() for ln in (BINDER / "requirements.txt").read_text().splitlines()]
     assert "-r ../requirements.txt" in lines, "Binder installs exactly the pins of requirements.txt"
-    runtime = (BINDER / "runtime.txt").read_text().strip()
-    assert runtime == f"python-{sys.version_info.major}.{sys.version_info.minor}", runtime
     assert os.access(BINDER / "postBuild", os.X_OK), "postBuild must be executable"
     readme = (ROOT / "README.md").read_text()
     badge = re.search(r"\(https://mybinder\.org/v2/gh/[^)\s]+\)", readme)
@@ -42,13 +69,28 @@ def test_every_requirement_is_pinned_exactly() -> None:
                 assert re.fullmatch(r"[A-Za-z0-9_.\-\[\]]+==[A-Za-z0-9_.+\-]+", line), f"{name}: {line!r}"
 
 
+def _binder_python() -> str:
+    """A command that runs the Python of runtime.txt here, or skip saying which one is missing."""
+    version = _runtime_version()
+    if sys.version_info[:2] == tuple(map(int, version.split("."))):
+        return sys.executable
+    found = shutil.which(f"python{version}")
+    if found:
+        check = subprocess.run([found, "-c", "import sys; print(*sys.version_info[:2], sep='.')"],
+                               capture_output=True, text=True)  # fmt: skip
+        if check.returncode == 0 and check.stdout.strip() == version:
+            return found
+    pytest.skip(f"Binder runs Python {version} (binder/runtime.txt); python{version} is not installed here")
+
+
 @pytest.mark.slow
 def test_binder_environment_runs_the_first_lesson(tmp_path: Path) -> None:
+    python = _binder_python()
     repo = tmp_path / "repo"
-    not_in_a_clone = shutil.ignore_patterns(".venv", ".git", "*.egg-info", "__pycache__", ".*_cache")
+    not_in_a_clone = shutil.ignore_patterns(".venv*", ".git", "*.egg-info", "__pycache__", ".*_cache")
     shutil.copytree(ROOT, repo, ignore=not_in_a_clone)
     env_dir = tmp_path / "env"
-    subprocess.run([sys.executable, "-m", "venv", str(env_dir)], check=True)
+    subprocess.run([python, "-m", "venv", str(env_dir)], check=True)
     bin_dir = env_dir / "bin"
     env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "VIRTUAL_ENV": str(env_dir)}
     env.pop("PYTHONPATH", None)

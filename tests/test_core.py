@@ -17,6 +17,7 @@ from attnlib import (
     scale_scores,
     scaled_dot_product_attention,
     softmax,
+    weighted_sum,
 )
 
 RNG_SEED = 20240607
@@ -210,6 +211,36 @@ def test_attention_steps_with_mask_and_scale(qkv64):
     np.testing.assert_array_equal(steps.weights[~mask], 0.0)
     np.testing.assert_allclose(steps.weights.sum(axis=-1), 1.0, rtol=1e-15)
     np.testing.assert_allclose(steps.output, steps.weights @ V, rtol=1e-14)
+
+
+def test_attention_steps_is_the_public_steps_in_order(qkv64):
+    """What core's body reads as: raw_scores, scale_scores, apply_mask, causal, softmax, weighted_sum."""
+    Q, K, V = qkv64
+    mask = np.random.default_rng(RNG_SEED + 2).random((3, 5)) < 0.7
+    steps = attention_steps(Q, K, V, mask=mask, causal=True, scale=0.4)
+    raw = raw_scores(Q, K)
+    scaled = scale_scores(raw, 0.4)
+    masked = apply_mask(apply_mask(scaled, mask), causal_mask(3, 5))
+    weights = softmax(masked)
+    for name, expected in [
+        ("raw_scores", raw),
+        ("scaled_scores", scaled),
+        ("masked_scores", masked),
+        ("weights", weights),
+        ("output", weighted_sum(weights, V)),
+    ]:
+        np.testing.assert_array_equal(getattr(steps, name), expected, err_msg=name)
+
+
+def test_weighted_sum():
+    weights = np.array([[0.25, 0.75], [1.0, 0.0]])
+    V = np.array([[4.0, 0.0], [0.0, 8.0]])
+    np.testing.assert_array_equal(weighted_sum(weights, V), [[1.0, 6.0], [4.0, 0.0]])
+    batch = weighted_sum(np.stack([weights, weights[::-1]]), V)  # (2, 2, 2) with (2, 2)
+    np.testing.assert_array_equal(batch[1], [[4.0, 0.0], [1.0, 6.0]])
+    assert weighted_sum(weights.astype(np.float32), V.astype(np.float32)).dtype == np.float32
+    with pytest.raises(ValueError, match=r"output weights @ V overflow float64"):
+        weighted_sum([[1.0, 1.0]], [[1.7e308], [1.7e308]])
 
 
 def test_attention_steps_is_frozen(qkv64):

@@ -22,14 +22,19 @@ from attnlib.counting import operation_counts
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 
 
-def _outputs(name: str) -> str:
+def _output_texts(name: str) -> list[str]:
+    """The text of every output of every cell of a lesson, one string per output."""
     nb = nbformat.read(NOTEBOOKS / name, as_version=4)
     texts = []
     for cell in nb.cells:
         for out in cell.get("outputs", []):
             texts.append(out.get("text", ""))
             texts.extend(out.get("data", {}).get(mime, "") for mime in ("text/plain", "text/markdown"))
-    return "\n".join(texts).replace("−", "-")
+    return [text.replace("−", "-") for text in texts]
+
+
+def _outputs(name: str) -> str:
+    return "\n".join(_output_texts(name))
 
 
 def _number_pattern(value: float, decimals: int) -> str:
@@ -100,6 +105,34 @@ def test_lesson_08_shows_attention_by_hand_and_the_counts() -> None:
     _shows("08_exercises.ipynb", [totals["multiplications"], totals["additions"]], 0)
 
 
+def _row_pattern(row: np.ndarray) -> str:
+    """A regex for one row of a matrix as numpy prints it: ``[0.9 0.1]`` (spaces may vary)."""
+    numbers = [re.escape(np.format_float_positional(x, trim="-")) for x in row]
+    return r"\[\s*" + r"\s+".join(numbers) + r"\s*\]"
+
+
+def _matrix_pattern(matrix: np.ndarray) -> str:
+    """The rows of ``matrix`` one after another, printed as a matrix or row by row with labels."""
+    return r"[^\[\]]*?".join(_row_pattern(row) for row in matrix)
+
+
+def _shows_matrix(name: str, matrix: np.ndarray) -> None:
+    """One output of the lesson prints every row of ``matrix``, in order."""
+    pattern = _matrix_pattern(matrix)
+    assert any(re.search(pattern, text) for text in _output_texts(name)), (
+        f"no output of {name} prints the rows of\n{matrix}"
+    )
+
+
+def test_row_pattern_needs_whole_rows_in_order() -> None:
+    rows = _matrix_pattern(np.array([[0.9, 0.1], [0.2, 0.8]]))
+    assert re.search(rows, "[[0.9 0.1]\n [0.2 0.8]]")
+    assert re.search(rows, "Token-1 [0.9 0.1]\nToken-2 [0.2 0.8]")
+    assert not re.search(rows, "[0.9 0.15]\n[0.2 0.8]")
+    assert not re.search(rows, "[0.2 0.8]\n[0.9 0.1]")
+    assert not re.search(rows, "0.9 0.1 0.2 0.8 scattered, [0.1 0.9]")
+
+
 @pytest.mark.parametrize("name", ["01_embeddings.ipynb", "07_whole_picture.ipynb"])
 def test_the_four_2d_tokens_appear(name: str) -> None:
-    _shows(name, examples.four_tokens_2d().X, 1)
+    _shows_matrix(name, examples.four_tokens_2d().X)

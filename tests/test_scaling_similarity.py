@@ -51,7 +51,7 @@ def test_unscaled_softmax_saturates_and_its_gradient_vanishes() -> None:
 def test_entropy_of_uniform_and_one_hot() -> None:
     np.testing.assert_allclose(entropy(np.full((2, 8), 1 / 8)), [math.log(8)] * 2)
     assert entropy([0.0, 1.0, 0.0]) == 0.0
-    with pytest.raises(ValueError, match="non-negative"):
+    with pytest.raises(ValueError, match="probabilities between 0 and 1"):
         entropy([-0.5, 1.5])
 
 
@@ -100,6 +100,36 @@ def test_dot_product_scales_with_length_but_cosine_does_not() -> None:
 def test_similarity_of_a_zero_vector_has_no_angle() -> None:
     s = similarity([0, 0], [1, 2])
     assert (s.dot, s.norm_a, s.cosine, s.angle_degrees) == (0.0, 0.0, None, None)
+
+
+@pytest.mark.parametrize("size", [1e-170, 1e-300, 1e150])
+def test_similarity_of_very_short_and_very_long_vectors(size: float) -> None:
+    """Squaring 1e-170 underflows to 0 and squaring 1e200 overflows: the cosine must not care."""
+    same = similarity([size, 0], [size, 0])
+    assert (same.cosine, same.angle_degrees) == (1.0, 0.0)
+    assert same.norm_a == same.norm_b == size
+    right_angle = similarity([size, 0], [0, 3 * size])
+    assert right_angle.cosine == 0.0 and right_angle.angle_degrees == 90.0
+    assert right_angle.norm_b == pytest.approx(3 * size, rel=1e-15)
+    opposite = similarity([size, size], [-2 * size, -2 * size])
+    assert opposite.cosine == pytest.approx(-1.0, abs=1e-15)
+    assert opposite.angle_degrees == pytest.approx(180.0, abs=1e-5)
+
+
+def test_entropy_of_a_fully_masked_row_is_zero_not_minus_zero() -> None:
+    weights = attnlib.attention_steps(
+        np.ones((2, 3)), np.ones((4, 3)), np.ones((4, 1)), mask=[[True] * 4, [False] * 4]
+    ).weights
+    h = entropy(weights)
+    assert h[0] == pytest.approx(math.log(4)) and h[1] == 0.0 and not np.signbit(h[1])
+    assert not np.signbit(entropy([0.0, 1.0]))
+
+
+def test_entropy_along_another_axis_and_of_float32_softmax() -> None:
+    columns = np.array([[0.25, 1.0], [0.75, 0.0]])
+    np.testing.assert_allclose(entropy(columns, axis=0), entropy(columns.T))
+    wide = attnlib.softmax(np.random.default_rng(5).normal(size=(3, 1024)).astype(np.float32))
+    assert entropy(wide).shape == (3,)  # float32 rounding in 1024 terms is still a distribution
 
 
 def test_similarity_rejects_mismatched_vectors() -> None:

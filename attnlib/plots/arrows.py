@@ -12,11 +12,11 @@ from matplotlib.axes import Axes
 from matplotlib.quiver import Quiver
 from matplotlib.text import Text
 
-from attnlib._validate import as_real_array
 from attnlib.plots.contrast import readable_color
 from attnlib.plots.labels import LabelPlacer
 from attnlib.plots.limits import check_limits, square_limits
 from attnlib.plots.styles import OKABE_ITO, drawing_style
+from attnlib.validation import as_real_array
 
 __all__ = ["Arrows", "vectors"]
 

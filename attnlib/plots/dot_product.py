@@ -14,11 +14,11 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.text import Text
 
-from attnlib._validate import as_real_array
 from attnlib.plots.arrows import Arrows, vectors
 from attnlib.plots.limits import square_limits
 from attnlib.plots.styles import OKABE_ITO, figure, style_context
 from attnlib.similarity import Similarity, similarity
+from attnlib.validation import as_real_array
 
 __all__ = ["SimilarityFigure", "similarity_figure", "similarity_text"]
 

@@ -16,11 +16,11 @@ from matplotlib.colors import to_rgba
 from matplotlib.text import Text
 from matplotlib.transforms import Bbox
 
-from attnlib._validate import as_real_array
 from attnlib.plots.cells import check_decimals, format_cell
 from attnlib.plots.contrast import text_color_on
 from attnlib.plots.limits import color_limits
 from attnlib.plots.styles import drawing_style
+from attnlib.validation import as_real_array
 
 __all__ = ["MAX_ANNOTATED_SIDE", "Heatmap", "heatmap"]
 

@@ -10,12 +10,12 @@ import numpy.typing as npt
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from attnlib._validate import as_real_array
 from attnlib.core import AttentionSteps
 from attnlib.plots.arrows import Arrows, vectors
 from attnlib.plots.heatmaps import Heatmap, heatmap
 from attnlib.plots.limits import square_limits
 from attnlib.plots.styles import figure
+from attnlib.validation import as_real_array
 
 __all__ = ["AttentionFigure", "attention_figure"]
 

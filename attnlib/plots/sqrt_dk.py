@@ -14,9 +14,9 @@ from matplotlib.patches import StepPatch
 from matplotlib.text import Text
 from matplotlib.ticker import PercentFormatter
 
-from attnlib._validate import as_positive_int
 from attnlib.plots.styles import RAW_COLOR, SCALED_COLOR, figure, style_context
 from attnlib.scaling import D_K_VALUES, ScalingStatistics, entropy, scaling_statistics
+from attnlib.validation import as_positive_int
 
 __all__ = ["ScalingFigure", "scaling_bins", "scaling_figure"]
 

@@ -15,11 +15,11 @@ from matplotlib.container import BarContainer
 from matplotlib.figure import Figure
 from matplotlib.text import Text
 
-from attnlib._validate import as_real_array
 from attnlib.core import softmax
 from attnlib.plots.cells import format_cell
 from attnlib.plots.limits import check_limits
 from attnlib.plots.styles import OKABE_ITO, figure, style_context
+from attnlib.validation import as_real_array
 
 __all__ = ["SoftmaxFigure", "check_temperature", "softmax_figure"]
 

@@ -99,15 +99,32 @@ export function norm(a) {
   return Math.sqrt(dot(a, a));
 }
 
+/** The largest |entry| of a vector. */
+function largestEntry(a) {
+  let largest = 0;
+  for (const x of a) largest = Math.max(largest, Math.abs(x));
+  return largest;
+}
+
+/** |a| as largest · |a / largest|, as attnlib.similarity computes it (no overflow, no underflow). */
+function scaledLength(a, largest) {
+  return largest === 0 ? 0 : largest * norm(a.map((x) => x / largest));
+}
+
 /**
- * Dot product, lengths, cosine and angle of two vectors, as attnlib.similarity computes them.
- * cosine and angleDegrees are null when a vector is zero (no direction).
+ * Dot product, lengths, cosine and angle of two vectors, as attnlib.similarity computes them:
+ * the cosine from the vectors divided by their largest entries. cosine and angleDegrees are
+ * null when a vector is zero (no direction).
  */
 export function similarity(a, b) {
   const d = dot(a, b);
-  const normA = norm(a);
-  const normB = norm(b);
-  if (normA === 0 || normB === 0) return { dot: d, normA, normB, cosine: null, angleDegrees: null };
-  const cosine = Math.min(1, Math.max(-1, d / (normA * normB)));
+  const largestA = largestEntry(a);
+  const largestB = largestEntry(b);
+  const normA = scaledLength(a, largestA);
+  const normB = scaledLength(b, largestB);
+  if (largestA === 0 || largestB === 0) return { dot: d, normA, normB, cosine: null, angleDegrees: null };
+  const unitA = a.map((x) => x / largestA);
+  const unitB = b.map((x) => x / largestB);
+  const cosine = Math.min(1, Math.max(-1, dot(unitA, unitB) / (norm(unitA) * norm(unitB))));
   return { dot: d, normA, normB, cosine, angleDegrees: Math.acos(cosine) / (Math.PI / 180) };
 }

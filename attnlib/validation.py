@@ -1,0 +1,361 @@
+"""Argument checks shared by attnlib's functions.
+
+Each check turns what a learner might pass (lists, integers, float32 arrays, a typo) into a clean
+floating-point array or number, or raises a ``ValueError`` / ``TypeError`` whose message names the
+argument and what was wrong with it. Every module of attnlib checks its arguments with these, so
+that the same mistake gets the same message everywhere.
+
+Examples
+--------
+>>> as_real_array([[1, 2], [3, 4]], "Q").dtype
+dtype('float64')
+>>> as_real_array([1.0, float("nan")], "V")
+Traceback (most recent call last):
+...
+ValueError: V has 1 non-finite entry; the first is NaN at index (1,) of shape (2,)
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+import numpy.typing as npt
+
+__all__ = [
+    "as_axis",
+    "as_distributions",
+    "as_flag",
+    "as_mask",
+    "as_positive_int",
+    "as_queries_keys",
+    "as_real_array",
+    "as_scale",
+    "broadcast_batch",
+    "check_finite",
+]
+
+
+def as_real_array(x: npt.ArrayLike, name: str, *, allow_neg_inf: bool = False) -> np.ndarray:
+    """Return ``x`` as a finite floating-point array, or raise a clear error.
+
+    Integers (and anything else that is not float32/float64) become float64; float32 and
+    float64 keep their dtype; float16 is computed in float32.
+
+    Parameters
+    ----------
+    x : array_like, shape (...) with at least one dimension
+        The argument as the caller gave it: a list, a NumPy array, a tensor without gradient.
+    name : str
+        The argument's name, used in error messages.
+    allow_neg_inf : bool
+        Accept ``-inf`` entries (for scores and additive masks).
+
+    Returns
+    -------
+    numpy.ndarray of float32 or float64, same shape as ``x``
+
+    Raises
+    ------
+    TypeError
+        ``x`` is None, not numeric (strings, booleans, complex numbers), or cannot be read as an
+        array (for example a PyTorch tensor that requires grad).
+    ValueError
+        ``x`` is ragged, a 0-dimensional scalar, too large for float64, or has NaN or infinite
+        entries.
+    """
+    arr = _as_numeric_array(x, name)
+    if arr.ndim == 0:
+        raise ValueError(f"{name} is a 0-dimensional scalar ({arr.item()!r}); expected an array")
+    if arr.dtype.kind in "biu":
+        arr = arr.astype(np.float64)
+    elif arr.dtype == np.float16:
+        arr = arr.astype(np.float32)
+    elif arr.dtype not in (np.float32, np.float64):  # longdouble: may not fit in float64
+        with np.errstate(over="ignore"):
+            cast = arr.astype(np.float64)
+        if (np.isinf(cast) & np.isfinite(arr)).any():
+            raise ValueError(f"{name} has entries too large for float64 (dtype {arr.dtype})")
+        arr = cast
+    check_finite(arr, name, allow_neg_inf=allow_neg_inf)
+    return arr
+
+
+def _as_numeric_array(x: object, name: str) -> np.ndarray:
+    """Convert to an ndarray, rejecting None, ragged nesting, strings, bool and complex."""
+    if x is None:
+        raise TypeError(f"{name} is None; expected an array of real numbers")
+    try:
+        arr = np.asarray(x)
+    except ValueError as exc:  # ragged nested lists
+        raise ValueError(f"{name} is ragged: its rows have different lengths, so it is not an array") from exc
+    except MemoryError:
+        raise
+    except Exception as exc:  # e.g. torch: "Can't call numpy() on Tensor that requires grad"
+        raise TypeError(
+            f"{name} ({type(x).__name__}) cannot be read as a NumPy array ({exc}); attnlib computes "
+            f"with NumPy and keeps no gradients: pass a NumPy array, or {name}.detach() for a tensor"
+        ) from exc
+    if arr.dtype == object:
+        raise ValueError(
+            f"{name} is ragged, mixes types, or holds integers too large for 64 bits (numpy made an "
+            f"object array of shape {arr.shape}); expected a rectangular array of real numbers"
+        )
+    if arr.dtype.kind == "c":
+        raise TypeError(f"{name} is complex (dtype {arr.dtype}); attention needs real numbers")
+    if arr.dtype.kind == "b":
+        raise TypeError(f"{name} is boolean; expected real numbers (integers or floats)")
+    if arr.dtype.kind not in "iuf":
+        raise TypeError(f"{name} has dtype {arr.dtype}, which is not numeric; expected real numbers")
+    return arr
+
+
+def check_finite(arr: np.ndarray, name: str, *, allow_neg_inf: bool = False) -> None:
+    """Raise ``ValueError`` naming the first NaN or infinite entry of ``arr``.
+
+    Parameters
+    ----------
+    arr : numpy.ndarray of float, shape (...)
+    name : str
+        The argument's name, used in the message.
+    allow_neg_inf : bool
+        Accept ``-inf`` entries (a masked score).
+    """
+    bad = np.isnan(arr) | np.isposinf(arr) | (np.isneginf(arr) & (not allow_neg_inf))
+    if bad.any():
+        index = tuple(int(i) for i in np.argwhere(bad)[0])
+        value = arr[index]
+        what = "NaN" if np.isnan(value) else str(value)
+        allowed = " (only -inf is allowed, to mask)" if allow_neg_inf else ""
+        raise ValueError(
+            f"{name} has {int(bad.sum())} non-finite entr{'y' if bad.sum() == 1 else 'ies'}"
+            f"{allowed}; the first is {what} at index {index} of shape {arr.shape}"
+        )
+
+
+def as_scale(scale: object, name: str = "scale") -> float:
+    """Return a finite real number as a Python float (which keeps float32 arithmetic float32).
+
+    Parameters
+    ----------
+    scale : int or float
+        Python or NumPy real number (not a boolean, a string or an array).
+    name : str
+        The argument's name, used in error messages.
+
+    Raises
+    ------
+    TypeError
+        ``scale`` is not a real number.
+    ValueError
+        ``scale`` is NaN, infinite, or an integer too large for a float.
+    """
+    if isinstance(scale, (bool, np.bool_)) or not isinstance(scale, numbers.Real):
+        raise TypeError(f"{name} must be a real number such as 0.5, got {scale!r}")
+    try:
+        value = float(scale)
+    except OverflowError:
+        digits = len(str(abs(int(scale))))
+        raise ValueError(f"{name} is too large for a float (an integer of {digits} digits)") from None
+    if not math.isfinite(value):
+        raise ValueError(f"{name} must be a finite number, got {value}")
+    return value
+
+
+def as_positive_int(value: object, name: str, *, minimum: int = 1) -> int:
+    """Return ``value`` as a Python int of at least ``minimum``, or raise naming ``name``.
+
+    Parameters
+    ----------
+    value : int
+        A whole number (``numpy.int64`` too; not ``True``, not ``4.0``).
+    name : str
+        The argument's name, used in error messages.
+    minimum : int
+        The smallest value allowed (``0`` for counts that may be empty).
+    """
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be a whole number, got {value!r}")
+    if int(value) < minimum:
+        raise ValueError(f"{name} must be at least {minimum}, got {value}")
+    return int(value)
+
+
+def as_flag(value: object, name: str) -> bool:
+    """Return ``value`` as a bool if it is ``True`` or ``False``, else raise ``TypeError``."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False, got {value!r}")
+    return bool(value)
+
+
+def as_axis(axis: object, shape: tuple[int, ...], of: str) -> int:
+    """Return ``axis`` as an int that indexes an array of ``shape`` (negative counts from the end).
+
+    Parameters
+    ----------
+    axis : int
+    shape : tuple of int
+        The shape of the array the axis belongs to.
+    of : str
+        That array's name, used in error messages.
+    """
+    if isinstance(axis, (bool, np.bool_)) or not isinstance(axis, numbers.Integral):
+        raise TypeError(f"axis must be an integer, got {axis!r}")
+    if not -len(shape) <= int(axis) < len(shape):
+        raise ValueError(f"axis {axis} is out of range for {of} of shape {shape}")
+    return int(axis)
+
+
+def as_distributions(weights: npt.ArrayLike, name: str = "weights", *, axis: int = -1) -> np.ndarray:
+    """Return ``weights`` as probability distributions along ``axis``, or raise.
+
+    Every entry must lie in [0, 1] and every distribution must sum to 1 (to a tolerance that
+    allows for float32 rounding), or be all zeros: the weights of a query whose every key is
+    masked.
+
+    Parameters
+    ----------
+    weights : array_like, shape (..., n)
+        Softmax outputs, one distribution per row (along ``axis``).
+    name : str
+        The argument's name, used in error messages.
+    axis : int
+        The axis along which each distribution lies.
+
+    Returns
+    -------
+    numpy.ndarray of float, same shape as ``weights``
+    """
+    p = as_real_array(weights, name)
+    axis = as_axis(axis, p.shape, name)
+    if ((p < 0) | (p > 1)).any():
+        raise ValueError(
+            f"{name} must be probabilities between 0 and 1, got values from {p.min():.3g} to "
+            f"{p.max():.3g} (pass the softmax of the scores, not the scores)"
+        )
+    sums = p.sum(axis=axis)
+    tolerance = max(1e-6, 8 * p.shape[axis] * float(np.finfo(p.dtype).eps))
+    bad = ~(np.isclose(sums, 1.0, rtol=0, atol=tolerance) | (sums == 0))
+    if bad.any():
+        index = tuple(int(i) for i in np.argwhere(bad)[0])
+        raise ValueError(
+            f"{name} must sum to 1 along axis {axis} (a probability distribution over the keys), "
+            f"but the distribution at index {index} sums to {float(sums[index]):.6g}"
+        )
+    return p
+
+
+def as_queries_keys(Q: npt.ArrayLike, K: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray, bool]:
+    """Check queries against keys; return both in one dtype, a single query as one row.
+
+    Parameters
+    ----------
+    Q : array_like, shape (..., n_q, d_k) or (d_k,)
+    K : array_like, shape (..., n_k, d_k)
+
+    Returns
+    -------
+    Q : numpy.ndarray, shape (..., n_q, d_k); a single query becomes (1, d_k)
+    K : numpy.ndarray, shape (..., n_k, d_k)
+    single : bool
+        Whether ``Q`` was a single query (callers drop the ``n_q`` axis again).
+    """
+    q = as_real_array(Q, "Q")
+    k = as_real_array(K, "K")
+    if k.ndim < 2:
+        raise ValueError(f"K must have shape (..., n_k, d_k), got shape {k.shape}")
+    if k.shape[-2] == 0:
+        raise ValueError(f"K has no keys (shape {k.shape}): attention needs at least one key")
+    single = q.ndim == 1
+    if single:
+        q = q[np.newaxis, :]
+    if q.shape[-1] != k.shape[-1]:
+        given = q.shape[1:] if single else q.shape
+        raise ValueError(
+            f"Q and K must have the same last dimension d_k: Q has shape {given} "
+            f"(d_k={q.shape[-1]}), K has shape {k.shape} (d_k={k.shape[-1]})"
+        )
+    if q.shape[-1] == 0:
+        raise ValueError(f"d_k is 0 (Q has shape {q.shape}): queries and keys need at least one dimension")
+    broadcast_batch(("Q", q.shape), ("K", k.shape))
+    dtype = np.result_type(q.dtype, k.dtype)
+    return q.astype(dtype, copy=False), k.astype(dtype, copy=False), single
+
+
+def broadcast_batch(*named_shapes: tuple[str, tuple[int, ...]]) -> tuple[int, ...]:
+    """Broadcast the leading (batch) dimensions of matrices, or raise naming every shape.
+
+    Parameters
+    ----------
+    *named_shapes : (str, tuple of int)
+        Each argument's name and shape ``(..., rows, columns)``.
+
+    Returns
+    -------
+    tuple of int
+        The broadcast batch shape (all but the last two dimensions).
+    """
+    try:
+        return np.broadcast_shapes(*(shape[:-2] for _, shape in named_shapes))
+    except ValueError:
+        listed = ", ".join(f"{name} {shape}" for name, shape in named_shapes)
+        raise ValueError(f"the batch dimensions (all but the last two) do not broadcast: {listed}") from None
+
+
+def as_mask(
+    mask: npt.ArrayLike, weights_shape: tuple[int, ...], dtype: npt.DTypeLike, *, single: bool = False
+) -> np.ndarray:
+    """Check a boolean or additive mask against the shape of the attention weights.
+
+    Parameters
+    ----------
+    mask : array_like, broadcastable to ``weights_shape``
+        Boolean (``True`` = may attend) or float (added to the scores: ``0`` keeps, ``-inf`` hides).
+    weights_shape : tuple of int
+        ``(..., n_q, n_k)``: the shape of the scores the mask applies to.
+    dtype : numpy dtype
+        The scores' dtype; a float mask is cast to it.
+    single : bool
+        The scores belong to a single query, given as one row: a mask of shape ``(..., n_k)``
+        gets the ``n_q`` axis.
+
+    Returns
+    -------
+    numpy.ndarray of bool or of ``dtype``
+    """
+    if mask is None:
+        raise TypeError("mask is None; pass a boolean or float array")
+    try:
+        arr = np.asarray(mask)
+    except ValueError as exc:
+        raise ValueError("mask is ragged: its rows have different lengths") from exc
+    except Exception as exc:
+        raise TypeError(f"mask ({type(mask).__name__}) cannot be read as a NumPy array: {exc}") from exc
+    public_shape = weights_shape[:-2] + weights_shape[-1:] if single else weights_shape
+    if arr.dtype.kind == "f":
+        if np.isnan(arr).any():
+            raise ValueError(f"mask has NaN entries (shape {arr.shape}); use 0 to keep and -inf to hide")
+        if np.isposinf(arr).any():
+            raise ValueError(f"mask has +inf entries (shape {arr.shape}); use 0 to keep and -inf to hide")
+        with np.errstate(over="ignore"):  # float64 → float32: beyond the range becomes ±inf
+            cast = arr.astype(dtype, copy=False)
+        if np.isposinf(cast).any():
+            raise ValueError(f"mask has entries too large for {np.dtype(dtype)} (largest {np.max(arr):.3g})")
+        arr = cast
+    elif arr.dtype != bool:
+        raise TypeError(
+            f"mask must be boolean (True = may attend) or float (added: 0 or -inf), got dtype {arr.dtype}"
+        )
+    if single and arr.ndim >= 1:  # a single query's mask is (..., n_k): give it the n_q axis
+        arr = arr[..., np.newaxis, :]
+    try:
+        fits = np.broadcast_shapes(arr.shape, weights_shape) == weights_shape
+    except ValueError:
+        fits = False
+    if not fits:
+        raise ValueError(
+            f"mask of shape {np.shape(mask)} does not broadcast to the attention weights' shape "
+            f"{public_shape} (..., n_q, n_k)"
+        )
+    return arr

@@ -1,0 +1,60 @@
+"""What the Makefile's two commands do, read from ``make -n`` (which prints and runs nothing)."""
+
+from __future__ import annotations
+
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+pytestmark = pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
+
+
+def _dry_run(target: str, **variables: str) -> list[str]:
+    """The commands ``make <target>`` would run, one string each."""
+    args = ["make", "--no-print-directory", "-n", target, *(f"{k}={v}" for k, v in variables.items())]
+    result = subprocess.run(args, cwd=ROOT, capture_output=True, text=True, check=True)
+    return result.stdout.replace("\\\n", " ").splitlines()
+
+
+def test_make_lab_serves_the_lessons_without_terminals() -> None:
+    """A lesson server needs no shell; with terminals on, the token would give one to anyone."""
+    lab = [shlex.split(line) for line in _dry_run("lab") if " lab " in f" {line} "]
+    assert len(lab) == 1, lab
+    options = lab[0]
+    assert "--ServerApp.terminals_enabled=False" in options
+    assert "--ServerApp.ip=127.0.0.1" in options
+    assert not [o for o in options if "token" in o.lower() or "password" in o.lower()], "token auth stays on"
+
+
+def test_the_terminals_option_exists_in_the_pinned_jupyter_server() -> None:
+    """A misspelt option would only warn at start-up, and the terminals would stay on."""
+    serverapp = pytest.importorskip("jupyter_server.serverapp")
+    assert "terminals_enabled" in serverapp.ServerApp.class_trait_names()
+
+
+def test_make_refuses_a_venv_of_another_python(tmp_path: Path) -> None:
+    """PYTHON=python3.X make test must test 3.X, not silently reuse a venv made with another Python."""
+    other = next(
+        (
+            f"python3.{minor}"
+            for minor in (11, 12, 13)
+            if minor != sys.version_info[1] and shutil.which(f"python3.{minor}")
+        ),
+        None,
+    )
+    if other is None or subprocess.run([other, "-V"], capture_output=True).returncode != 0:
+        pytest.skip("needs a second Python 3.11–3.13 on PATH")
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    result = subprocess.run(
+        ["make", "--no-print-directory", "test-env", f"PYTHON={other}", f"VENV={venv}"],
+        cwd=ROOT, capture_output=True, text=True,
+    )  # fmt: skip
+    assert result.returncode != 0
+    assert f"runs Python {sys.version_info[0]}.{sys.version_info[1]}, but PYTHON={other}" in result.stderr
