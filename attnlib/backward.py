@@ -21,7 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 from attnlib.core import attention_steps
-from attnlib.validation import as_real_array
+from attnlib.validation import as_distributions, as_real_array
 
 __all__ = ["attention_backward", "softmax_backward"]
 
@@ -49,32 +49,12 @@ def softmax_backward(weights: np.ndarray, d_weights: np.ndarray) -> np.ndarray:
         zero for a fully masked row): the usual slip is passing the scores instead, or if the
         shapes differ.
     """
-    A = _as_weights(weights)
+    A = as_distributions(weights, "weights")
     dA = as_real_array(d_weights, "d_weights")
     if dA.shape != A.shape:
         raise ValueError(f"d_weights must have the weights' shape {A.shape} (..., n), got shape {dA.shape}")
     dA = dA.astype(np.result_type(A.dtype, dA.dtype), copy=False)
     return A * (dA - np.sum(dA * A, axis=-1, keepdims=True))
-
-
-def _as_weights(weights: npt.ArrayLike) -> np.ndarray:
-    """``weights`` as softmax outputs along the last axis, or a clear error."""
-    A = as_real_array(weights, "weights")
-    if ((A < 0) | (A > 1)).any():
-        raise ValueError(
-            f"weights must be probabilities between 0 and 1, got values from {A.min():.3g} to "
-            f"{A.max():.3g} (pass the softmax of the scores, not the scores)"
-        )
-    sums = A.sum(axis=-1)
-    tolerance = max(1e-6, 8 * A.shape[-1] * float(np.finfo(A.dtype).eps))
-    bad = ~(np.isclose(sums, 1.0, rtol=0, atol=tolerance) | (sums == 0))
-    if bad.any():
-        index = tuple(int(i) for i in np.argwhere(bad)[0])
-        raise ValueError(
-            f"weights must sum to 1 along the last axis (a softmax over the keys), but the row at "
-            f"index {index} sums to {float(sums[index]):.6g}"
-        )
-    return A
 
 
 def attention_backward(

@@ -29,10 +29,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
-from attnlib._validate import as_positive_int, as_real_array
 from attnlib.backward import attention_backward
 from attnlib.core import attention_steps
 from attnlib.positions import sinusoidal
+from attnlib.validation import as_positive_int, as_real_array, as_scale
 
 __all__ = [
     "PARAMETER_NAMES",
@@ -54,12 +54,16 @@ __all__ = [
 PARAMETER_NAMES: tuple[str, ...] = ("W_q", "W_k", "W_v", "W_o")
 
 
+def _seed(value: object) -> int:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral) or value < 0:
+        raise ValueError(f"seed must be a non-negative integer, got {value!r}")
+    return int(value)
+
+
 def _positive_float(value: object, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a real number, got {value!r}")
-    number = float(value)
-    if not (math.isfinite(number) and number > 0):
-        raise ValueError(f"{name} must be a finite positive number, got {number}")
+    number = as_scale(value, name)
+    if number <= 0:
+        raise ValueError(f"{name} must be a positive number, got {number}")
     return number
 
 
@@ -104,9 +108,7 @@ class Model:
         as_positive_int(self.length, "length", minimum=2)
         if self.scale is not None:
             _positive_float(self.scale, "scale")
-        if isinstance(self.seed, bool) or not isinstance(self.seed, numbers.Integral) or self.seed < 0:
-            raise ValueError(f"seed must be a non-negative integer, got {self.seed!r}")
-        rng = np.random.default_rng(self.seed)
+        rng = np.random.default_rng(_seed(self.seed))
         embeddings = rng.normal(size=(self.vocab_size, self.d_model)) / math.sqrt(self.d_model)
         object.__setattr__(self, "embeddings", embeddings)
         object.__setattr__(self, "positions", sinusoidal(self.length, self.d_model))
@@ -162,7 +164,7 @@ def init_parameters(model: Model, seed: int = 0) -> dict[str, np.ndarray]:
     dict of str to ndarray
         ``W_q``, ``W_k`` (d_model, d_k), ``W_v`` (d_model, d_v), ``W_o`` (d_v, vocab_size).
     """
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(_seed(seed))
     return {name: rng.normal(size=shape) / math.sqrt(shape[0]) for name, shape in model.shapes.items()}
 
 
@@ -411,7 +413,7 @@ def train(
         raise TypeError(f"model must be an attnlib.training.Model, got {type(model).__name__}")
     n_steps = as_positive_int(steps, "steps")
     every = as_positive_int(snapshot_every, "snapshot_every")
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(_seed(seed))
     parameters = init_parameters(model, seed)
     optimiser = Adam(learning_rate)
     probe = _probe(model, rng)

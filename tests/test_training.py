@@ -139,6 +139,10 @@ def test_bad_tokens_and_parameters_are_named():
         forward(SMALL, {**parameters, "W_o": np.full((4, 5), np.nan)}, [[0, 1, 2, 3]])
     with pytest.raises(ValueError, match="learning_rate"):
         train(SMALL, steps=2, learning_rate=0.0)
+    with pytest.raises(ValueError, match="seed"):
+        train(SMALL, steps=2, seed=-3)
+    with pytest.raises(TypeError, match="Model"):
+        train("model", steps=2)
 
 
 def test_token_labels_name_position_and_token():
