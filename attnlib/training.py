@@ -234,9 +234,12 @@ class Forward:
 
 def forward(model: Model, parameters: dict[str, npt.ArrayLike], tokens: npt.ArrayLike) -> Forward:
     """Run the model on ``tokens`` (B, n) and compute the previous-token loss."""
-    p = model.check_parameters(parameters)
-    t = model.check_tokens(tokens)
-    X = model.embed(t)
+    return _forward(model, model.check_parameters(parameters), model.check_tokens(tokens))
+
+
+def _forward(model: Model, p: dict[str, np.ndarray], t: np.ndarray) -> Forward:
+    """:func:`forward` on checked parameters and tokens."""
+    X = model.embeddings[t] + model.positions  # (B, n, d_model)
     Q, K, V = X @ p["W_q"], X @ p["W_k"], X @ p["W_v"]
     steps = attention_steps(Q, K, V, causal=True, scale=model.scale)
     logits = steps.output @ p["W_o"]
@@ -264,21 +267,23 @@ class Gradients:
 
 def gradients(model: Model, parameters: dict[str, npt.ArrayLike], tokens: npt.ArrayLike) -> Gradients:
     """The loss on ``tokens`` and its gradients, by the backward pass written out."""
-    p = model.check_parameters(parameters)
-    t = model.check_tokens(tokens)
-    f = forward(model, p, t)
+    return _gradients(model, model.check_parameters(parameters), model.check_tokens(tokens))
+
+
+def _gradients(model: Model, p: dict[str, np.ndarray], t: np.ndarray) -> Gradients:
+    """:func:`gradients` on checked parameters and tokens."""
+    f = _forward(model, p, t)
     d_logits = np.zeros_like(f.logits)  # position 0 has no previous token: no loss, no gradient
     _, d_logits[:, 1:] = cross_entropy(f.logits[:, 1:], t[:, :-1])
 
-    dW_o = (np.swapaxes(f.Z, -1, -2) @ d_logits).sum(axis=0)  # Zᵀ dlogits, summed over the batch
     dZ = d_logits @ p["W_o"].T  # (B, n, d_v)
     dQ, dK, dV = attention_backward(f.Q, f.K, f.V, dZ, causal=True, scale=model.scale)
     Xt = np.swapaxes(f.X, -1, -2)  # (B, d_model, n)
-    grads = {
+    grads = {  # one product per sequence, summed over the batch
         "W_q": (Xt @ dQ).sum(axis=0),  # Xᵀ dQ: (d_model, d_k)
         "W_k": (Xt @ dK).sum(axis=0),
         "W_v": (Xt @ dV).sum(axis=0),
-        "W_o": dW_o,
+        "W_o": (np.swapaxes(f.Z, -1, -2) @ d_logits).sum(axis=0),  # Zᵀ dlogits: (d_v, vocab_size)
     }
     return Gradients(f.loss, grads, f)
 
@@ -420,7 +425,7 @@ def train(
     losses, norms = [], {name: [] for name in PARAMETER_NAMES}
     saved_steps, snapshots = [0], [parameters]
     for step in range(1, n_steps + 1):
-        result = gradients(model, parameters, previous_token_batch(model, batch_size, rng))
+        result = _gradients(model, parameters, previous_token_batch(model, batch_size, rng))
         losses.append(result.loss)
         for name in PARAMETER_NAMES:
             norms[name].append(float(np.linalg.norm(result.grads[name])))
@@ -428,7 +433,7 @@ def train(
         if step % every == 0 or step == n_steps:
             saved_steps.append(step)
             snapshots.append(parameters)
-    losses.append(forward(model, parameters, previous_token_batch(model, batch_size, rng)).loss)
+    losses.append(_forward(model, parameters, previous_token_batch(model, batch_size, rng)).loss)
     return TrainingRun(
         model,
         np.array(losses),

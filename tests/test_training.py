@@ -149,3 +149,35 @@ def test_token_labels_name_position_and_token():
     assert token_labels([3, 0, 3]) == ["0:D", "1:A", "2:D"]
     with pytest.raises(ValueError, match="one sequence"):
         token_labels([[0, 1]])
+
+
+def _first_below(losses, threshold):
+    hits = np.flatnonzero(losses < threshold)
+    return int(hits[0]) if hits.size else len(losses)
+
+
+def test_lesson_11_sqrt_dk_claims_hold_and_only_the_unscaled_run_is_chaotic(monkeypatch):
+    """Lesson 11, section 4: unscaled at d_k = 256 learns later, its first gradients are larger and
+    its late ones smaller; a change in the 15th digit of its start moves it, not the scaled run."""
+    runs = {scale: train(Model(d_k=256, scale=scale), steps=300, seed=0) for scale in (None, 1.0)}
+    scaled, unscaled = runs[None], runs[1.0]
+    assert _first_below(unscaled.losses, 0.1) > _first_below(scaled.losses, 0.1)
+    assert unscaled.grad_norms["W_q"][0] > scaled.grad_norms["W_q"][0]
+    assert np.median(unscaled.grad_norms["W_q"][200:]) < np.median(scaled.grad_norms["W_q"][200:])
+    assert scaled.final_loss < 0.01 and unscaled.final_loss < 0.01
+
+    exact = init_parameters
+
+    def nudged(model, seed=0):
+        noise = np.random.default_rng(99)
+        return {k: v * (1 + 1e-15 * noise.standard_normal(v.shape)) for k, v in exact(model, seed).items()}
+
+    monkeypatch.setattr("attnlib.training.init_parameters", nudged)
+    scaled_again, unscaled_again = (
+        train(Model(d_k=256, scale=scale), steps=300, seed=0) for scale in (None, 1.0)
+    )
+    np.testing.assert_allclose(scaled_again.losses, scaled.losses, rtol=1e-6)
+    late, late_again = (np.median(r.grad_norms["W_q"][200:]) for r in (unscaled, unscaled_again))
+    assert _first_below(unscaled_again.losses, 0.1) != _first_below(unscaled.losses, 0.1) or not (
+        0.1 < late_again / late < 10
+    )
