@@ -26,6 +26,8 @@ LESSONS = [
     "06_output.ipynb",
     "07_whole_picture.ipynb",
     "08_exercises.ipynb",
+    "09_many_heads.ipynb",
+    "10_positions.ipynb",
     "11_learning_to_attend.ipynb",
 ]
 IGNORE_TAG = "nbval-ignore-output"

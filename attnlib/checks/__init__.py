@@ -3,7 +3,8 @@
 Each check takes a learner's answer and the exercise's inputs, recomputes the right answer with
 attnlib, and returns a :class:`CheckResult`. When the answer is wrong, the check goes through its
 table of mistakes (:data:`ATTENTION_MISTAKES`, :data:`SCALE_MISTAKES`, :data:`COUNT_MISTAKES`,
-:data:`CAUSAL_MISTAKES`, :data:`PADDING_MISTAKES`, and lesson 11's gradient tables in
+:data:`CAUSAL_MISTAKES`, :data:`PADDING_MISTAKES`; lesson 10's :data:`SINUSOIDAL_MISTAKES`,
+:data:`SHIFT_MISTAKES`, :data:`TARGET_MISTAKES`; lesson 11's gradient tables in
 :mod:`attnlib.checks.gradients`): each row *makes* its mistake on the exercise's
 inputs (the softmax over the wrong axis, the scale after the softmax, ``K`` used for ``V``, ...)
 and, when the result equals the learner's answer, the message names that mistake. Messages never
@@ -41,6 +42,14 @@ from attnlib.checks.gradients import (
 )
 from attnlib.checks.masks import CAUSAL_MISTAKES, PADDING_MISTAKES, check_causal_mask, check_padding_mask
 from attnlib.checks.mistakes import Mistake
+from attnlib.checks.positions import (
+    SHIFT_MISTAKES,
+    SINUSOIDAL_MISTAKES,
+    TARGET_MISTAKES,
+    check_rope_targets,
+    check_shifted_score,
+    check_sinusoidal,
+)
 from attnlib.checks.result import CheckResult
 from attnlib.checks.scale import SCALE_MISTAKES, check_scale
 from attnlib.checks.values import check_shape, check_value
@@ -53,7 +62,10 @@ __all__ = [
     "DIRECTION_MISTAKES",
     "PADDING_MISTAKES",
     "SCALE_MISTAKES",
+    "SHIFT_MISTAKES",
+    "SINUSOIDAL_MISTAKES",
     "SOFTMAX_GRADIENT_MISTAKES",
+    "TARGET_MISTAKES",
     "VALUE_GRADIENT_MISTAKES",
     "CheckResult",
     "Mistake",
@@ -61,9 +73,12 @@ __all__ = [
     "check_causal_mask",
     "check_operation_counts",
     "check_padding_mask",
+    "check_rope_targets",
     "check_scale",
     "check_score_direction",
     "check_shape",
+    "check_shifted_score",
+    "check_sinusoidal",
     "check_softmax_gradient",
     "check_value",
     "check_value_gradient",

@@ -5,6 +5,8 @@
     widgets.scaling_explorer()      # lesson 04: why divide by √d_k
     widgets.softmax_explorer()      # lesson 05: scores, temperature and masks → weights
     widgets.similarity_explorer()   # lessons 01 and 03: dot product, cosine and angle
+    widgets.multi_head_explorer(...)  # lesson 09: two heads, their concatenation and W_o
+    widgets.rope_explorer()         # lesson 10: RoPE turns a query and a key by their positions
     widgets.training_replay(run)    # lesson 11: a saved training run, step by step
 
 Each explorer is an `anywidget <https://anywidget.dev>`_ (an ipywidgets ``DOMWidget``): displaying
@@ -60,7 +62,9 @@ from __future__ import annotations
 
 from attnlib.plots import score_limits, similarity_limits
 from attnlib.widgets.base import Explorer
+from attnlib.widgets.multihead import MultiHeadExplorer, multi_head_explorer
 from attnlib.widgets.playground import Playground, playground
+from attnlib.widgets.rope import RopeExplorer, rope_explorer
 from attnlib.widgets.scaling import ScalingExplorer, scaling_explorer
 from attnlib.widgets.similarity import SimilarityExplorer, similarity_explorer
 from attnlib.widgets.softmax import SoftmaxExplorer, softmax_explorer
@@ -68,12 +72,16 @@ from attnlib.widgets.training import TrainingReplay, training_replay
 
 __all__ = [
     "Explorer",
+    "MultiHeadExplorer",
     "Playground",
+    "RopeExplorer",
     "ScalingExplorer",
     "SimilarityExplorer",
     "SoftmaxExplorer",
     "TrainingReplay",
+    "multi_head_explorer",
     "playground",
+    "rope_explorer",
     "scaling_explorer",
     "score_limits",
     "similarity_explorer",
