@@ -28,6 +28,7 @@ LESSONS = [
     "08_exercises.ipynb",
     "09_many_heads.ipynb",
     "10_positions.ipynb",
+    "11_learning_to_attend.ipynb",
     "13_real_model.ipynb",
 ]
 IGNORE_TAG = "nbval-ignore-output"

@@ -4,7 +4,8 @@ Each check takes a learner's answer and the exercise's inputs, recomputes the ri
 attnlib, and returns a :class:`CheckResult`. When the answer is wrong, the check goes through its
 table of mistakes (:data:`ATTENTION_MISTAKES`, :data:`SCALE_MISTAKES`, :data:`COUNT_MISTAKES`,
 :data:`CAUSAL_MISTAKES`, :data:`PADDING_MISTAKES`; lesson 10's :data:`SINUSOIDAL_MISTAKES`,
-:data:`SHIFT_MISTAKES`, :data:`TARGET_MISTAKES`): each row *makes* its mistake on the exercise's
+:data:`SHIFT_MISTAKES`, :data:`TARGET_MISTAKES`; lesson 11's gradient tables in
+:mod:`attnlib.checks.gradients`): each row *makes* its mistake on the exercise's
 inputs (the softmax over the wrong axis, the scale after the softmax, ``K`` used for ``V``, ...)
 and, when the result equals the learner's answer, the message names that mistake. Messages never
 show a number of the right answer, so the learner can try again. End a notebook cell with a check
@@ -31,6 +32,14 @@ Numbers computed by hand are compared with a tolerance: ``decimals=2`` accepts a
 
 from attnlib.checks.attention import ATTENTION_MISTAKES, check_attention
 from attnlib.checks.counts import COUNT_MISTAKES, COUNTING_CONVENTION, check_operation_counts
+from attnlib.checks.gradients import (
+    DIRECTION_MISTAKES,
+    SOFTMAX_GRADIENT_MISTAKES,
+    VALUE_GRADIENT_MISTAKES,
+    check_score_direction,
+    check_softmax_gradient,
+    check_value_gradient,
+)
 from attnlib.checks.masks import CAUSAL_MISTAKES, PADDING_MISTAKES, check_causal_mask, check_padding_mask
 from attnlib.checks.mistakes import Mistake
 from attnlib.checks.positions import (
@@ -50,11 +59,14 @@ __all__ = [
     "CAUSAL_MISTAKES",
     "COUNTING_CONVENTION",
     "COUNT_MISTAKES",
+    "DIRECTION_MISTAKES",
     "PADDING_MISTAKES",
     "SCALE_MISTAKES",
     "SHIFT_MISTAKES",
     "SINUSOIDAL_MISTAKES",
+    "SOFTMAX_GRADIENT_MISTAKES",
     "TARGET_MISTAKES",
+    "VALUE_GRADIENT_MISTAKES",
     "CheckResult",
     "Mistake",
     "check_attention",
@@ -63,8 +75,11 @@ __all__ = [
     "check_padding_mask",
     "check_rope_targets",
     "check_scale",
+    "check_score_direction",
     "check_shape",
     "check_shifted_score",
     "check_sinusoidal",
+    "check_softmax_gradient",
     "check_value",
+    "check_value_gradient",
 ]

@@ -7,6 +7,7 @@
     widgets.similarity_explorer()   # lessons 01 and 03: dot product, cosine and angle
     widgets.multi_head_explorer(...)  # lesson 09: two heads, their concatenation and W_o
     widgets.rope_explorer()         # lesson 10: RoPE turns a query and a key by their positions
+    widgets.training_replay(run)    # lesson 11: a saved training run, step by step
     widgets.head_explorer()         # lesson 13: every head of a real model (all-MiniLM-L6-v2)
 
 Each explorer is an `anywidget <https://anywidget.dev>`_ (an ipywidgets ``DOMWidget``): displaying
@@ -69,6 +70,7 @@ from attnlib.widgets.rope import RopeExplorer, rope_explorer
 from attnlib.widgets.scaling import ScalingExplorer, scaling_explorer
 from attnlib.widgets.similarity import SimilarityExplorer, similarity_explorer
 from attnlib.widgets.softmax import SoftmaxExplorer, softmax_explorer
+from attnlib.widgets.training import TrainingReplay, training_replay
 
 __all__ = [
     "Explorer",
@@ -79,6 +81,7 @@ __all__ = [
     "ScalingExplorer",
     "SimilarityExplorer",
     "SoftmaxExplorer",
+    "TrainingReplay",
     "head_explorer",
     "multi_head_explorer",
     "playground",
@@ -88,4 +91,5 @@ __all__ = [
     "similarity_explorer",
     "similarity_limits",
     "softmax_explorer",
+    "training_replay",
 ]

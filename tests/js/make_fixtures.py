@@ -24,8 +24,10 @@ from attnlib.positions import rope, rope_frequencies
 from attnlib.projection import qkv
 from attnlib.scaling import D_K_VALUES, entropy, random_queries_keys
 from attnlib.similarity import similarity
+from attnlib.training import Model, token_labels, train
 from attnlib.widgets.base import colormap_table, theme
 from attnlib.widgets.scaling import scaling_table
+from attnlib.widgets.training import replay_table
 
 SEED = 20261123
 
@@ -240,7 +242,14 @@ def fixtures() -> dict:
         "scalingTable": {"n_queries": 32, "n_keys": 8, "seed": 3, "table": scaling_table(32, 8, 3)},
         "multihead": multihead_cases(),
         "rope": rope_cases(),
+        "trainingReplay": training_replay_case(),
     }
+
+
+def training_replay_case() -> dict:
+    """A short seeded run of lesson 11's model, as the training replay receives it."""
+    run = train(Model(length=6), steps=30, snapshot_every=10, seed=2)
+    return {"table": replay_table(run), "losses": run.losses.tolist(), "tokens": token_labels(run.probe)}
 
 
 def main(folder: str) -> Path:
