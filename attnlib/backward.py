@@ -21,7 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 from attnlib.core import attention_steps
-from attnlib.validation import as_real_array
+from attnlib.validation import as_distributions, as_real_array
 
 __all__ = ["attention_backward", "softmax_backward"]
 
@@ -41,8 +41,20 @@ def softmax_backward(weights: np.ndarray, d_weights: np.ndarray) -> np.ndarray:
     (..., n)
         The gradient with respect to the scores: ``A ⊙ (dA − Σ_j dA_j A_j)``, which is
         ``J dA`` with the softmax's Jacobian ``J = diag(A) − A Aᵀ``.
+
+    Raises
+    ------
+    ValueError
+        If ``weights`` are not distributions (entries in [0, 1], each row summing to 1, or all
+        zero for a fully masked row): the usual slip is passing the scores instead, or if the
+        shapes differ.
     """
-    return weights * (d_weights - np.sum(d_weights * weights, axis=-1, keepdims=True))
+    A = as_distributions(weights, "weights")
+    dA = as_real_array(d_weights, "d_weights")
+    if dA.shape != A.shape:
+        raise ValueError(f"d_weights must have the weights' shape {A.shape} (..., n), got shape {dA.shape}")
+    dA = dA.astype(np.result_type(A.dtype, dA.dtype), copy=False)
+    return A * (dA - np.sum(dA * A, axis=-1, keepdims=True))
 
 
 def attention_backward(

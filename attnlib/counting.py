@@ -28,18 +28,7 @@ import numpy.typing as npt
 
 from attnlib.validation import as_flag, as_positive_int, as_queries_keys, as_real_array
 
-__all__ = [
-    "OPERATIONS",
-    "STEPS",
-    "OperationCounts",
-    "TileCounts",
-    "counted_attention",
-    "operation_counts",
-    "peak_bytes",
-    "tile_counts",
-    "tiled_bytes",
-    "weights_bytes",
-]
+__all__ = ["OPERATIONS", "STEPS", "OperationCounts", "counted_attention", "operation_counts"]
 
 #: The kinds of scalar operation that are counted.
 OPERATIONS = (
@@ -263,6 +252,230 @@ def _fold(combine: Callable[[float, float], float], values: list[float]) -> floa
     return result
 
 
+# Multi-head attention ---------------------------------------------------------------------------
+
+#: The steps of multi-head attention, in order: the three projections, the steps of
+#: :data:`STEPS` summed over the heads, and the output projection. Splitting into heads and
+#: concatenating them are reshapes: no arithmetic.
+MULTI_HEAD_STEPS = ("Q = X_q W_q", "K = X_kv W_k", "V = X_kv W_v", *STEPS, "concat(heads) W_o")
+
+
+def matmul_counts(n: int, m: int, p: int) -> dict[str, int]:
+    """Operations of a matrix product ``(n, m) @ (m, p)``: ``n·m·p`` multiplications and
+    ``n·(m−1)·p`` additions (each of the ``n·p`` entries sums ``m`` products)."""
+    n, m, p = (as_positive_int(v, name) for v, name in ((n, "n"), (m, "m"), (p, "p")))
+    return {"multiplications": n * m * p, "additions": n * (m - 1) * p}
+
+
+def multi_head_operation_counts(
+    n_q: int,
+    n_k: int,
+    d_model: int,
+    *,
+    n_heads: int,
+    d_k: int | None = None,
+    d_v: int | None = None,
+    d_kv: int | None = None,
+    d_out: int | None = None,
+    stable: bool = True,
+) -> OperationCounts:
+    """Operation counts of multi-head attention (:func:`attnlib.multihead.multi_head_attention`) as formulas.
+
+    Parameters
+    ----------
+    n_q, n_k : int
+        Number of queries (rows of ``X_q``) and of keys (rows of ``X_kv``).
+    d_model : int
+        Width of ``X_q``.
+    n_heads : int
+    d_k, d_v : int, optional
+        Width of each head's queries/keys and values; by default ``d_model / n_heads`` (which
+        must then be a whole number).
+    d_kv, d_out : int, optional
+        Width of ``X_kv`` and of the output; by default ``d_model``.
+    stable : bool
+        Count the row-maximum subtraction of the stable softmax, as :func:`operation_counts`.
+
+    Returns
+    -------
+    OperationCounts
+        Steps :data:`MULTI_HEAD_STEPS`: ``X_q W_q`` is a ``(n_q, d_model) @ (d_model, n_heads·d_k)``
+        product (:func:`matmul_counts`), likewise ``K``, ``V`` and ``W_o``; each attention step
+        is ``n_heads`` times that of :func:`operation_counts` ``(n_q, n_k, d_k, d_v)`` (one
+        square root per head).
+    """
+    n_q, n_k, d_model = (
+        as_positive_int(v, name) for v, name in ((n_q, "n_q"), (n_k, "n_k"), (d_model, "d_model"))
+    )
+    heads, d_k, d_v, d_kv, d_out = _head_widths(d_model, n_heads, d_k, d_v, d_kv, d_out)
+    one_head = operation_counts(n_q, n_k, d_k, d_v, stable=stable).steps
+    formulas = {
+        MULTI_HEAD_STEPS[0]: matmul_counts(n_q, d_model, heads * d_k),
+        MULTI_HEAD_STEPS[1]: matmul_counts(n_k, d_kv, heads * d_k),
+        MULTI_HEAD_STEPS[2]: matmul_counts(n_k, d_kv, heads * d_v),
+        **{step: {op: heads * count for op, count in one_head[step].items()} for step in STEPS},
+        MULTI_HEAD_STEPS[-1]: matmul_counts(n_q, heads * d_v, d_out),
+    }
+    return OperationCounts(
+        {step: {op: counts.get(op, 0) for op in OPERATIONS} for step, counts in formulas.items()}
+    )
+
+
+def multi_head_parameter_counts(
+    d_model: int,
+    *,
+    n_heads: int,
+    d_k: int | None = None,
+    d_v: int | None = None,
+    d_kv: int | None = None,
+    d_out: int | None = None,
+) -> dict[str, int]:
+    """The number of entries of ``W_q``, ``W_k``, ``W_v`` and ``W_o`` of a multi-head layer (no biases).
+
+    Parameters are as in :func:`multi_head_operation_counts`. With the defaults
+    (``d_k = d_v = d_model / n_heads``) the total is ``4·d_model²`` whatever ``n_heads``.
+
+    Returns
+    -------
+    dict
+        ``{"W_q": d_model·n_heads·d_k, "W_k": d_kv·n_heads·d_k, "W_v": d_kv·n_heads·d_v,
+        "W_o": n_heads·d_v·d_out, "total": their sum}``.
+    """
+    d_model = as_positive_int(d_model, "d_model")
+    heads, d_k, d_v, d_kv, d_out = _head_widths(d_model, n_heads, d_k, d_v, d_kv, d_out)
+    sizes = {
+        "W_q": d_model * heads * d_k,
+        "W_k": d_kv * heads * d_k,
+        "W_v": d_kv * heads * d_v,
+        "W_o": heads * d_v * d_out,
+    }
+    return {**sizes, "total": sum(sizes.values())}
+
+
+def _head_widths(
+    d_model: int, n_heads: object, d_k: int | None, d_v: int | None, d_kv: int | None, d_out: int | None
+) -> tuple[int, int, int, int, int]:
+    """``(n_heads, d_k, d_v, d_kv, d_out)`` checked, with the defaults filled in."""
+    heads = as_positive_int(n_heads, "n_heads")
+    if (d_k is None or d_v is None) and d_model % heads:
+        raise ValueError(
+            f"d_model={d_model} does not divide into n_heads={heads} equal heads: give d_k and d_v"
+        )
+    d_k = d_model // heads if d_k is None else as_positive_int(d_k, "d_k")
+    d_v = d_model // heads if d_v is None else as_positive_int(d_v, "d_v")
+    d_kv = d_model if d_kv is None else as_positive_int(d_kv, "d_kv")
+    d_out = d_model if d_out is None else as_positive_int(d_out, "d_out")
+    return heads, d_k, d_v, d_kv, d_out
+
+
+def counted_multi_head_attention(
+    X_q: npt.ArrayLike,
+    X_kv: npt.ArrayLike,
+    W_q: npt.ArrayLike,
+    W_k: npt.ArrayLike,
+    W_v: npt.ArrayLike,
+    W_o: npt.ArrayLike,
+    *,
+    n_heads: int,
+    stable: bool = True,
+) -> tuple[np.ndarray, np.ndarray, OperationCounts]:
+    """Multi-head attention with scalar loops, counting every arithmetic operation as it goes.
+
+    The projections and ``W_o`` are counted one multiplication and addition at a time; each head
+    is :func:`counted_attention` on its own columns (``h·d_k … (h+1)·d_k − 1``); the heads'
+    outputs are concatenated in head order. Deliberately slow: it exists to *measure*.
+
+    Parameters
+    ----------
+    X_q : (n_q, d_model)
+    X_kv : (n_k, d_kv)
+    W_q : (d_model, n_heads·d_k)
+    W_k : (d_kv, n_heads·d_k)
+    W_v : (d_kv, n_heads·d_v)
+    W_o : (n_heads·d_v, d_out)
+    n_heads : int
+    stable : bool
+
+    Returns
+    -------
+    output : (n_q, d_out)
+    weights : (n_heads, n_q, n_k)
+    counts : OperationCounts
+        What was performed, step by step (:data:`MULTI_HEAD_STEPS`); equals
+        :func:`multi_head_operation_counts` of the same shapes.
+    """
+    heads = as_positive_int(n_heads, "n_heads")
+    given = {"X_q": X_q, "X_kv": X_kv, "W_q": W_q, "W_k": W_k, "W_v": W_v, "W_o": W_o}
+    m = {name: as_real_array(value, name) for name, value in given.items()}
+    for name, arr in m.items():
+        if arr.ndim != 2:
+            raise ValueError(
+                f"counted_multi_head_attention takes matrices only: {name} has shape {arr.shape}"
+            )
+    for w, x in (("W_q", "X_q"), ("W_k", "X_kv"), ("W_v", "X_kv")):
+        if m[w].shape[0] != m[x].shape[1]:
+            raise ValueError(f"{w} must have one row per feature of {x}: {x} {m[x].shape}, {w} {m[w].shape}")
+    for name in ("W_q", "W_v"):
+        if m[name].shape[1] % heads:
+            raise ValueError(f"{name}'s {m[name].shape[1]} columns do not divide into n_heads={heads} heads")
+    if m["W_k"].shape[1] != m["W_q"].shape[1]:
+        raise ValueError(f"W_q and W_k must give the same d_k: W_q {m['W_q'].shape}, W_k {m['W_k'].shape}")
+    if m["W_o"].shape[0] != m["W_v"].shape[1]:
+        raise ValueError(
+            f"W_o must have one row per column of the heads: W_v {m['W_v'].shape}, W_o {m['W_o'].shape}"
+        )
+
+    steps = {step: dict.fromkeys(OPERATIONS, 0) for step in MULTI_HEAD_STEPS}
+    Q = _counted_matmul(m["X_q"], m["W_q"], steps[MULTI_HEAD_STEPS[0]])
+    K = _counted_matmul(m["X_kv"], m["W_k"], steps[MULTI_HEAD_STEPS[1]])
+    V = _counted_matmul(m["X_kv"], m["W_v"], steps[MULTI_HEAD_STEPS[2]])
+    d_k, d_v = Q.shape[1] // heads, V.shape[1] // heads
+    outputs, weights = [], []
+    for h in range(heads):
+        keys, values = slice(h * d_k, (h + 1) * d_k), slice(h * d_v, (h + 1) * d_v)
+        out, w, counted = counted_attention(Q[:, keys], K[:, keys], V[:, values], stable=stable)
+        outputs.append(out)
+        weights.append(w)
+        for step, ops in counted.steps.items():
+            for op, count in ops.items():
+                steps[step][op] += count
+    output = _counted_matmul(np.concatenate(outputs, axis=1), m["W_o"], steps[MULTI_HEAD_STEPS[-1]])
+    return output, np.stack(weights), OperationCounts(steps)
+
+
+def _counted_matmul(A: np.ndarray, B: np.ndarray, counts: dict[str, int]) -> np.ndarray:
+    """``A @ B`` with scalar loops, adding its multiplications and additions to ``counts``."""
+
+    def mul(a: float, b: float) -> float:
+        counts["multiplications"] += 1
+        return a * b
+
+    def add(a: float, b: float) -> float:
+        counts["additions"] += 1
+        return a + b
+
+    columns = list(zip(*B.tolist(), strict=True))
+    return np.array(
+        [
+            [_fold(add, [mul(a, b) for a, b in zip(row, col, strict=True)]) for col in columns]
+            for row in A.tolist()
+        ]
+    )
+
+
+# the multi-head names, appended so that the list at the top stays as it was
+__all__ += [
+    "MULTI_HEAD_STEPS",
+    "counted_multi_head_attention",
+    "matmul_counts",
+    "multi_head_operation_counts",
+    "multi_head_parameter_counts",
+]
+
+
+# Memory and blocks at scale (lesson 12) ------------------------------------------------------------
+
+
 def weights_bytes(n_q: int, n_k: int, *, batch_heads: int = 1, itemsize: int = 4) -> int:
     """Bytes of the attention weights, ``n_q × n_k`` numbers for every batch element and head.
 
@@ -421,3 +634,7 @@ def peak_bytes(call: Callable[[], object]) -> tuple[object, int]:
 def _sizes(**sizes: int) -> tuple[int, ...]:
     """Each size as a positive int, or an error naming it."""
     return tuple(as_positive_int(value, name) for name, value in sizes.items())
+
+
+# the names of lesson 12, appended so that the list at the top stays as it was
+__all__ += ["TileCounts", "peak_bytes", "tile_counts", "tiled_bytes", "weights_bytes"]

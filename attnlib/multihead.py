@@ -142,7 +142,7 @@ def multi_head_attention(
             f"{w['W_v'].shape} (n_heads·d_v = {w['W_v'].shape[1]}), W_o has shape {w['W_o'].shape}"
         )
     try:
-        np.broadcast_shapes(xq.shape[:-2], xkv.shape[:-2])
+        batch = np.broadcast_shapes(xq.shape[:-2], xkv.shape[:-2])
     except ValueError:
         raise ValueError(
             f"the batch dimensions of X_q {xq.shape} and X_kv {xkv.shape} do not broadcast"
@@ -151,7 +151,7 @@ def multi_head_attention(
     Q = split_heads(xq @ w["W_q"], heads)  # (..., n_heads, n_q, d_k)
     K = split_heads(xkv @ w["W_k"], heads)  # (..., n_heads, n_k, d_k)
     V = split_heads(xkv @ w["W_v"], heads)  # (..., n_heads, n_k, d_v)
-    combined = _with_padding(mask, key_padding_mask, n_k=xkv.shape[-2])
+    combined = _with_padding(mask, key_padding_mask, n_k=xkv.shape[-2], batch=batch)
     heads_out, weights = scaled_dot_product_attention(Q, K, V, mask=combined, causal=causal)
     output = merge_heads(heads_out) @ w["W_o"]  # (..., n_q, d_out)
     return output, weights
@@ -166,7 +166,11 @@ def _check_rows(w_name: str, W: np.ndarray, x_name: str, X: np.ndarray) -> None:
 
 
 def _with_padding(
-    mask: npt.ArrayLike | None, key_padding_mask: npt.ArrayLike | None, *, n_k: int
+    mask: npt.ArrayLike | None,
+    key_padding_mask: npt.ArrayLike | None,
+    *,
+    n_k: int,
+    batch: tuple[int, ...],
 ) -> np.ndarray | None:
     """One mask for ``scaled_dot_product_attention``: ``mask`` with padded keys hidden too."""
     if key_padding_mask is None:
@@ -180,6 +184,15 @@ def _with_padding(
     if padding.ndim < 1 or padding.shape[-1] != n_k:
         raise ValueError(
             f"key_padding_mask must have shape (..., n_k) with n_k = {n_k}, got shape {padding.shape}"
+        )
+    try:
+        fits = np.broadcast_shapes(padding.shape[:-1], batch) == batch
+    except ValueError:
+        fits = False
+    if not fits:
+        raise ValueError(
+            f"key_padding_mask has shape {padding.shape}: its batch dimensions {padding.shape[:-1]} must "
+            f"broadcast to the batch dimensions {batch} of X_q and X_kv (one row per sentence)"
         )
     keys = padding[..., None, None, :]  # (..., 1 head, 1 query, n_k)
     if mask is None:

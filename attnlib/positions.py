@@ -30,9 +30,12 @@ __all__ = ["rope", "rope_frequencies", "sinusoidal"]
 
 
 def _check_base(base: object) -> float:
-    if isinstance(base, bool) or not isinstance(base, numbers.Real):
+    if isinstance(base, (bool, np.bool_)) or not isinstance(base, numbers.Real):
         raise TypeError(f"base must be a real number such as 10000.0, got {base!r}")
-    value = float(base)
+    try:
+        value = float(base)
+    except OverflowError:
+        raise ValueError("base is an integer too large for a float; use 10000.0 (the paper's)") from None
     if not (math.isfinite(value) and value > 0):
         raise ValueError(f"base must be a finite positive number, got {value}")
     return value
@@ -58,9 +61,16 @@ def sinusoidal(n_positions: int, d_model: int, *, base: float = 10000.0) -> np.n
     n = as_positive_int(n_positions, "n_positions")
     d = as_positive_int(d_model, "d_model")
     b = _check_base(base)
+    if n * d > np.iinfo(np.intp).max:
+        raise ValueError(
+            f"sinusoidal(n_positions, d_model) would have n_positions · d_model = a {len(str(n * d))}-digit "
+            "number of entries, more than an array can hold"
+        )
     p = np.arange(n, dtype=np.float64)[:, None]  # (n, 1)
     even = np.arange(0, d, 2, dtype=np.float64)  # the 2i of every pair, (ceil(d/2),)
-    angles = p / b ** (even / d)  # (n, ceil(d/2))
+    with np.errstate(over="ignore"):
+        angles = p / b ** (even / d)  # (n, ceil(d/2))
+    _check_angles(angles, f"sinusoidal({n}, {d}, base={b:g})")
     PE = np.empty((n, d), dtype=np.float64)
     PE[:, 0::2] = np.sin(angles)
     PE[:, 1::2] = np.cos(angles[:, : d // 2])
@@ -85,7 +95,14 @@ def rope_frequencies(d: int, *, base: float = 10000.0) -> np.ndarray:
     if width % 2:
         raise ValueError(f"rope rotates pairs of components, so d must be even, got d = {width}")
     b = _check_base(base)
-    return b ** (-np.arange(0, width, 2, dtype=np.float64) / width)
+    with np.errstate(over="ignore"):
+        theta = b ** (-np.arange(0, width, 2, dtype=np.float64) / width)
+    if not np.isfinite(theta).all():
+        raise ValueError(
+            f"base = {b:g} is so small that the frequencies base**(-2i/d) overflow for d = {width}; "
+            "use a larger base (10000 in the paper)"
+        )
+    return theta
 
 
 def rope(x: npt.ArrayLike, positions: npt.ArrayLike | None = None, *, base: float = 10000.0) -> np.ndarray:
@@ -106,14 +123,24 @@ def rope(x: npt.ArrayLike, positions: npt.ArrayLike | None = None, *, base: floa
     -------
     (..., n, d)
         ``x`` with pair ``(x[..., 2i], x[..., 2i+1])`` of the vector at position ``p`` rotated
-        by the angle ``p · base**(-2i / d)``; float32 stays float32.
+        by the angle ``p · base**(-2i / d)``, computed in float64 and returned in the dtype of
+        ``x`` (float32 stays float32).
+
+    Raises
+    ------
+    ValueError
+        ``d`` odd or 0; positions that are not finite or do not fit the shape of ``x``; a base
+        that is not finite and positive; an angle or a rotated pair beyond the float range.
+    TypeError
+        ``x`` or ``positions`` not real numbers (text, booleans, complex), ``base`` not a number.
     """
     arr = as_real_array(x, "x")
     vectors = arr[None, :] if arr.ndim == 1 else arr  # (..., n, d)
     n, d = vectors.shape[-2:]
-    if d % 2:
+    if d == 0 or d % 2:
         raise ValueError(
-            f"rope rotates pairs of components, so x's last dimension must be even, got {arr.shape}"
+            f"rope rotates pairs of components, so x's last dimension must be even and positive, "
+            f"got x of shape {arr.shape}"
         )
     theta = rope_frequencies(d, base=base)  # (d/2,)
     pos = (
@@ -121,18 +148,38 @@ def rope(x: npt.ArrayLike, positions: npt.ArrayLike | None = None, *, base: floa
         if positions is None
         else _positions(positions, vectors.shape[:-1], arr.shape)
     )
-    angles = pos[..., None] * theta  # (..., n, d/2)
-    cos, sin = np.cos(angles).astype(arr.dtype), np.sin(angles).astype(arr.dtype)
-    even, odd = vectors[..., 0::2], vectors[..., 1::2]
-    rotated = np.empty_like(vectors)
-    rotated[..., 0::2] = even * cos - odd * sin
-    rotated[..., 1::2] = even * sin + odd * cos
-    return rotated.reshape(arr.shape)
+    with np.errstate(over="ignore"):
+        angles = pos[..., None] * theta  # (..., n, d/2)
+    _check_angles(angles, "rope's positions times its frequencies")
+    cos, sin = np.cos(angles), np.sin(angles)
+    even, odd = vectors[..., 0::2].astype(np.float64), vectors[..., 1::2].astype(np.float64)
+    rotated = np.empty(vectors.shape, dtype=np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        rotated[..., 0::2] = even * cos - odd * sin
+        rotated[..., 1::2] = even * sin + odd * cos
+    largest = float(np.finfo(arr.dtype).max)
+    if not (np.isfinite(rotated).all() and np.abs(rotated).max(initial=0.0) <= largest):
+        raise ValueError(
+            f"x is too large to rotate in {arr.dtype}: a pair longer than {largest:.3g} has no rotated "
+            "form in that type (a rotation keeps the length); scale x down"
+        )
+    return rotated.astype(arr.dtype, copy=False).reshape(arr.shape)
+
+
+def _check_angles(angles: np.ndarray, what: str) -> None:
+    """Raise ValueError if an angle overflowed to infinity (a huge position or a tiny base)."""
+    if not np.isfinite(angles).all():
+        raise ValueError(
+            f"{what} overflow: an angle is infinite (a position too large, or a base too small); "
+            "use positions and a base whose angles position / base**(2i/d) fit in float64"
+        )
 
 
 def _positions(positions: npt.ArrayLike, leading: tuple[int, ...], x_shape: tuple[int, ...]) -> np.ndarray:
     """``positions`` as float64 of shape ``leading`` (x's shape without its last axis), or a clear error."""
-    pos = as_real_array(np.atleast_1d(positions), "positions").astype(np.float64)
+    if isinstance(positions, numbers.Real) or (isinstance(positions, np.ndarray) and positions.ndim == 0):
+        positions = [positions]  # one position for every vector
+    pos = as_real_array(positions, "positions").astype(np.float64)
     try:
         return np.broadcast_to(pos, leading)
     except ValueError as exc:

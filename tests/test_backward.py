@@ -73,6 +73,42 @@ def test_broadcast_inputs_get_summed_gradients_and_single_query():
 
 
 @pytest.mark.parametrize(
+    ("weights", "d_weights", "words"),
+    [
+        ([[2.0, -1.0]], [[1.0, 0.0]], "softmax of the scores"),  # scores passed for weights
+        ([[0.5, 0.4]], [[1.0, 0.0]], "sums to 0.9"),
+        ([[0.5, 0.5]], [[1.0, 0.0, 0.0]], "d_weights must have the weights' shape"),
+        ([[0.5, 0.5]], [[np.nan, 0.0]], "d_weights"),
+        (None, [[1.0, 0.0]], "weights"),
+    ],
+)
+def test_softmax_backward_bad_input_is_named(weights, d_weights, words):
+    with pytest.raises((ValueError, TypeError), match=words):
+        softmax_backward(weights, d_weights)
+
+
+def test_softmax_backward_of_a_fully_masked_row_is_zero_and_float32_stays():
+    np.testing.assert_array_equal(softmax_backward([[0.0, 0.0, 0.0]], [[1.0, 2.0, 3.0]]), 0.0)
+    A = softmax(np.array([0.1, 0.5, -0.3], dtype=np.float32))
+    assert softmax_backward(A, np.ones(3, dtype=np.float32)).dtype == np.float32
+
+
+def test_float32_inputs_give_float32_gradients_close_to_float64():
+    rng = np.random.default_rng(3)
+    Q, K, V, dZ = (
+        rng.normal(size=(3, 4)),
+        rng.normal(size=(5, 4)),
+        rng.normal(size=(5, 2)),
+        rng.normal(size=(3, 2)),
+    )
+    exact = attention_backward(Q, K, V, dZ, causal=True)
+    single = attention_backward(*(x.astype(np.float32) for x in (Q, K, V, dZ)), causal=True)
+    for g32, g64 in zip(single, exact, strict=True):
+        assert g32.dtype == np.float32
+        np.testing.assert_allclose(g32, g64, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize(
     ("d_output", "words"),
     [(np.ones((3, 2)), "d_output"), (np.full((3, 3), np.nan), "d_output"), (None, "d_output")],
 )
@@ -113,6 +149,8 @@ def test_matches_pytorch_autograd(seed):
         ours["causal"] = True
         causal = torch.from_numpy(np.tri(n_q, n_k, dtype=bool))
         theirs["attn_mask"] = causal if "attn_mask" not in theirs else theirs["attn_mask"] & causal
+    if seed % 5 == 2:  # a scale other than 1/√d_k
+        ours["scale"] = theirs["scale"] = float(rng.uniform(0.1, 2.0))
     tQ, tK, tV = (torch.tensor(x, requires_grad=True) for x in (Q, K, V))
     out = torch.nn.functional.scaled_dot_product_attention(tQ, tK, tV, **theirs)
     (out * torch.from_numpy(dZ)).sum().backward()

@@ -108,6 +108,13 @@ def test_padding_combines_with_boolean_and_additive_masks_and_causal():
         ({"X_q": np.full((5, 4), np.nan)}, ValueError, "X_q"),
         ({"key_padding_mask": np.ones(5)}, TypeError, "key_padding_mask"),
         ({"key_padding_mask": np.ones(4, dtype=bool)}, ValueError, "key_padding_mask"),
+        ({"key_padding_mask": np.ones((3, 5), dtype=bool)}, ValueError, "key_padding_mask.*batch"),
+        ({"key_padding_mask": np.ones((), dtype=bool)}, ValueError, "key_padding_mask"),
+        ({"W_v": np.ones((4, 5))}, ValueError, "W_v"),
+        ({"W_q": np.ones((4, 5)), "W_k": np.ones((4, 5))}, ValueError, "n_heads"),
+        ({"X_q": np.ones(4)}, ValueError, "X_q"),
+        ({"W_o": np.ones(4)}, ValueError, "W_o"),
+        ({"n_heads": "2"}, TypeError, "n_heads"),
         ({"mask": np.ones((3, 3), dtype=bool)}, ValueError, "mask"),
         ({"mask": np.ones((5, 5), dtype=int)}, TypeError, "mask"),
         (
@@ -194,3 +201,25 @@ def test_matches_pytorch_multihead_attention(seed):
     np.testing.assert_allclose(weights[seen], t_weights.numpy()[seen], rtol=tol, atol=tol)
     rows = seen.all(axis=-2)  # queries that see a key in every head
     np.testing.assert_allclose(out[rows], t_out.numpy()[rows], rtol=tol, atol=tol)
+
+
+def test_a_query_with_no_key_pytorch_conventions_as_lesson_09_states():
+    """Lesson 09's table: nn.MultiheadAttention gives NaN for a query that sees no key,
+    F.scaled_dot_product_attention gives zeros, as attnlib does."""
+    torch = pytest.importorskip("torch", reason="pip install -r requirements-torch.txt")
+    rng = np.random.default_rng(9)
+    X = rng.normal(size=(1, 3, 4))
+    W = weights_for(rng, 4, 4, 2, 2, 2, 4)
+    real = np.array([[False, True, True]])  # key 0 is padding; causal: query 0 sees only key 0
+    out, weights = multi_head_attention(X, X, **W, n_heads=2, causal=True, key_padding_mask=real)
+    assert np.all(weights[0, :, 0] == 0) and np.all(out[0, 0] == 0)
+    mha = torch_mha(torch, W, 2, 4, 4, torch.float64)
+    hidden = torch.from_numpy(~np.tri(3, dtype=bool))
+    with torch.no_grad():
+        t_out, _ = mha(*[torch.from_numpy(X)] * 3, key_padding_mask=torch.from_numpy(~real), attn_mask=hidden)
+    assert torch.isnan(t_out[0, 0]).all()
+    allowed = torch.from_numpy(np.tri(3, dtype=bool) & real[:, None, None, :])  # (1, 1, 3, 3)
+    Q, K, V = (torch.from_numpy(split_heads(X @ W[name], 2)) for name in ("W_q", "W_k", "W_v"))
+    heads = torch.nn.functional.scaled_dot_product_attention(Q, K, V, attn_mask=allowed)
+    assert (heads[0, :, 0] == 0).all()
+    np.testing.assert_allclose(merge_heads(heads.numpy()) @ W["W_o"], out, rtol=1e-12, atol=1e-12)

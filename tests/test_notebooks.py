@@ -26,7 +26,11 @@ LESSONS = [
     "06_output.ipynb",
     "07_whole_picture.ipynb",
     "08_exercises.ipynb",
+    "09_many_heads.ipynb",
+    "10_positions.ipynb",
+    "11_learning_to_attend.ipynb",
     "12_attention_at_scale.ipynb",
+    "13_real_model.ipynb",
 ]
 IGNORE_TAG = "nbval-ignore-output"
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import itertools
 import math
+import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import attnlib
 from attnlib import scaled_dot_product_attention
 from attnlib.positions import rope, rope_frequencies, sinusoidal
 
@@ -71,6 +75,13 @@ def test_rope_positions_broadcast_and_dtype():
     np.testing.assert_array_equal(rope([[2, 3]]), [[2.0, 3.0]])  # integers → float64, position 0
 
 
+def test_rope_one_position_for_every_vector():
+    x = np.random.default_rng(0).normal(size=(3, 4))
+    for position in (2.5, np.float32(2.5), np.array(2.5)):
+        np.testing.assert_array_equal(rope(x, position), rope(x, [2.5, 2.5, 2.5]))
+    np.testing.assert_array_equal(rope(x[0], 2.5), rope(x[:1], [2.5])[0])
+
+
 @settings(max_examples=200, deadline=None)
 @given(
     seed=st.integers(0, 2**32 - 1),
@@ -128,9 +139,12 @@ def test_positions_break_permutation_equivariance(add_positions):
         (lambda: rope(np.ones((3, 4)), [0.0, 1.0]), ValueError, "positions"),
         (lambda: rope(np.ones((2, 3, 4)), np.zeros((3, 3))), ValueError, "positions"),
         (lambda: rope(np.ones((3, 4)), ["a", "b", "c"]), TypeError, "positions"),
+        (lambda: rope(np.ones((2, 3, 4)), [[0, 1, 2], [0, 1]]), ValueError, "positions is ragged"),
+        (lambda: rope(np.ones((3, 0))), ValueError, "even and positive"),
         (lambda: rope(np.full((3, 4), np.nan)), ValueError, "x"),
         (lambda: rope(5.0), ValueError, "x"),
         (lambda: sinusoidal(0, 4), ValueError, "n_positions"),
+        (lambda: sinusoidal(10**400, 4), ValueError, "more than an array can hold"),
         (lambda: sinusoidal(4, 2.5), TypeError, "d_model"),
         (lambda: sinusoidal(4, 4, base=0), ValueError, "base"),
         (lambda: rope_frequencies(3), ValueError, "even"),
@@ -139,3 +153,53 @@ def test_positions_break_permutation_equivariance(add_positions):
 def test_bad_input_is_named(call, error, words):
     with pytest.raises(error, match=words):
         call()
+
+
+ODD = [
+    None, True, 0, 1, -1, 2, 2.5, math.nan, math.inf, -math.inf, 1e308, 1e-320, 5e-324, 10**400, "x",
+    [], [[]], [1.0], [[1.0, 2.0]], [[1.0, 2.0], [3.0]], [[1e308, -1e308]], [[1e308, 1e308]],
+    np.ones((2, 2)), np.full((2, 2), 3e38, np.float32), np.ones((2, 2), np.float16), np.ones((2, 2), bool),
+    np.ones((2, 2), complex), np.array(1.0), np.zeros((0, 2)), np.zeros((2, 0)), np.array([[np.nan, 1.0]]),
+    np.ones((2, 2, 2)), np.ones(2), np.ones(3), np.float32(0.5), np.int64(3),
+]  # fmt: skip
+ODD_CALLS = {
+    "rope(x, positions)": (lambda x, p: rope(x, p), 2),
+    "rope(x, base=)": (lambda x, b: rope(x, base=b), 2),
+    "rope(positions, base=) far away": (lambda p, b: rope(np.ones((2, 2)), p, base=b), 2),
+    "rope_frequencies": (lambda d, b: rope_frequencies(d, base=b), 2),
+    "sinusoidal": (lambda n, d: sinusoidal(n, d), 2),
+    "sinusoidal(base=)": (lambda b: sinusoidal(300, 512, base=b), 1),
+}
+
+
+@pytest.mark.parametrize("name", ODD_CALLS)
+def test_odd_arguments_give_a_finite_answer_or_a_clear_error_from_attnlib(name):
+    call, n_args = ODD_CALLS[name]
+    package = Path(attnlib.__file__).resolve().parent
+    for args in itertools.product(ODD, repeat=n_args):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            try:
+                result = call(*args)
+            except (ValueError, TypeError) as exc:
+                frame = exc.__traceback__
+                while frame.tb_next is not None:
+                    frame = frame.tb_next
+                where = Path(frame.tb_frame.f_code.co_filename).resolve()
+                assert package in where.parents, (
+                    f"{name}{args!r}: {type(exc).__name__} raised in {where}: {exc}"
+                )
+                continue
+        assert np.isfinite(result).all(), f"{name}{args!r} gave {result!r}"
+
+
+def test_overflow_is_named():
+    with pytest.raises(ValueError, match="too large to rotate in float32"):
+        rope(np.full((1, 2), 3e38, np.float32), [0.7])
+    with pytest.raises(ValueError, match="too large to rotate in float64"):
+        rope([[1.5e308, 1.5e308]], [0.7])
+    with pytest.raises(ValueError, match="angle is infinite"):
+        rope(np.ones((1, 4)), [1e308], base=1e-300)
+    with pytest.raises(ValueError, match="frequencies base"):
+        rope_frequencies(1000, base=1e-320)
+    np.testing.assert_allclose(rope([[1e308, 0.0]], [math.pi / 2]), [[0.0, 1e308]], atol=1e300)

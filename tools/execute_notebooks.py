@@ -3,7 +3,8 @@
     .venv/bin/python tools/execute_notebooks.py notebooks/03_raw_scores.ipynb [...]
 
 Each notebook runs in a new ``python3`` kernel with ``notebooks/`` as the working directory,
-exactly as nbval will re-run it; widget state is not stored in the metadata. A notebook whose
+exactly as nbval will re-run it; neither widget state nor execution timings are stored in
+the metadata. A notebook whose
 execution fails is not saved.
 """
 
@@ -25,12 +26,15 @@ def execute(path: Path) -> None:
         "language": "python",
     }
     notebook.metadata.pop("widgets", None)
+    for cell in notebook.cells:  # no timings: a re-run changes only what the code prints
+        cell.metadata.pop("execution", None)
     client = NotebookClient(
         notebook,
         kernel_name="python3",
         timeout=600,
         resources={"metadata": {"path": str(path.parent)}},
         store_widget_state=False,
+        record_timing=False,
     )
     client.execute()
     nbformat.validate(notebook)

@@ -3,8 +3,10 @@
 Each check takes a learner's answer and the exercise's inputs, recomputes the right answer with
 attnlib, and returns a :class:`CheckResult`. When the answer is wrong, the check goes through its
 table of mistakes (:data:`ATTENTION_MISTAKES`, :data:`SCALE_MISTAKES`, :data:`COUNT_MISTAKES`,
-:data:`CAUSAL_MISTAKES`, :data:`PADDING_MISTAKES`, and for lesson 12 :data:`MEMORY_MISTAKES`,
-:data:`RESCALE_MISTAKES`, :data:`SKIP_MISTAKES`): each row *makes* its mistake on the exercise's
+:data:`CAUSAL_MISTAKES`, :data:`PADDING_MISTAKES`; lesson 10's :data:`SINUSOIDAL_MISTAKES`,
+:data:`SHIFT_MISTAKES`, :data:`TARGET_MISTAKES`; lesson 11's gradient tables in
+:mod:`attnlib.checks.gradients`; lesson 12's :data:`MEMORY_MISTAKES`, :data:`RESCALE_MISTAKES`,
+:data:`SKIP_MISTAKES`): each row *makes* its mistake on the exercise's
 inputs (the softmax over the wrong axis, the scale after the softmax, ``K`` used for ``V``, ...)
 and, when the result equals the learner's answer, the message names that mistake. Messages never
 show a number of the right answer, so the learner can try again. End a notebook cell with a check
@@ -31,6 +33,14 @@ Numbers computed by hand are compared with a tolerance: ``decimals=2`` accepts a
 
 from attnlib.checks.attention import ATTENTION_MISTAKES, check_attention
 from attnlib.checks.counts import COUNT_MISTAKES, COUNTING_CONVENTION, check_operation_counts
+from attnlib.checks.gradients import (
+    DIRECTION_MISTAKES,
+    SOFTMAX_GRADIENT_MISTAKES,
+    VALUE_GRADIENT_MISTAKES,
+    check_score_direction,
+    check_softmax_gradient,
+    check_value_gradient,
+)
 from attnlib.checks.masks import CAUSAL_MISTAKES, PADDING_MISTAKES, check_causal_mask, check_padding_mask
 from attnlib.checks.memory import (
     MEMORY_MISTAKES,
@@ -41,6 +51,14 @@ from attnlib.checks.memory import (
     check_weights_memory,
 )
 from attnlib.checks.mistakes import Mistake
+from attnlib.checks.positions import (
+    SHIFT_MISTAKES,
+    SINUSOIDAL_MISTAKES,
+    TARGET_MISTAKES,
+    check_rope_targets,
+    check_shifted_score,
+    check_sinusoidal,
+)
 from attnlib.checks.result import CheckResult
 from attnlib.checks.scale import SCALE_MISTAKES, check_scale
 from attnlib.checks.values import check_shape, check_value
@@ -50,11 +68,17 @@ __all__ = [
     "CAUSAL_MISTAKES",
     "COUNTING_CONVENTION",
     "COUNT_MISTAKES",
+    "DIRECTION_MISTAKES",
     "MEMORY_MISTAKES",
     "PADDING_MISTAKES",
     "RESCALE_MISTAKES",
     "SCALE_MISTAKES",
+    "SHIFT_MISTAKES",
+    "SINUSOIDAL_MISTAKES",
     "SKIP_MISTAKES",
+    "SOFTMAX_GRADIENT_MISTAKES",
+    "TARGET_MISTAKES",
+    "VALUE_GRADIENT_MISTAKES",
     "CheckResult",
     "Mistake",
     "check_attention",
@@ -62,9 +86,15 @@ __all__ = [
     "check_operation_counts",
     "check_padding_mask",
     "check_rescale_factor",
+    "check_rope_targets",
     "check_scale",
+    "check_score_direction",
     "check_shape",
+    "check_shifted_score",
+    "check_sinusoidal",
     "check_skipped_blocks",
+    "check_softmax_gradient",
     "check_value",
+    "check_value_gradient",
     "check_weights_memory",
 ]

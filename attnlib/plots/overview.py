@@ -32,7 +32,7 @@ class AttentionFigure:
     score_map, weight_map : Heatmap
         The raw scores (top right) and the weights (bottom left).
     embedding_arrows, context_arrows, faint_arrows : Arrows
-        The embeddings (top left), the contextualized vectors and, faint and unlabelled behind
+        The embeddings (top left), the outputs and, faint and unlabelled behind
         them, the embeddings again (bottom right).
     """
 
@@ -60,7 +60,7 @@ def attention_figure(
     """The whole picture in one 2×2 figure, from one :func:`attnlib.attention_steps` call.
 
     Top left: the embeddings as arrows. Top right: the raw scores ``Q Kᵀ``. Bottom left: the
-    attention weights (each row sums to 1). Bottom right: the contextualized vectors (the
+    attention weights (each row sums to 1). Bottom right: the outputs (the
     output, ``weights · V``) as arrows, with the embeddings faint behind them.
 
     Parameters
@@ -92,7 +92,7 @@ def attention_figure(
     )
     faint_arrows = vectors(ax_c, X, [""] * len(tokens), alpha=0.25, limits=limits)
     context_arrows = vectors(
-        ax_c, steps.output, tokens, title="4. Contextualized vectors (weights · V)", limits=limits,
+        ax_c, steps.output, tokens, title="4. Outputs (weights · V)", limits=limits,
         spread_labels=spread_labels,
     )  # fmt: skip
     return AttentionFigure(

@@ -18,7 +18,7 @@ from matplotlib.text import Text
 from attnlib.core import softmax
 from attnlib.plots.cells import format_cell
 from attnlib.plots.limits import check_limits
-from attnlib.plots.styles import OKABE_ITO, figure, style_context
+from attnlib.plots.styles import OKABE_ITO, RAW_COLOR, figure, style_context
 from attnlib.validation import as_real_array
 
 __all__ = ["SoftmaxFigure", "check_temperature", "softmax_figure"]
@@ -118,7 +118,7 @@ def softmax_figure(
     fig, axes = figure(1, 2, figsize=figsize, style=style)
     ax_s, ax_w = axes[0]
     with style_context(style):
-        score_bars = ax_s.bar(x, heights, 0.6, color=OKABE_ITO[1])
+        score_bars = ax_s.bar(x, heights, 0.6, color=RAW_COLOR)
         weight_bars = ax_w.bar(x, weights, 0.6, color=OKABE_ITO[2])
         nudge = 0.02 * (high - low)
         score_texts = [

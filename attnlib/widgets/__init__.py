@@ -5,7 +5,11 @@
     widgets.scaling_explorer()      # lesson 04: why divide by √d_k
     widgets.softmax_explorer()      # lesson 05: scores, temperature and masks → weights
     widgets.similarity_explorer()   # lessons 01 and 03: dot product, cosine and angle
+    widgets.multi_head_explorer(...)  # lesson 09: two heads, their concatenation and W_o
+    widgets.rope_explorer()         # lesson 10: RoPE turns a query and a key by their positions
+    widgets.training_replay(run)    # lesson 11: a saved training run, step by step
     widgets.online_softmax_explorer()  # lesson 12: one query row read block by block
+    widgets.head_explorer()         # lesson 13: every head of a real model (all-MiniLM-L6-v2)
 
 Each explorer is an `anywidget <https://anywidget.dev>`_ (an ipywidgets ``DOMWidget``): displaying
 it shows native sliders (keyboard-operable) and an SVG picture, the same panels, titles, labels
@@ -60,24 +64,36 @@ from __future__ import annotations
 
 from attnlib.plots import score_limits, similarity_limits
 from attnlib.widgets.base import Explorer
+from attnlib.widgets.heads import HeadExplorer, head_explorer
+from attnlib.widgets.multihead import MultiHeadExplorer, multi_head_explorer
 from attnlib.widgets.online_softmax import OnlineSoftmaxExplorer, online_softmax_explorer
 from attnlib.widgets.playground import Playground, playground
+from attnlib.widgets.rope import RopeExplorer, rope_explorer
 from attnlib.widgets.scaling import ScalingExplorer, scaling_explorer
 from attnlib.widgets.similarity import SimilarityExplorer, similarity_explorer
 from attnlib.widgets.softmax import SoftmaxExplorer, softmax_explorer
+from attnlib.widgets.training import TrainingReplay, training_replay
 
 __all__ = [
     "Explorer",
+    "HeadExplorer",
+    "MultiHeadExplorer",
     "OnlineSoftmaxExplorer",
     "Playground",
+    "RopeExplorer",
     "ScalingExplorer",
     "SimilarityExplorer",
     "SoftmaxExplorer",
+    "TrainingReplay",
+    "head_explorer",
+    "multi_head_explorer",
     "online_softmax_explorer",
     "playground",
+    "rope_explorer",
     "scaling_explorer",
     "score_limits",
     "similarity_explorer",
     "similarity_limits",
     "softmax_explorer",
+    "training_replay",
 ]

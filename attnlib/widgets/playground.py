@@ -148,7 +148,7 @@ def playground(
     """The whole picture of lesson 07, with a slider for every number.
 
     Four panels, as :func:`attnlib.plots.attention_figure` draws them: the embeddings, the raw
-    scores ``Q Kᵀ``, the weights and the contextualized vectors. An x and a y slider for every
+    scores ``Q Kᵀ``, the weights and the outputs. An x and a y slider for every
     token's embedding, a d_k slider, a causal-mask toggle, a light/dark select and a reset button.
 
     The d_k slider only sets the scale ``1/√d_k`` of the scores: the vectors stay 2D, so it shows

@@ -15,14 +15,19 @@ import sys
 from pathlib import Path
 
 import numpy as np
+from multihead_fixtures import multihead_cases
 
 from attnlib import plots
 from attnlib.core import attention_steps, causal_mask, default_scale, softmax
+from attnlib.plots.rotary import ROPE_KEY, ROPE_QUERY
+from attnlib.positions import rope, rope_frequencies
 from attnlib.projection import qkv
 from attnlib.scaling import D_K_VALUES, entropy, random_queries_keys
 from attnlib.similarity import similarity
+from attnlib.training import Model, token_labels, train
 from attnlib.widgets.base import colormap_table, theme
 from attnlib.widgets.scaling import scaling_table
+from attnlib.widgets.training import replay_table
 
 SEED = 20261123
 
@@ -184,6 +189,41 @@ def format_cases(rng: np.random.Generator) -> list[list]:
     return [*cases, [None, 2, plots.format_cell(-np.inf)]]
 
 
+def rope_cases() -> list[dict]:
+    """RoPE (lesson 10): vectors of d = 2 … 16 at real positions from −1000 to 1000, and the RoPE
+    explorer's 2D query and key at every slider position it offers, rotated by attnlib."""
+    rng = np.random.default_rng(SEED + 10)  # its own stream: the other fixtures stay as they were
+    inputs = []
+    for d in (2, 4, 8, 16):
+        for base in (10000.0, 100.0):
+            q, k = rng.normal(size=(2, d))
+            m, n = rng.uniform(-1000, 1000, 2)
+            inputs.append((q, k, 0.0, float(m), float(n), base))
+    for m, n, offset in ((0, 0, 0), (2, 5, 0), (2, 5, 7), (12, 0, 12), (0, 12, 3)):
+        inputs.append((np.array(ROPE_QUERY), np.array(ROPE_KEY), float(offset), float(m), float(n), 10000.0))
+    cases = []
+    for q, k, offset, m, n, base in inputs:
+        rotated_q = rope(q, [m + offset], base=base)
+        rotated_k = rope(k, [n + offset], base=base)
+        cases.append(
+            {
+                "query": q.tolist(),
+                "key": k.tolist(),
+                "queryPosition": m,
+                "keyPosition": n,
+                "offset": offset,
+                "base": base,
+                "expected": {
+                    "frequencies": rope_frequencies(q.size, base=base).tolist(),
+                    "rotatedQuery": rotated_q.tolist(),
+                    "rotatedKey": rotated_k.tolist(),
+                    "score": float(rotated_q @ rotated_k),
+                },
+            }
+        )
+    return cases
+
+
 def fixtures() -> dict:
     rng = np.random.default_rng(SEED)
     return {
@@ -200,7 +240,16 @@ def fixtures() -> dict:
         "themes": {style: theme(style) for style in plots.STYLES},
         "formatCell": format_cases(rng),
         "scalingTable": {"n_queries": 32, "n_keys": 8, "seed": 3, "table": scaling_table(32, 8, 3)},
+        "multihead": multihead_cases(),
+        "rope": rope_cases(),
+        "trainingReplay": training_replay_case(),
     }
+
+
+def training_replay_case() -> dict:
+    """A short seeded run of lesson 11's model, as the training replay receives it."""
+    run = train(Model(length=6), steps=30, snapshot_every=10, seed=2)
+    return {"table": replay_table(run), "losses": run.losses.tolist(), "tokens": token_labels(run.probe)}
 
 
 def main(folder: str) -> Path:

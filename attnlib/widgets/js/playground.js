@@ -1,5 +1,5 @@
-// The playground of lesson 07: four panels (embeddings, raw scores Q Kᵀ, weights, contextualized
-// vectors) as attnlib.plots.attention_figure draws them, with a slider for every number.
+// The playground of lesson 07: four panels (embeddings, raw scores Q Kᵀ, weights, outputs)
+// as attnlib.plots.attention_figure draws them, with a slider for every number.
 // Every move redraws from the mirror of attnlib's arithmetic inside the input event, then sends
 // the new inputs to Python, which recomputes them with attnlib.
 
@@ -87,7 +87,7 @@ export function drawPlayground(state, steps, theme, colormaps) {
 
   const bottom = { x: 590, y: 450, width: 300, height: 300 };
   const panel4 = vectorPanel(bottom, limits, theme);
-  parts.push(title(bottom, "4. Contextualized vectors (weights \u00b7 V)", theme), panel4.markup);
+  parts.push(title(bottom, "4. Outputs (weights \u00b7 V)", theme), panel4.markup);
   parts.push(arrowsMarkup(panel4, embeddings, tokens, theme.palette, { opacity: 0.25, reach }));
   parts.push(arrowsMarkup(panel4, steps.output, tokens, theme.palette, { reach }));
 

@@ -62,7 +62,7 @@ export function drawSoftmax(state, result, theme) {
   });
   parts.push(title(left, "Scores s", theme), scoreFrame.markup);
   parts.push(element("line", { x1: left.x, x2: left.x + left.width, y1: scoreFrame.sy(0), y2: scoreFrame.sy(0), stroke: theme.edge }));
-  parts.push(bars(scoreFrame, shown, theme.palette[1], "scores", (v) => formatNumber(v), theme, left));
+  parts.push(bars(scoreFrame, shown, theme.raw, "scores", (v) => formatNumber(v), theme, left));
 
   const right = { x: 520, y: 40, width: 360, height: 280 };
   const weightFrame = axes(right, {

@@ -1,0 +1,427 @@
+"""Self-checks of lesson 10 (positions), each with its table of mistakes.
+
+- :func:`check_sinusoidal`: a few entries of a sinusoidal encoding computed by hand
+  (``PE[3, :4]``); :data:`SINUSOIDAL_MISTAKES` makes each likely slip (sine and cosine swapped,
+  ``i`` where the exponent has ``2i``, degrees for radians, ...).
+- :func:`check_shifted_score`: the score of a query and a key rotated by RoPE after both
+  positions moved by the same amount; :data:`SHIFT_MISTAKES` moves only one of them, forgets the
+  rotation, flips the distance.
+- :func:`check_rope_targets`: which of q, k, v RoPE rotates; :data:`TARGET_MISTAKES` names a
+  rotated v, a forgotten q or k.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from attnlib.checks.answers import placeholder, read_array
+from attnlib.checks.inputs import exercise_number, tolerance, whole_number
+from attnlib.checks.mistakes import Mistake, describe, matching
+from attnlib.checks.result import CheckResult, failed, passed
+from attnlib.checks.values import number_verdict
+from attnlib.checks.wording import shape_text
+from attnlib.positions import rope, sinusoidal
+
+__all__ = [
+    "SHIFT_MISTAKES",
+    "SINUSOIDAL_MISTAKES",
+    "TARGET_MISTAKES",
+    "EncodingExercise",
+    "ShiftExercise",
+    "check_rope_targets",
+    "check_shifted_score",
+    "check_sinusoidal",
+]
+
+
+# --- PE[p, :columns] -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class EncodingExercise:
+    """Entries ``PE[position, :columns]`` of the sinusoidal encodings of width ``d_model``."""
+
+    position: int
+    d_model: int
+    columns: int
+    base: float
+
+    def row(
+        self,
+        *,
+        position: float | None = None,
+        d_model: int | None = None,
+        exponent: Callable[[np.ndarray], np.ndarray] | None = None,
+        swapped: bool = False,
+        times: bool = False,
+        degrees: bool = False,
+    ) -> np.ndarray:
+        """``PE[position, :columns]`` computed with the formula changed as a mistake changes it.
+
+        ``exponent(j)`` gives, for the column indices ``j``, what multiplies ``1/d_model`` in the
+        exponent (``2i`` for both columns of pair ``i`` in the right formula).
+        """
+        p = self.position if position is None else position
+        d = self.d_model if d_model is None else d_model
+        j = np.arange(self.columns)
+        power = (j - j % 2 if exponent is None else exponent(j)) / d
+        angle = p * self.base**power if times else p / self.base**power
+        if degrees:
+            angle = np.deg2rad(angle)
+        even = (j % 2 == 0) != swapped
+        return np.where(even, np.sin(angle), np.cos(angle))
+
+
+#: The slips of a sinusoidal encoding by hand, most likely first; ``wrong`` gives the entries.
+SINUSOIDAL_MISTAKES: tuple[Mistake[EncodingExercise], ...] = (
+    Mistake(
+        "Sine and cosine swapped",
+        "the even columns 0, 2, … hold the sines and the odd columns 1, 3, … the cosines.",
+        lambda ex: ex.row(swapped=True),
+    ),
+    Mistake(
+        "Used i instead of 2i in the exponent",
+        "columns 2i and 2i+1 share the angle p / base^(2i/d_model): the exponent of pair i is 2i/d_model, "
+        "so columns 2 and 3 use 2/d_model.",
+        lambda ex: ex.row(exponent=lambda j: j // 2),
+    ),
+    Mistake(
+        "Each column its own frequency",
+        "a sine and the cosine after it share one angle: columns 2i and 2i+1 both use the exponent "
+        "2i/d_model, not their own column index.",
+        lambda ex: ex.row(exponent=lambda j: j),
+    ),
+    Mistake(
+        "2i with i the column index",
+        "i counts pairs of columns, not columns: column j belongs to pair i = j // 2, whose exponent "
+        "is 2i/d_model.",
+        lambda ex: ex.row(exponent=lambda j: 2 * j),
+    ),
+    Mistake(
+        "Used d = {ex.columns} instead of d_model = {ex.d_model}",
+        "the exponent divides by the width of the whole encoding, d_model, even when you compute only "
+        "its first {ex.columns} columns.",
+        lambda ex: ex.row(d_model=ex.columns) if ex.columns != ex.d_model else None,
+    ),
+    Mistake(
+        "Multiplied by base^(2i/d_model) instead of dividing",
+        "the angle is p / base^(2i/d_model): the later columns turn more slowly, not faster.",
+        lambda ex: ex.row(times=True),
+    ),
+    Mistake(
+        "Degrees instead of radians",
+        "the angle is in radians: set your calculator to radians (numpy's sin and cos take radians).",
+        lambda ex: ex.row(degrees=True),
+    ),
+    Mistake(
+        "Off by one position",
+        "row p of PE is position p, counted from 0 like the tokens: PE[{ex.position}] is position "
+        "{ex.position}.",
+        lambda ex: ex.row(position=ex.position - 1),
+    ),
+    Mistake(
+        "Off by one position",
+        "row p of PE is position p, counted from 0 like the tokens: PE[{ex.position}] is position "
+        "{ex.position}.",
+        lambda ex: ex.row(position=ex.position + 1),
+    ),
+)
+
+
+def check_sinusoidal(
+    answer: object,
+    position: int,
+    d_model: int,
+    *,
+    columns: int | None = None,
+    base: float = 10000.0,
+    decimals: int = 3,
+) -> CheckResult:
+    """Check ``PE[position, :columns]`` of :func:`attnlib.positions.sinusoidal`, computed by hand.
+
+    Parameters
+    ----------
+    answer : array_like, shape (columns,)
+        The learner's entries.
+    position : int
+        The row of ``PE`` (positions count from 0).
+    d_model : int
+        The width of the encodings (the exponent divides by it).
+    columns : int, optional
+        How many leading columns the answer holds (default: all ``d_model``).
+    base : float
+        The wavelength base (10000 in the paper).
+    decimals : int
+        Passes when every entry is within ``10**-decimals`` of attnlib's.
+
+    Returns
+    -------
+    CheckResult
+        Passed; or the mistake of :data:`SINUSOIDAL_MISTAKES` that gives these entries; otherwise a
+        wrong shape or the first column that is off. The right entries are never shown.
+    """
+    ex = EncodingExercise(
+        position=whole_number(position, "position", minimum=0),
+        d_model=whole_number(d_model, "d_model"),
+        columns=0,
+        base=exercise_number(base, "base"),
+    )
+    n_columns = ex.d_model if columns is None else whole_number(columns, "columns")
+    if n_columns > ex.d_model:
+        raise ValueError(f"columns must be at most d_model = {ex.d_model}, got {n_columns}")
+    ex = EncodingExercise(ex.position, ex.d_model, n_columns, ex.base)
+    right = sinusoidal(ex.position + 1, ex.d_model, base=ex.base)[ex.position, : ex.columns]
+    atol, _ = tolerance(decimals)
+    name = f"PE[{ex.position}, :{ex.columns}]"
+    arr = read_array(answer, name)
+    if isinstance(arr, CheckResult):
+        return arr
+    if arr.shape != right.shape:
+        return failed(
+            f"Wrong shape: {name} holds {ex.columns} numbers, shape ({ex.columns},); yours is "
+            f"{shape_text(arr.shape)}."
+        )
+    if not np.isfinite(arr).all():
+        return failed(f"{name} has NaN or an infinity; every entry is a sine or a cosine, between −1 and 1.")
+    if np.allclose(arr, right, rtol=0.0, atol=atol):
+        return passed(f"Correct: every entry of {name} is within {atol:g} of attnlib's.")
+
+    def fits(wrong: object) -> bool:
+        candidate = np.asarray(wrong)
+        return bool(
+            np.allclose(arr, candidate, rtol=0.0, atol=atol)
+            and not np.allclose(candidate, right, rtol=0.0, atol=atol)
+        )
+
+    found = matching(SINUSOIDAL_MISTAKES, ex, fits)
+    if found:
+        return failed(describe("", found, ex))
+    column = int(np.argmax(~np.isclose(arr, right, rtol=0.0, atol=atol)))
+    kind = "sin" if column % 2 == 0 else "cos"
+    pair = column // 2
+    return failed(
+        f"Not yet: column {column} is off. It is "
+        f"{kind}({ex.position} / {ex.base:g}^({2 * pair}/{ex.d_model})), in radians; check that entry again."
+    )
+
+
+# --- a score after both positions move -------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ShiftExercise:
+    """A query at position ``m`` and a key at ``n``, both moved by ``shift``, rotated by RoPE."""
+
+    q: np.ndarray
+    k: np.ndarray
+    m: float
+    n: float
+    shift: float
+    base: float
+
+    def score(self, m: float, n: float) -> float:
+        """``rope(q, m) · rope(k, n)``."""
+        return float(rope(self.q, [m], base=self.base) @ rope(self.k, [n], base=self.base))
+
+
+#: What a learner may predict for the score after the shift, most likely first.
+SHIFT_MISTAKES: tuple[Mistake[ShiftExercise], ...] = (
+    Mistake(
+        "Moved only the query",
+        "both positions move by {ex.shift:g}: the query's and the key's.",
+        lambda ex: ex.score(ex.m + ex.shift, ex.n),
+    ),
+    Mistake(
+        "Moved only the key",
+        "both positions move by {ex.shift:g}: the query's and the key's.",
+        lambda ex: ex.score(ex.m, ex.n + ex.shift),
+    ),
+    Mistake(
+        "Left out the rotation",
+        "with RoPE the score is rope(q, m) · rope(k, n), not q · k: rotate both before the dot product.",
+        lambda ex: float(ex.q @ ex.k),
+    ),
+    Mistake(
+        "Swapped the positions",
+        "the score depends on the signed distance m − n: the query stays at the query's position and "
+        "the key at the key's.",
+        lambda ex: ex.score(ex.n + ex.shift, ex.m + ex.shift),
+    ),
+    Mistake(
+        "Added the shift to the score",
+        "the shift moves positions, which turn the vectors; it is not added to the score.",
+        lambda ex: ex.score(ex.m, ex.n) + ex.shift,
+    ),
+)
+
+
+def check_shifted_score(
+    answer: object,
+    q: npt.ArrayLike,
+    k: npt.ArrayLike,
+    m: float,
+    n: float,
+    shift: float,
+    *,
+    base: float = 10000.0,
+    decimals: int = 3,
+) -> CheckResult:
+    """Check the predicted score ``rope(q, m + shift) · rope(k, n + shift)``.
+
+    Parameters
+    ----------
+    answer : float
+        The learner's prediction.
+    q, k : array_like, shape (d,)
+        The query and the key, ``d`` even.
+    m, n : float
+        Their positions before the shift.
+    shift : float
+        How far both positions move.
+    base : float
+        RoPE's frequency base.
+    decimals : int
+        Passes within ``10**-decimals``.
+
+    Returns
+    -------
+    CheckResult
+        Passed; or the mistake of :data:`SHIFT_MISTAKES` that gives the number; otherwise too
+        high or too low. The right score is never shown.
+    """
+    query = np.asarray(rope(q, [0.0], base=base), dtype=np.float64)  # validates q and base
+    key = np.asarray(rope(k, [0.0], base=base), dtype=np.float64)
+    if query.shape != key.shape or query.ndim != 1:
+        raise ValueError(
+            f"q and k must be single vectors of the same length, got shapes {np.shape(q)} and {np.shape(k)}"
+        )
+    ex = ShiftExercise(
+        q=query,
+        k=key,
+        m=exercise_number(m, "m"),
+        n=exercise_number(n, "n"),
+        shift=exercise_number(shift, "shift"),
+        base=float(base),
+    )
+    right = ex.score(ex.m + ex.shift, ex.n + ex.shift)
+    mistakes = [
+        (mistake.message(ex), wrong) for mistake in SHIFT_MISTAKES if (wrong := mistake.wrong(ex)) is not None
+    ]
+    name = f"the score after moving both positions by {ex.shift:g}"
+    return number_verdict(answer, right, decimals=decimals, name=name, mistakes=mistakes)
+
+
+# --- which of q, k, v ------------------------------------------------------------------------------
+
+#: The words a learner may use for each of q, k, v.
+_NAMES = {
+    "q": "q",
+    "query": "q",
+    "queries": "q",
+    "k": "k",
+    "key": "k",
+    "keys": "k",
+    "v": "v",
+    "value": "v",
+    "values": "v",
+}
+_FILLERS = {"and", "both", "only", "the", "&", "+", "plus"}
+RIGHT_TARGETS = frozenset({"q", "k"})
+
+#: The wrong sets of rotated vectors, most likely first; ``wrong`` gives the set.
+TARGET_MISTAKES: tuple[Mistake[frozenset[str]], ...] = (
+    Mistake(
+        "Rotating v",
+        "the values are what gets averaged, not compared: positions belong in the scores q · k, "
+        "so RoPE turns only the vectors that meet in the dot product. The values are left as they are.",
+        lambda right: right | {"v"},
+    ),
+    Mistake(
+        "Only the query",
+        "a score compares two vectors; the distance m − n appears only when both are turned by their "
+        "own position.",
+        lambda right: frozenset({"q"}),
+    ),
+    Mistake(
+        "Only the key",
+        "a score compares two vectors; the distance m − n appears only when both are turned by their "
+        "own position.",
+        lambda right: frozenset({"k"}),
+    ),
+    Mistake(
+        "Only the values",
+        "rotating the values does not change a single score: the weights would still ignore positions.",
+        lambda right: frozenset({"v"}),
+    ),
+    Mistake(
+        "One of q, k with v",
+        "the values are left as they are, and a score sees positions only when both the query and the key "
+        "are rotated.",
+        lambda right: frozenset({"q", "v"}),
+    ),
+    Mistake(
+        "One of q, k with v",
+        "the values are left as they are, and a score sees positions only when both the query and the key "
+        "are rotated.",
+        lambda right: frozenset({"k", "v"}),
+    ),
+)
+
+
+def check_rope_targets(answer: object) -> CheckResult:
+    """Check which of q, k, v RoPE rotates.
+
+    Parameters
+    ----------
+    answer : str or collection of str
+        ``"q, k"``, ``"queries and keys"``, ``"qk"``, ``["q", "k"]``, ``{"Q", "K"}``, ...
+
+    Returns
+    -------
+    CheckResult
+        Passed, or the mistake of :data:`TARGET_MISTAKES` the set contains, or what could not be
+        read.
+    """
+    missing = placeholder(answer, "the answer")
+    if missing is not None:
+        return missing
+    chosen = _read_targets(answer)
+    if isinstance(chosen, CheckResult):
+        return chosen
+    if chosen == RIGHT_TARGETS:
+        return passed("Correct: RoPE rotates the queries and the keys, and leaves the values alone.")
+    if not chosen:
+        return failed("Name at least one of q, k, v: RoPE rotates some of them.")
+    found = matching(TARGET_MISTAKES, RIGHT_TARGETS, lambda wrong: wrong == chosen)
+    return failed(describe("", found, RIGHT_TARGETS))
+
+
+def _read_targets(answer: object) -> frozenset[str] | CheckResult:
+    """The set of q, k, v the answer names, or a failed result saying what could not be read."""
+    if isinstance(answer, str):
+        words: Iterable[object] = re.split(r"[\s,;/]+", answer.strip().lower())
+    elif isinstance(answer, (list, tuple, set, frozenset)):
+        words = answer
+    else:
+        return failed(
+            f'Give the letters as text, such as "q, v" or a list ["q", "v"]; got {type(answer).__name__}.'
+        )
+    chosen: set[str] = set()
+    for word in words:
+        if not isinstance(word, str):
+            return failed(f'Each entry must be one of "q", "k", "v" as text; got {word!r}.')
+        token = word.strip().lower().rstrip(".")
+        if not token or token in _FILLERS:
+            continue
+        if token in _NAMES:
+            chosen.add(_NAMES[token])
+        elif set(token) <= {"q", "k", "v"}:
+            chosen.update(token)
+        else:
+            return failed(f"Could not read {word!r}: name the vectors as q, k and v (or query, key, value).")
+    return frozenset(chosen)

@@ -1,0 +1,449 @@
+"""The BERT encoder's forward pass in NumPy float32, its attention computed by :mod:`attnlib.multihead`.
+
+With row vectors times matrices, as in every lesson (PyTorch stores ``nn.Linear`` weights as
+(out, in); they are transposed once, when loaded)::
+
+    x_0 = LayerNorm(word[ids] + position[0 … n−1] + token_type[type_ids])          (..., n, d)
+    for every layer:
+        a   = MultiHead(x, x) with W_q, W_k, W_v, W_o and their biases; padding hidden
+        x   = LayerNorm(x + a)                                 # residual, then layer norm
+        f   = GELU(x W_1 + b_1) W_2 + b_2                      # feed-forward, d → d_ff → d
+        x   = LayerNorm(x + f)
+
+The biases of the queries, keys and values ride along as one extra row of each weight matrix,
+multiplied by a column of ones appended to ``x``: ``[x, 1] [[W], [b]] = x W + b``. So the
+attention of every layer is exactly :func:`attnlib.multihead.multi_head_attention`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from attnlib.multihead import multi_head_attention
+
+__all__ = [
+    "BertConfig",
+    "BertWeights",
+    "EmbeddingWeights",
+    "EncoderOutput",
+    "LayerWeights",
+    "embed",
+    "encode",
+    "encoder_layer",
+    "gelu",
+    "layer_norm",
+    "self_attention",
+    "weights_from_tensors",
+]
+
+
+@dataclass(frozen=True)
+class BertConfig:
+    """The sizes of a BERT encoder, from its ``config.json``.
+
+    Attributes
+    ----------
+    n_layers, n_heads, d_model, d_ff : int
+        Layers, heads per layer, width of the hidden states, width of the feed-forward layer.
+    vocab_size, max_positions, type_vocab_size : int
+        Rows of the word, position and token-type embedding tables.
+    layer_norm_eps : float
+    pad_token_id : int
+    """
+
+    n_layers: int
+    n_heads: int
+    d_model: int
+    d_ff: int
+    vocab_size: int
+    max_positions: int
+    type_vocab_size: int
+    layer_norm_eps: float
+    pad_token_id: int
+
+    @property
+    def d_k(self) -> int:
+        """The width of one head's queries and keys: ``d_model / n_heads``."""
+        return self.d_model // self.n_heads
+
+    @classmethod
+    def from_json(cls, path: str | os.PathLike[str]) -> BertConfig:
+        """Read a hub ``config.json`` of a BERT model (``gelu``, absolute positions)."""
+        with open(path, encoding="utf-8") as handle:
+            raw: dict[str, Any] = json.load(handle)
+        return cls.from_dict(raw, where=str(path))
+
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any], *, where: str = "the config") -> BertConfig:
+        """The config from the dict of a ``config.json``; refuses what this encoder does not compute."""
+        needed = {
+            "n_layers": "num_hidden_layers",
+            "n_heads": "num_attention_heads",
+            "d_model": "hidden_size",
+            "d_ff": "intermediate_size",
+            "vocab_size": "vocab_size",
+            "max_positions": "max_position_embeddings",
+            "type_vocab_size": "type_vocab_size",
+        }
+        missing = [key for key in needed.values() if key not in raw]
+        if missing:
+            raise ValueError(f"{where} lacks {', '.join(missing)}: not a BERT config")
+        for key, expected in (("hidden_act", "gelu"), ("position_embedding_type", "absolute")):
+            if raw.get(key, expected) != expected:
+                raise ValueError(f"{where} has {key}={raw[key]!r}; this encoder computes only {expected!r}")
+        config = cls(
+            **{name: int(raw[key]) for name, key in needed.items()},
+            layer_norm_eps=float(raw.get("layer_norm_eps", 1e-12)),
+            pad_token_id=int(raw.get("pad_token_id", 0)),
+        )
+        if config.d_model % config.n_heads:
+            raise ValueError(
+                f"{where}: hidden_size {config.d_model} does not divide into {config.n_heads} heads"
+            )
+        return config
+
+
+@dataclass(frozen=True)
+class EmbeddingWeights:
+    """The embedding tables and their layer norm.
+
+    Attributes
+    ----------
+    word : (vocab_size, d_model)
+    position : (max_positions, d_model)
+    token_type : (type_vocab_size, d_model)
+    gamma, beta : (d_model,)
+    """
+
+    word: np.ndarray
+    position: np.ndarray
+    token_type: np.ndarray
+    gamma: np.ndarray
+    beta: np.ndarray
+
+
+@dataclass(frozen=True)
+class LayerWeights:
+    """One encoder layer, every matrix as (in, out) so that ``x W + b`` applies it.
+
+    Attributes
+    ----------
+    W_q, W_k, W_v, W_o : (d_model, d_model)
+    b_q, b_k, b_v, b_o : (d_model,)
+    gamma_1, beta_1 : (d_model,)
+        The layer norm after attention.
+    W_1 : (d_model, d_ff)
+    b_1 : (d_ff,)
+    W_2 : (d_ff, d_model)
+    b_2 : (d_model,)
+    gamma_2, beta_2 : (d_model,)
+        The layer norm after the feed-forward layer.
+    """
+
+    W_q: np.ndarray
+    b_q: np.ndarray
+    W_k: np.ndarray
+    b_k: np.ndarray
+    W_v: np.ndarray
+    b_v: np.ndarray
+    W_o: np.ndarray
+    b_o: np.ndarray
+    gamma_1: np.ndarray
+    beta_1: np.ndarray
+    W_1: np.ndarray
+    b_1: np.ndarray
+    W_2: np.ndarray
+    b_2: np.ndarray
+    gamma_2: np.ndarray
+    beta_2: np.ndarray
+
+    @cached_property
+    def with_biases(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``W_q``, ``W_k``, ``W_v`` each with its bias as one more row: (d_model + 1, d_model)."""
+        return (
+            np.vstack([self.W_q, self.b_q]),
+            np.vstack([self.W_k, self.b_k]),
+            np.vstack([self.W_v, self.b_v]),
+        )
+
+
+@dataclass(frozen=True)
+class BertWeights:
+    """All the weights of the encoder: the embeddings and one :class:`LayerWeights` per layer."""
+
+    embeddings: EmbeddingWeights
+    layers: tuple[LayerWeights, ...]
+
+
+@dataclass(frozen=True)
+class EncoderOutput:
+    """What :func:`encode` returns.
+
+    Attributes
+    ----------
+    hidden_states : (n_layers + 1, ..., n, d_model) float32
+        The embeddings (index 0), then the output of every layer.
+    attentions : (n_layers, ..., n_heads, n, n) float32
+        Every head's attention weights in every layer (rows: queries, columns: keys).
+    """
+
+    hidden_states: np.ndarray
+    attentions: np.ndarray
+
+
+def weights_from_tensors(tensors: dict[str, np.ndarray], config: BertConfig) -> BertWeights:
+    """Arrange the tensors of a BERT ``model.safetensors`` (PyTorch names) into :class:`BertWeights`.
+
+    Parameters
+    ----------
+    tensors : dict of str to ndarray
+        As read by ``safetensors.numpy.load_file``; the names may carry a ``bert.`` prefix.
+    config : BertConfig
+    """
+    named = {key.removeprefix("bert."): value for key, value in tensors.items()}
+
+    def get(name: str, shape: tuple[int, ...]) -> np.ndarray:
+        if name not in named:
+            raise ValueError(f"the model's tensors have no {name!r}: not a BERT encoder of this config")
+        value = np.asarray(named[name], dtype=np.float32)
+        if value.shape != shape:
+            raise ValueError(f"tensor {name!r} has shape {value.shape}, expected {shape} from the config")
+        return value
+
+    d, f = config.d_model, config.d_ff
+    embeddings = EmbeddingWeights(
+        word=get("embeddings.word_embeddings.weight", (config.vocab_size, d)),
+        position=get("embeddings.position_embeddings.weight", (config.max_positions, d)),
+        token_type=get("embeddings.token_type_embeddings.weight", (config.type_vocab_size, d)),
+        gamma=get("embeddings.LayerNorm.weight", (d,)),
+        beta=get("embeddings.LayerNorm.bias", (d,)),
+    )
+    layers = []
+    for i in range(config.n_layers):
+        p = f"encoder.layer.{i}."
+        layers.append(
+            LayerWeights(
+                W_q=get(p + "attention.self.query.weight", (d, d)).T.copy(),
+                b_q=get(p + "attention.self.query.bias", (d,)),
+                W_k=get(p + "attention.self.key.weight", (d, d)).T.copy(),
+                b_k=get(p + "attention.self.key.bias", (d,)),
+                W_v=get(p + "attention.self.value.weight", (d, d)).T.copy(),
+                b_v=get(p + "attention.self.value.bias", (d,)),
+                W_o=get(p + "attention.output.dense.weight", (d, d)).T.copy(),
+                b_o=get(p + "attention.output.dense.bias", (d,)),
+                gamma_1=get(p + "attention.output.LayerNorm.weight", (d,)),
+                beta_1=get(p + "attention.output.LayerNorm.bias", (d,)),
+                W_1=get(p + "intermediate.dense.weight", (f, d)).T.copy(),
+                b_1=get(p + "intermediate.dense.bias", (f,)),
+                W_2=get(p + "output.dense.weight", (d, f)).T.copy(),
+                b_2=get(p + "output.dense.bias", (d,)),
+                gamma_2=get(p + "output.LayerNorm.weight", (d,)),
+                beta_2=get(p + "output.LayerNorm.bias", (d,)),
+            )
+        )
+    return BertWeights(embeddings=embeddings, layers=tuple(layers))
+
+
+def layer_norm(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray, eps: float) -> np.ndarray:
+    """Normalise each row to mean 0 and variance 1, then scale by ``gamma`` and shift by ``beta``.
+
+    Parameters
+    ----------
+    x : (..., d)
+    gamma, beta : (d,)
+    eps : float
+        Added to the variance (1e-12 in BERT).
+
+    Returns
+    -------
+    (..., d), the dtype of ``x``
+    """
+    mean = x.mean(axis=-1, keepdims=True)
+    centred = x - mean
+    variance = (centred * centred).mean(axis=-1, keepdims=True)
+    return centred / np.sqrt(variance + x.dtype.type(eps)) * gamma + beta
+
+
+def _erfc(x: np.ndarray) -> np.ndarray:
+    """The complementary error function to a relative error below 1.2e-7 (Numerical Recipes' erfcc).
+
+    NumPy has no erf; this Chebyshev fit is accurate to float32's precision everywhere.
+    """
+    z = np.abs(x)
+    t = 1.0 / (1.0 + 0.5 * z)
+    coefficients = (
+        -1.26551223, 1.00002368, 0.37409196, 0.09678418, -0.18628806,
+        0.27886807, -1.13520398, 1.48851587, -0.82215223, 0.17087277,
+    )  # fmt: skip
+    poly = np.full_like(t, coefficients[-1])
+    for c in coefficients[-2::-1]:
+        poly = poly * t + c
+    tail = t * np.exp(-z * z + poly)
+    return np.where(x >= 0, tail, 2.0 - tail)
+
+
+def gelu(x: np.ndarray) -> np.ndarray:
+    """GELU, ``x · Φ(x) = x/2 · (1 + erf(x/√2))``, the exact form BERT uses (not the tanh approximation).
+
+    Computed in float64 as ``x/2 · erfc(−x/√2)`` (no cancellation for negative ``x``), returned in
+    the dtype of ``x``.
+
+    Parameters
+    ----------
+    x : (...)
+    """
+    wide = np.asarray(x, dtype=np.float64)
+    return (0.5 * wide * _erfc(-wide / math.sqrt(2.0))).astype(x.dtype)
+
+
+def embed(
+    embeddings: EmbeddingWeights, input_ids: np.ndarray, token_type_ids: np.ndarray, eps: float
+) -> np.ndarray:
+    """Word + position + token-type embeddings, layer-normalised.
+
+    Parameters
+    ----------
+    embeddings : EmbeddingWeights
+    input_ids, token_type_ids : (..., n) int
+    eps : float
+
+    Returns
+    -------
+    (..., n, d_model) float32
+    """
+    n = input_ids.shape[-1]
+    summed = embeddings.word[input_ids] + embeddings.position[:n] + embeddings.token_type[token_type_ids]
+    return layer_norm(summed, embeddings.gamma, embeddings.beta, eps)
+
+
+def self_attention(
+    x: np.ndarray, layer: LayerWeights, n_heads: int, key_padding_mask: np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """One layer's multi-head self-attention with its biases: :func:`attnlib.multihead.multi_head_attention`.
+
+    Parameters
+    ----------
+    x : (..., n, d_model)
+    layer : LayerWeights
+    n_heads : int
+    key_padding_mask : (..., n) bool, optional
+        ``True`` = a real token, ``False`` = padding.
+
+    Returns
+    -------
+    output : (..., n, d_model)
+        ``concat(heads) W_o + b_o``.
+    weights : (..., n_heads, n, n)
+    """
+    ones = np.ones((*x.shape[:-1], 1), dtype=x.dtype)
+    x1 = np.concatenate([x, ones], axis=-1)  # (..., n, d_model + 1): the last column picks the biases
+    W_q1, W_k1, W_v1 = layer.with_biases
+    output, weights = multi_head_attention(
+        x1, x1, W_q1, W_k1, W_v1, layer.W_o, n_heads=n_heads, key_padding_mask=key_padding_mask
+    )
+    return output + layer.b_o, weights
+
+
+def encoder_layer(
+    x: np.ndarray, layer: LayerWeights, config: BertConfig, key_padding_mask: np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """One encoder layer: attention, add and norm, feed-forward, add and norm.
+
+    Parameters
+    ----------
+    x : (..., n, d_model)
+    layer : LayerWeights
+    config : BertConfig
+    key_padding_mask : (..., n) bool, optional
+
+    Returns
+    -------
+    hidden : (..., n, d_model)
+    weights : (..., n_heads, n, n)
+    """
+    attended, weights = self_attention(x, layer, config.n_heads, key_padding_mask)
+    x = layer_norm(x + attended, layer.gamma_1, layer.beta_1, config.layer_norm_eps)
+    fed = gelu(x @ layer.W_1 + layer.b_1) @ layer.W_2 + layer.b_2
+    return layer_norm(x + fed, layer.gamma_2, layer.beta_2, config.layer_norm_eps), weights
+
+
+def encode(
+    weights: BertWeights,
+    config: BertConfig,
+    input_ids: npt.ArrayLike,
+    *,
+    attention_mask: npt.ArrayLike | None = None,
+    token_type_ids: npt.ArrayLike | None = None,
+) -> EncoderOutput:
+    """Run the encoder on token ids: every layer's hidden states and every head's weights.
+
+    Parameters
+    ----------
+    weights : BertWeights
+    config : BertConfig
+    input_ids : (..., n) int
+        Token ids, from 0 to ``vocab_size − 1``; at most ``max_positions`` tokens.
+    attention_mask : (..., n) bool or 0/1, optional
+        ``True``/1 = a real token, ``False``/0 = padding (the keys no query may attend to).
+        Default: every token is real.
+    token_type_ids : (..., n) int, optional
+        Segment of each token (0 or 1 for BERT); default 0.
+
+    Returns
+    -------
+    EncoderOutput
+    """
+    ids = _as_ids(input_ids, "input_ids", config.vocab_size)
+    n = ids.shape[-1]
+    if n > config.max_positions:
+        raise ValueError(
+            f"input_ids has {n} tokens; the model has positions for at most {config.max_positions}"
+        )
+    types = (
+        np.zeros_like(ids)
+        if token_type_ids is None
+        else _as_ids(token_type_ids, "token_type_ids", config.type_vocab_size)
+    )
+    if types.shape != ids.shape:
+        raise ValueError(f"token_type_ids has shape {types.shape}, input_ids has shape {ids.shape}")
+    padding = None if attention_mask is None else _as_padding(attention_mask, ids.shape)
+
+    x = embed(weights.embeddings, ids, types, config.layer_norm_eps)
+    hidden, attentions = [x], []
+    for layer in weights.layers:
+        x, w = encoder_layer(x, layer, config, padding)
+        hidden.append(x)
+        attentions.append(w)
+    return EncoderOutput(hidden_states=np.stack(hidden), attentions=np.stack(attentions))
+
+
+def _as_ids(values: npt.ArrayLike, name: str, size: int) -> np.ndarray:
+    ids = np.asarray(values)
+    if ids.dtype.kind not in "iu":
+        raise TypeError(f"{name} must hold integer ids, got dtype {ids.dtype}")
+    if ids.ndim < 1 or ids.shape[-1] == 0:
+        raise ValueError(f"{name} must have shape (..., n) with at least one token, got shape {ids.shape}")
+    if ids.min() < 0 or ids.max() >= size:
+        raise ValueError(f"{name} must lie in 0 … {size - 1}, got values from {ids.min()} to {ids.max()}")
+    return ids.astype(np.int64)
+
+
+def _as_padding(mask: npt.ArrayLike, shape: tuple[int, ...]) -> np.ndarray:
+    arr = np.asarray(mask)
+    if arr.shape != shape:
+        raise ValueError(f"attention_mask has shape {arr.shape}, input_ids has shape {shape}")
+    if arr.dtype != bool:
+        if arr.dtype.kind not in "iu" or not np.isin(arr, (0, 1)).all():
+            raise ValueError("attention_mask must be boolean or 0/1 (1 = a real token, 0 = padding)")
+        arr = arr.astype(bool)
+    if not arr.any(axis=-1).all():
+        raise ValueError("attention_mask hides every token of a sequence: each needs at least one real token")
+    return arr

