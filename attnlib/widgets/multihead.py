@@ -11,7 +11,7 @@ import traitlets
 
 from attnlib.multihead import multi_head_attention
 from attnlib.widgets.base import Explorer
-from attnlib.widgets.inputs import real_array, slider_range
+from attnlib.widgets.inputs import embeddings_on_sliders, real_array, slider_range
 from attnlib.widgets.modules import module_text
 
 __all__ = ["MAX_TOKENS", "N_HEADS", "MultiHeadExplorer", "multi_head_explorer"]
@@ -76,18 +76,7 @@ class MultiHeadExplorer(Explorer):
 
     @traitlets.validate("embeddings")
     def _check_embeddings(self, proposal: traitlets.Bunch) -> list[list[float]]:
-        X = np.asarray(proposal["value"], dtype=np.float64)
-        n = len(self.tokens)
-        if X.shape != (n, 2):
-            raise traitlets.TraitError(
-                f"embeddings must be {n} pairs [x, y], one per token; got shape {X.shape}"
-            )
-        if not (np.isfinite(X).all() and (X >= self.value_min).all() and (X <= self.value_max).all()):
-            raise traitlets.TraitError(
-                f"embeddings must be finite numbers from value_min={self.value_min} to "
-                f"value_max={self.value_max}; got {X.tolist()}"
-            )
-        return X.tolist()
+        return embeddings_on_sliders(proposal["value"], len(self.tokens), self.value_min, self.value_max)
 
     @traitlets.observe("embeddings")
     def _inputs_changed(self, _change: traitlets.Bunch) -> None:

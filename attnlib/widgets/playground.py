@@ -13,7 +13,7 @@ from attnlib import examples
 from attnlib.core import AttentionSteps, attention_steps, default_scale
 from attnlib.projection import qkv
 from attnlib.widgets.base import Explorer
-from attnlib.widgets.inputs import real_array, slider_range
+from attnlib.widgets.inputs import embeddings_on_sliders, real_array, slider_range
 from attnlib.widgets.modules import module_text
 
 __all__ = ["MAX_TOKENS", "Playground", "playground"]
@@ -89,18 +89,7 @@ class Playground(Explorer):
 
     @traitlets.validate("embeddings")
     def _check_embeddings(self, proposal: traitlets.Bunch) -> list[list[float]]:
-        X = np.asarray(proposal["value"], dtype=np.float64)
-        n = len(self.tokens)
-        if X.shape != (n, 2):
-            raise traitlets.TraitError(
-                f"embeddings must be {n} pairs [x, y], one per token; got shape {X.shape}"
-            )
-        if not (np.isfinite(X).all() and (X >= self.value_min).all() and (X <= self.value_max).all()):
-            raise traitlets.TraitError(
-                f"embeddings must be finite numbers from value_min={self.value_min} to "
-                f"value_max={self.value_max}; got {X.tolist()}"
-            )
-        return X.tolist()
+        return embeddings_on_sliders(proposal["value"], len(self.tokens), self.value_min, self.value_max)
 
     @traitlets.validate("d_k")
     def _check_d_k(self, proposal: traitlets.Bunch) -> int:

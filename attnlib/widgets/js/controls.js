@@ -136,3 +136,38 @@ export function stepDecimals(step) {
   const text = String(step);
   return text.includes(".") ? text.split(".")[1].length : 0;
 }
+
+/**
+ * An x and a y slider per token for the 2D embeddings in model's "embeddings" trait
+ * (data-control "x-I", "y-I"), appended to `controls` one row per token. A move sends the new
+ * embeddings with `send`. Returns the sliders, [[x, y], ...], to set when the trait changes.
+ */
+export function embeddingSliders(model, controls, tokens, send) {
+  const step = model.get("step");
+  const decimals = stepDecimals(step);
+  const setEmbedding = (i, j, value) => {
+    const X = model.get("embeddings").map((r) => r.slice());
+    X[i][j] = value;
+    send({ embeddings: X });
+  };
+  return tokens.map((token, i) => {
+    const pair = ["x", "y"].map((axis, j) =>
+      slider({
+        name: `${axis}-${i}`,
+        label: axis,
+        ariaLabel: `${axis} of token ${i + 1}, ${token}`,
+        min: model.get("value_min"),
+        max: model.get("value_max"),
+        step,
+        value: model.get("embeddings")[i][j],
+        format: (v) => v.toFixed(decimals),
+        onInput: (v) => setEmbedding(i, j, v),
+      }),
+    );
+    const name = html("b", {}, token);
+    name.style.display = "inline-block";
+    name.style.minWidth = "90px";
+    controls.append(row(name, ...pair.map((s) => s.node)));
+    return pair;
+  });
+}

@@ -6,7 +6,7 @@
 
 import { attentionSteps, matmul } from "./mirror.js";
 import { arrow, element, heatmap, labelPlacements, numberText, text, tipLabel, title, vectorPanel } from "./svg.js";
-import { applyTheme, button, explorerRoot, html, row, slider, stepDecimals, styleSelect } from "./controls.js";
+import { applyTheme, button, embeddingSliders, explorerRoot, row, styleSelect } from "./controls.js";
 
 const WIDTH = 960;
 const HEIGHT = 1000;
@@ -165,37 +165,11 @@ function render({ model, el }) {
   const { root, controls, svg } = explorerRoot(el, "multihead", WIDTH, HEIGHT, "two attention heads, their concatenation and W_o");
   const valueMin = model.get("value_min");
   const valueMax = model.get("value_max");
-  const step = model.get("step");
-  const decimals = stepDecimals(step);
   const send = (changes) => {
     model.set(changes);
     model.save_changes();
   };
-  const setEmbedding = (i, j, value) => {
-    const X = model.get("embeddings").map((r) => r.slice());
-    X[i][j] = value;
-    send({ embeddings: X });
-  };
-  const sliders = tokens.map((token, i) => {
-    const pair = ["x", "y"].map((axis, j) =>
-      slider({
-        name: `${axis}-${i}`,
-        label: axis,
-        ariaLabel: `${axis} of token ${i + 1}, ${token}`,
-        min: valueMin,
-        max: valueMax,
-        step,
-        value: model.get("embeddings")[i][j],
-        format: (v) => v.toFixed(decimals),
-        onInput: (v) => setEmbedding(i, j, v),
-      }),
-    );
-    const name = html("b", {}, token);
-    name.style.display = "inline-block";
-    name.style.minWidth = "90px";
-    controls.append(row(name, ...pair.map((s) => s.node)));
-    return pair;
-  });
+  const sliders = embeddingSliders(model, controls, tokens, send);
   const style = styleSelect({ value: model.get("style_name"), onChange: (s) => send({ style_name: s }) });
   const reset = button({ name: "reset", label: "reset", onClick: () => send({ ...model.get("initial") }) });
   controls.append(row(style.node, reset));

@@ -5,7 +5,7 @@
 
 import { attentionSteps, defaultScale, matmul } from "./mirror.js";
 import { arrow, element, heatmap, labelPlacements, numberText, text, tipLabel, title, vectorPanel } from "./svg.js";
-import { applyTheme, button, checkbox, explorerRoot, html, row, slider, stepDecimals, styleSelect } from "./controls.js";
+import { applyTheme, button, checkbox, embeddingSliders, explorerRoot, html, row, slider, styleSelect } from "./controls.js";
 
 const WIDTH = 960;
 const TABLE_TOP = 830;
@@ -133,38 +133,12 @@ function render({ model, el }) {
   const { root, controls, svg } = explorerRoot(el, "playground", WIDTH, pictureHeight(n), "the four panels of attention");
   const valueMin = model.get("value_min");
   const valueMax = model.get("value_max");
-  const step = model.get("step");
-  const decimals = stepDecimals(step);
   const send = (changes) => {
     model.set(changes);
     model.save_changes();
   };
-  const setEmbedding = (i, j, value) => {
-    const X = model.get("embeddings").map((r) => r.slice());
-    X[i][j] = value;
-    send({ embeddings: X });
-  };
 
-  const coordinateSliders = tokens.map((token, i) => {
-    const pair = ["x", "y"].map((axis, j) =>
-      slider({
-        name: `${axis}-${i}`,
-        label: axis,
-        ariaLabel: `${axis} of token ${i + 1}, ${token}`,
-        min: valueMin,
-        max: valueMax,
-        step,
-        value: model.get("embeddings")[i][j],
-        format: (v) => v.toFixed(decimals),
-        onInput: (v) => setEmbedding(i, j, v),
-      }),
-    );
-    const name = html("b", {}, token);
-    name.style.display = "inline-block";
-    name.style.minWidth = "90px";
-    controls.append(row(name, ...pair.map((s) => s.node)));
-    return pair;
-  });
+  const coordinateSliders = embeddingSliders(model, controls, tokens, send);
   const dK = slider({
     name: "d_k",
     label: "d_k in the scale 1/\u221ad_k",
