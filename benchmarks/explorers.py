@@ -32,6 +32,12 @@ For each version and each explorer (playground, scaling, softmax, similarity):
      divided by the number of presses. Everything the kernel does for a move: the message
      handling, attnlib, the trait sync and, for the old explorers, the PNG render.
 
+   - *baseline*: the same presses on a plain ``ipywidgets.IntSlider`` that nothing observes, in
+     the same JupyterLab (its "picture" is its own readout): the kernel's CPU and the websocket
+     bytes that any widget move costs there (ipykernel's message handling, the busy/idle status
+     messages, the echo of the new value). The table also gives each explorer's kernel CPU per
+     move minus this baseline's.
+
 2. **In one Python process, no browser** (a subprocess with that version's ``PYTHONPATH``):
    every widget gets a fake comm that serialises what it would send (``jupyter_client``'s
    ``json_packer`` of the message content, plus binary buffers; no message headers).
@@ -88,6 +94,11 @@ FACTORIES = {
     "softmax": "softmax_explorer",
     "similarity": "similarity_explorer",
 }
+#: The kernel's floor: a plain ipywidgets slider whose moves nothing observes, pressed in the same
+#: JupyterLab the same way (its "picture" is the slider's own readout). What any widget costs per
+#: move in this kernel and on this websocket, whatever the explorer does.
+BASELINE = "baseline"
+BASELINE_CELL = "import ipywidgets\n\nipywidgets.IntSlider(value=50, max=100)"
 GOALS = {"p95_ms": 16.0, "cpu_ms": 1.0, "kB": 2.0, "MiB": 0.5}
 
 CHROMIUM = "/usr/bin/chromium"
@@ -134,6 +145,8 @@ PAGE = {
     },
 }
 
+BASELINE_ROOT = ".widget-slider"
+
 # Installed in the page once the explorer is there. Times from the keydown (window, capture
 # phase: before any handler of the page) to the first mutation of the picture, and to the next
 # animation frame after it.
@@ -150,11 +163,17 @@ INSTRUMENT = """([root, picture]) => {
         const el = element(node);
         return el !== null && el.closest('svg') !== null && el.closest(root) !== null;
     };
-    const isPicture = picture === 'img'
-        ? m => m.type === 'attributes' && m.attributeName === 'src' && m.target.matches('img')
-            && m.target.closest(root) !== null
-        : m => inSvg(m.target) || [...m.addedNodes, ...m.removedNodes].some(
-            n => n.nodeName.toLowerCase() === 'svg');
+    const inReadout = node => {
+        const el = element(node);
+        return el !== null && el.closest('.widget-readout') !== null && el.closest(root) !== null;
+    };
+    const isPicture = {
+        img: m => m.type === 'attributes' && m.attributeName === 'src' && m.target.matches('img')
+            && m.target.closest(root) !== null,
+        svg: m => inSvg(m.target) || [...m.addedNodes, ...m.removedNodes].some(
+            n => n.nodeName.toLowerCase() === 'svg'),
+        readout: m => inReadout(m.target),
+    }[picture];
     const scope = document.querySelector(root).closest('.jp-Cell') || document.body;
     new MutationObserver(records => {
         const now = performance.now();
@@ -547,10 +566,10 @@ class JupyterLab:
 
 
 def write_notebook(path: Path, kind: str) -> None:
-    """A notebook that shows which attnlib it imports, then makes one explorer."""
+    """A notebook that shows which attnlib it imports, then makes one explorer (or the baseline)."""
     cells = [
         "import attnlib\nfrom attnlib import widgets\n\nprint(attnlib.__file__)",
-        f"widgets.{FACTORIES[kind]}()",
+        BASELINE_CELL if kind == BASELINE else f"widgets.{FACTORIES[kind]}()",
     ]
     notebook = {
         "cells": [
@@ -579,14 +598,15 @@ def measure_in_browser(
 
     folder = work / f"{version}-notebooks"
     folder.mkdir()
-    for kind in args.kinds:
+    kinds = [*args.kinds, BASELINE]
+    for kind in kinds:
         write_notebook(folder / f"{kind}.ipynb", kind)
     page_spec = PAGE[version]
     results: dict[str, Any] = {}
     with JupyterLab(folder, root) as lab, sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
-            for kind in args.kinds:
+            for kind in kinds:
                 log(f"{version} {kind}: browser")
                 context = browser.new_context(viewport={"width": 1400, "height": 1000})
                 try:
@@ -602,6 +622,10 @@ def measure_in_browser(
                         lab.api(f"sessions/{session['id']}", method="DELETE")
         finally:
             browser.close()
+    floor = results.get(BASELINE, {}).get("kernel_cpu_ms_per_move")
+    for kind in args.kinds:
+        if floor is not None and kind in results:
+            results[kind]["kernel_cpu_ms_above_baseline"] = results[kind]["kernel_cpu_ms_per_move"] - floor
     return results
 
 
@@ -641,14 +665,16 @@ def press_keys(
     page.wait_for_function(READY, timeout=RUN_TIMEOUT)
     # not awaited: the command's promise ends with the run, and a page call should not wait on it
     page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
-    explorer_root = spec["root"][kind]
+    explorer_root = BASELINE_ROOT if kind == BASELINE else spec["root"][kind]
+    key_target = f"{BASELINE_ROOT} .noUi-handle" if kind == BASELINE else spec["key_target"][kind]
+    picture = "readout" if kind == BASELINE else spec["picture"]
     page.locator(explorer_root).first.wait_for(state="attached", timeout=RUN_TIMEOUT)
     page.wait_for_function(FINISHED, timeout=RUN_TIMEOUT)
     printed = page.locator(".jp-OutputArea-output").first.text_content() or ""
     if str(root) not in printed:
         raise RuntimeError(f"the kernel imported attnlib from {printed.strip()!r}, not from {root}")
-    page.evaluate(INSTRUMENT, [explorer_root, spec["picture"]])
-    target = page.locator(spec["key_target"][kind]).first
+    page.evaluate(INSTRUMENT, [explorer_root, picture])
+    target = page.locator(key_target).first
     target.scroll_into_view_if_needed()
     wait_quiet(page, traffic, args.quiet)
     _, kernel = lab.kernel_process(notebook)
@@ -675,7 +701,7 @@ def press_keys(
         except Exception:  # Playwright's TimeoutError: no update came; counted, not timed
             if target.evaluate(SLIDER_POSITION)[0] == value:
                 raise RuntimeError(
-                    f"{kind}: {direction} did not move the slider {spec['key_target'][kind]} (the key "
+                    f"{kind}: {direction} did not move the slider {key_target} (the key "
                     f"did not reach it); page errors: {errors}"
                 ) from None
             missed += press >= args.warmup
@@ -796,6 +822,7 @@ ROWS = [
         GOALS["cpu_ms"],
         "≤ 1",
     ),
+    ("  the same minus the baseline's (ms)", ("browser", "kernel_cpu_ms_above_baseline"), ".2f", None, ""),
     (
         "kernel CPU per change, in-process (ms)",
         ("in_process", "cpu_ms_median"),
@@ -838,11 +865,17 @@ def table(results: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
     lines, rows = [], []
     header = f"{'explorer':<11}{'metric':<45}{'old':>10}{'new':>10}  goal"
     lines += [header, "-" * len(header)]
-    for kind in KINDS:
+    for kind in (*KINDS, BASELINE):
         for metric, where, fmt, goal, goal_text in ROWS:
+            if kind == BASELINE and where[0] != "browser":
+                continue
             old_text, old = cell(results["versions"].get("old"), kind, where, fmt)
             new_text, new = cell(results["versions"].get("new"), kind, where, fmt)
-            met = "" if goal is None or new is None else ("  met" if new <= goal else "  NOT met")
+            met = (
+                ""
+                if goal is None or new is None or kind == BASELINE
+                else ("  met" if new <= goal else "  NOT met")
+            )
             lines.append(f"{kind:<11}{metric:<45}{old_text:>10}{new_text:>10}  {goal_text}{met}")
             rows.append({"explorer": kind, "metric": metric, "old": old, "new": new, "goal": goal_text})
         lines.append("")
