@@ -855,9 +855,10 @@ KILO = {"received_bytes_per_move": 1000, "bytes_median": 1000}
 def cell(
     figures: dict[str, Any] | None, kind: str, where: tuple[str, str], fmt: str
 ) -> tuple[str, float | None]:
-    if figures is None or where[0] not in figures or kind not in figures[where[0]]:
+    value = (figures or {}).get(where[0], {}).get(kind, {}).get(where[1])
+    if value is None:
         return "—", None
-    value = figures[where[0]][kind][where[1]] / KILO.get(where[1], 1)
+    value /= KILO.get(where[1], 1)
     return f"{value:{fmt}}", value
 
 
@@ -880,6 +881,11 @@ def table(results: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
             rows.append({"explorer": kind, "metric": metric, "old": old, "new": new, "goal": goal_text})
         lines.append("")
     return "\n".join(lines), rows
+
+
+def save(path: Path, results: dict[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(results, indent=1) + "\n")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -945,6 +951,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.only != "new":
             with old_checkout(commit, work) as old_root:
                 results["versions"]["old"] = measure_version("old", old_root, work, args, log)
+                save(args.json, results)  # kept even if what follows fails
         if args.only != "old":
             if has_new_explorers(args.new):
                 results["versions"]["new"] = measure_version("new", args.new.resolve(), work, args, log)
@@ -952,6 +959,7 @@ def main(argv: list[str] | None = None) -> int:
                 log(f"new: {args.new} has no attnlib/widgets/ package yet: not measured")
     text, rows = table(results)
     results["table"] = rows
+    save(args.json, results)
     print(
         f"Python {results['machine']['python']} · {results['machine']['cpus']} CPUs · "
         f"{results['machine']['chromium']} · old = {commit[:7]}, new = {args.new}"
@@ -965,8 +973,6 @@ def main(argv: list[str] | None = None) -> int:
     for version, figures in results["versions"].items():
         for kind, error in figures.get("browser", {}).get("errors", {}).items():
             print(f"NOT MEASURED in the browser: {version} {kind}: {error}")
-    args.json.parent.mkdir(parents=True, exist_ok=True)
-    args.json.write_text(json.dumps(results, indent=1) + "\n")
     print(f"all figures, with every press's time: {args.json}")
     return 0
 
