@@ -1,13 +1,14 @@
 """How fast, how light: the explorers old (PNG from the kernel) and new (SVG in the browser), side by side.
 
-    PYTHONPATH=. .venv/bin/python benchmarks/explorers.py [--presses 30] [--old 07f24e1]
+    PYTHONPATH=. .venv/bin/python benchmarks/explorers.py [--presses 40] [--old 07f24e1]
+        [--reuse RESULTS.json: take the in-process figures from an earlier run, redo the browser]
 
 One run measures both versions on this machine, one after the other:
 
 - **old**: the explorers of commit ``--old`` (ipywidgets sliders, the picture a PNG rendered in the
   kernel). The script checks that commit out into a temporary ``git worktree``.
 - **new**: the explorers of this checkout (anywidget, an ES module drawing SVG), if this checkout
-  has them (``attnlib/widgets/`` is a package); otherwise the table says "not built".
+  has them (``attnlib/widgets/`` is a package); otherwise its column is empty ("—").
 
 For each version and each explorer (playground, scaling, softmax, similarity):
 
@@ -27,11 +28,10 @@ For each version and each explorer (playground, scaling, softmax, similarity):
      kernel's channel (Playwright's ``framereceived``; headers, status messages and echoes
      included), from the press to the end of the quiet period, per press.
    - *kernel CPU per move (browser run)*: the CPU time of the kernel process (all its threads,
-     ``/proc/PID/task/*/schedstat``, ns) over all timed presses, minus what the kernel uses when
+     psutil, clock ticks) over all timed presses, minus what the kernel uses when
      idle (measured for ``--idle`` seconds before the first press) over the same wall time,
      divided by the number of presses. Everything the kernel does for a move: the message
      handling, attnlib, the trait sync and, for the old explorers, the PNG render.
-
    - *baseline*: the same presses on a plain ``ipywidgets.IntSlider`` that nothing observes, in
      the same JupyterLab (its "picture" is its own readout): the kernel's CPU and the websocket
      bytes that any widget move costs there (ipykernel's message handling, the busy/idle status
@@ -739,20 +739,14 @@ def press_keys(
 
 
 def cpu_seconds(process: Any) -> float:
-    """CPU time of ``process`` (psutil) so far, in s: its threads' nanosecond counters on Linux.
+    """CPU time of ``process`` (psutil) so far, in s: user + system of all its threads.
 
-    ``/proc/PID/task/*/schedstat`` counts in ns; psutil's user + system times count in clock
-    ticks (10 ms), too coarse for a kernel that spends well under a millisecond per move.
+    The process's own counters (``/proc/PID/stat``) include threads that have ended (the old
+    explorers render on short-lived threads); they count in clock ticks (10 ms), so over 40
+    presses a figure per move is good to about ±0.25 ms.
     """
-    tasks = Path(f"/proc/{process.pid}/task")
-    if not tasks.is_dir():
-        times = process.cpu_times()
-        return times.user + times.system
-    total = 0
-    for task in tasks.iterdir():
-        with contextlib.suppress(FileNotFoundError, ProcessLookupError):  # a thread that just ended
-            total += int((task / "schedstat").read_text().split()[0])
-    return total / 1e9
+    times = process.cpu_times()
+    return times.user + times.system
 
 
 def wait_quiet(page: Any, traffic: dict[str, Any], quiet: float) -> None:
@@ -794,6 +788,11 @@ def measure_version(
     version: str, root: Path, work: Path, args: argparse.Namespace, log: Callable[[str], None]
 ) -> dict[str, Any]:
     figures: dict[str, Any] = {"root": str(root)}
+    if args.reuse is not None:  # the in-process figures of an earlier run; only the browser again
+        earlier = json.loads(args.reuse.read_text())["versions"][version]
+        figures.update({key: earlier[key] for key in ("in_process", "tracemalloc", "rss")})
+        figures["browser"] = measure_in_browser(version, root, work, args, log)
+        return figures
     log(f"{version}: in-process CPU and bytes per change")
     figures["in_process"] = run_worker(
         root, ["--worker", "cpu", version, "--repeats", str(args.repeats), "--kinds", *args.kinds]
@@ -885,7 +884,7 @@ def table(results: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
 
 def save(path: Path, results: dict[str, Any]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(results, indent=1) + "\n")
+    path.write_text(json.dumps(results, indent=1, default=str) + "\n")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -899,6 +898,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--old", default=OLD_COMMIT, help="the commit with the old explorers")
     parser.add_argument("--new", type=Path, default=REPO, help="the checkout with the new explorers")
     parser.add_argument("--json", type=Path, default=REPO / "benchmarks" / "results" / "explorers.json")
+    parser.add_argument("--reuse", type=Path, help="take the in-process figures from this results file")
     parser.add_argument("--no-browser", action="store_true", help="only the in-process figures")
     parser.add_argument("--only", choices=("old", "new"), help="measure one version only")
     parser.add_argument("--kinds", nargs="+", choices=KINDS, default=list(KINDS), help="explorers to measure")
