@@ -26,9 +26,26 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
+from attnlib.multihead import multi_head_arguments
 from attnlib.validation import as_flag, as_positive_int, as_queries_keys, as_real_array
 
-__all__ = ["OPERATIONS", "STEPS", "OperationCounts", "counted_attention", "operation_counts"]
+__all__ = [
+    "MULTI_HEAD_STEPS",
+    "OPERATIONS",
+    "STEPS",
+    "OperationCounts",
+    "TileCounts",
+    "counted_attention",
+    "counted_multi_head_attention",
+    "matmul_counts",
+    "multi_head_operation_counts",
+    "multi_head_parameter_counts",
+    "operation_counts",
+    "peak_bytes",
+    "tile_counts",
+    "tiled_bytes",
+    "weights_bytes",
+]
 
 #: The kinds of scalar operation that are counted.
 OPERATIONS = (
@@ -404,26 +421,13 @@ def counted_multi_head_attention(
         What was performed, step by step (:data:`MULTI_HEAD_STEPS`); equals
         :func:`multi_head_operation_counts` of the same shapes.
     """
-    heads = as_positive_int(n_heads, "n_heads")
-    given = {"X_q": X_q, "X_kv": X_kv, "W_q": W_q, "W_k": W_k, "W_v": W_v, "W_o": W_o}
-    m = {name: as_real_array(value, name) for name, value in given.items()}
-    for name, arr in m.items():
-        if arr.ndim != 2:
+    heads, xq, xkv, W, _ = multi_head_arguments(X_q, X_kv, W_q, W_k, W_v, W_o, n_heads=n_heads)
+    m = {"X_q": xq, "X_kv": xkv, **W}
+    for name in ("X_q", "X_kv"):
+        if m[name].ndim != 2:
             raise ValueError(
-                f"counted_multi_head_attention takes matrices only: {name} has shape {arr.shape}"
+                f"counted_multi_head_attention takes matrices only: {name} has shape {m[name].shape}"
             )
-    for w, x in (("W_q", "X_q"), ("W_k", "X_kv"), ("W_v", "X_kv")):
-        if m[w].shape[0] != m[x].shape[1]:
-            raise ValueError(f"{w} must have one row per feature of {x}: {x} {m[x].shape}, {w} {m[w].shape}")
-    for name in ("W_q", "W_v"):
-        if m[name].shape[1] % heads:
-            raise ValueError(f"{name}'s {m[name].shape[1]} columns do not divide into n_heads={heads} heads")
-    if m["W_k"].shape[1] != m["W_q"].shape[1]:
-        raise ValueError(f"W_q and W_k must give the same d_k: W_q {m['W_q'].shape}, W_k {m['W_k'].shape}")
-    if m["W_o"].shape[0] != m["W_v"].shape[1]:
-        raise ValueError(
-            f"W_o must have one row per column of the heads: W_v {m['W_v'].shape}, W_o {m['W_o'].shape}"
-        )
 
     steps = {step: dict.fromkeys(OPERATIONS, 0) for step in MULTI_HEAD_STEPS}
     Q = _counted_matmul(m["X_q"], m["W_q"], steps[MULTI_HEAD_STEPS[0]])
@@ -461,16 +465,6 @@ def _counted_matmul(A: np.ndarray, B: np.ndarray, counts: dict[str, int]) -> np.
             for row in A.tolist()
         ]
     )
-
-
-# the multi-head names, appended so that the list at the top stays as it was
-__all__ += [
-    "MULTI_HEAD_STEPS",
-    "counted_multi_head_attention",
-    "matmul_counts",
-    "multi_head_operation_counts",
-    "multi_head_parameter_counts",
-]
 
 
 # Memory and blocks at scale (lesson 12) ------------------------------------------------------------
@@ -634,7 +628,3 @@ def peak_bytes(call: Callable[[], object]) -> tuple[object, int]:
 def _sizes(**sizes: int) -> tuple[int, ...]:
     """Each size as a positive int, or an error naming it."""
     return tuple(as_positive_int(value, name) for name, value in sizes.items())
-
-
-# the names of lesson 12, appended so that the list at the top stays as it was
-__all__ += ["TileCounts", "peak_bytes", "tile_counts", "tiled_bytes", "weights_bytes"]

@@ -15,6 +15,7 @@ turn the columns into heads and back.
 from __future__ import annotations
 
 import numbers
+from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -22,7 +23,7 @@ import numpy.typing as npt
 from attnlib.core import scaled_dot_product_attention
 from attnlib.validation import as_positive_int, as_real_array
 
-__all__ = ["merge_heads", "multi_head_attention", "split_heads"]
+__all__ = ["MultiHeadArguments", "merge_heads", "multi_head_arguments", "multi_head_attention", "split_heads"]
 
 
 def _n_heads(n_heads: object) -> int:
@@ -113,6 +114,46 @@ def multi_head_attention(
     weights : (..., n_heads, n_q, n_k)
         Each head's weights; a query whose every key is masked gets zeros (and a zero head output).
     """
+    heads, xq, xkv, w, batch = multi_head_arguments(X_q, X_kv, W_q, W_k, W_v, W_o, n_heads=n_heads)
+    Q = split_heads(xq @ w["W_q"], heads)  # (..., n_heads, n_q, d_k)
+    K = split_heads(xkv @ w["W_k"], heads)  # (..., n_heads, n_k, d_k)
+    V = split_heads(xkv @ w["W_v"], heads)  # (..., n_heads, n_k, d_v)
+    combined = _with_padding(mask, key_padding_mask, n_k=xkv.shape[-2], batch=batch)
+    heads_out, weights = scaled_dot_product_attention(Q, K, V, mask=combined, causal=causal)
+    output = merge_heads(heads_out) @ w["W_o"]  # (..., n_q, d_out)
+    return output, weights
+
+
+class MultiHeadArguments(NamedTuple):
+    """The arguments of a multi-head call, checked: see :func:`multi_head_arguments`."""
+
+    n_heads: int
+    X_q: np.ndarray
+    X_kv: np.ndarray
+    W: dict[str, np.ndarray]
+    batch: tuple[int, ...]
+
+
+def multi_head_arguments(
+    X_q: npt.ArrayLike,
+    X_kv: npt.ArrayLike,
+    W_q: npt.ArrayLike,
+    W_k: npt.ArrayLike,
+    W_v: npt.ArrayLike,
+    W_o: npt.ArrayLike,
+    *,
+    n_heads: int,
+) -> MultiHeadArguments:
+    """Every shape check of :func:`multi_head_attention`, before anything is computed.
+
+    :func:`attnlib.counting.counted_multi_head_attention` calls it too, so both reject the same.
+
+    Returns
+    -------
+    MultiHeadArguments
+        ``n_heads`` as an int, ``X_q`` and ``X_kv`` as float arrays, ``W`` (``"W_q"``, ``"W_k"``,
+        ``"W_v"``, ``"W_o"`` as float matrices) and the broadcast batch shape of ``X_q`` and ``X_kv``.
+    """
     heads = _n_heads(n_heads)
     xq, xkv = as_real_array(X_q, "X_q"), as_real_array(X_kv, "X_kv")
     for name, x in (("X_q", xq), ("X_kv", xkv)):
@@ -148,13 +189,7 @@ def multi_head_attention(
             f"the batch dimensions of X_q {xq.shape} and X_kv {xkv.shape} do not broadcast"
         ) from None
 
-    Q = split_heads(xq @ w["W_q"], heads)  # (..., n_heads, n_q, d_k)
-    K = split_heads(xkv @ w["W_k"], heads)  # (..., n_heads, n_k, d_k)
-    V = split_heads(xkv @ w["W_v"], heads)  # (..., n_heads, n_k, d_v)
-    combined = _with_padding(mask, key_padding_mask, n_k=xkv.shape[-2], batch=batch)
-    heads_out, weights = scaled_dot_product_attention(Q, K, V, mask=combined, causal=causal)
-    output = merge_heads(heads_out) @ w["W_o"]  # (..., n_q, d_out)
-    return output, weights
+    return MultiHeadArguments(heads, xq, xkv, w, batch)
 
 
 def _check_rows(w_name: str, W: np.ndarray, x_name: str, X: np.ndarray) -> None:

@@ -70,7 +70,7 @@ test("the playground's SVG carries every raw score, weight and output with its f
 });
 
 test("the playground's arrow panels hold every value and the origin with a 15 % margin", async () => {
-  const { squareLimits } = await import("../../attnlib/widgets/js/playground.js");
+  const { squareLimits } = await import("../../attnlib/widgets/js/svg.js");
   const near = (actual, expected) => actual.forEach((a, i) => assert.ok(Math.abs(a - expected[i]) < 1e-12, `${actual}`));
   near(squareLimits([1, 3]), [-0.45, 3.45]);
   near(squareLimits([0.1]), [-0.075, 0.175]); // the span counts as at least 0.5

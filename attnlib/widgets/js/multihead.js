@@ -5,7 +5,7 @@
 // Python, which recomputes them with attnlib.
 
 import { attentionSteps, matmul } from "./mirror.js";
-import { arrow, element, heatmap, labelPlacements, numberText, text, tipLabel, title, vectorPanel } from "./svg.js";
+import { arrowsMarkup, element, heatmap, numberText, signed, squareLimits, text, title, vectorPanel } from "./svg.js";
 import { applyTheme, button, embeddingSliders, explorerRoot, row, styleSelect } from "./controls.js";
 
 const WIDTH = 960;
@@ -44,28 +44,6 @@ export function computeMultiHead({ embeddings, W_q, W_k, W_v, W_o }) {
   return multiHeadAttention(embeddings, embeddings, W_q, W_k, W_v, W_o, N_HEADS);
 }
 
-/** Square limits holding every value and the origin, with a 15 % margin (as attnlib.plots). */
-function squareLimits(values) {
-  const every = [0, ...values];
-  const low = Math.min(...every);
-  const high = Math.max(...every);
-  const pad = 0.15 * Math.max(high - low, 0.5);
-  return [low - pad, high + pad];
-}
-
-function arrows(frame, tips, labels, palette, { opacity = 1, reach, withLabels = true }) {
-  const placements = labelPlacements(tips, reach);
-  return tips
-    .map(([x, y], i) => {
-      const color = palette[i % palette.length];
-      const head = arrow(frame.sx(0), frame.sy(0), frame.sx(x), frame.sy(y), color, { opacity });
-      return head + (withLabels ? tipLabel(frame.sx(x), frame.sy(y), labels[i], placements[i], color, opacity) : "");
-    })
-    .join("");
-}
-
-const signed = (v) => (v < 0 ? "\u2212" : "+") + Math.abs(v).toFixed(2);
-
 /** A table of 2D vectors, one line per token: "token (x, y)", each number a <text> with its value. */
 function vectorTable(x, y, heading, tokens, values, quantity, theme) {
   const cell = { "font-size": 13, "font-family": "DejaVu Sans Mono, monospace", fill: theme.text };
@@ -96,7 +74,7 @@ export function drawMultiHead(state, result, theme, colormaps) {
 
   const top = panel(70, 40);
   const p1 = vectorPanel(top, limits, theme);
-  parts.push(title(top, "1. Embeddings X", theme), p1.markup, arrows(p1, embeddings, tokens, palette, { reach }));
+  parts.push(title(top, "1. Embeddings X", theme), p1.markup, arrowsMarkup(p1, embeddings, tokens, palette, { reach }));
   result.weights.forEach((w, h) => {
     parts.push(
       heatmap({ x: 400 + 320 * h, y: 40, size: 180 }, w, {
@@ -116,14 +94,14 @@ export function drawMultiHead(state, result, theme, colormaps) {
     const box = panel(70 + 320 * h, 370);
     const frame = vectorPanel(box, limits, theme);
     parts.push(title(box, `${4 + h}. Head ${h + 1} output (weights \u00b7 V${h + 1})`, theme), frame.markup);
-    parts.push(arrows(frame, embeddings, tokens, palette, { opacity: 0.25, reach, withLabels: false }));
-    parts.push(arrows(frame, out, tokens, palette, { reach }));
+    parts.push(arrowsMarkup(frame, embeddings, tokens, palette, { opacity: 0.25, reach, withLabels: false }));
+    parts.push(arrowsMarkup(frame, out, tokens, palette, { reach }));
   });
   const last = panel(710, 370);
   const p6 = vectorPanel(last, limits, theme);
   parts.push(title(last, "6. Output concat \u00b7 W_o", theme), p6.markup);
-  parts.push(arrows(p6, embeddings, tokens, palette, { opacity: 0.25, reach, withLabels: false }));
-  parts.push(arrows(p6, result.output, tokens, palette, { reach }));
+  parts.push(arrowsMarkup(p6, embeddings, tokens, palette, { opacity: 0.25, reach, withLabels: false }));
+  parts.push(arrowsMarkup(p6, result.output, tokens, palette, { reach }));
 
   const columns = ["h1 x", "h1 y", "h2 x", "h2 y"];
   parts.push(

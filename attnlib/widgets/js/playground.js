@@ -4,7 +4,7 @@
 // the new inputs to Python, which recomputes them with attnlib.
 
 import { attentionSteps, defaultScale, matmul } from "./mirror.js";
-import { arrow, element, heatmap, labelPlacements, numberText, text, tipLabel, title, vectorPanel } from "./svg.js";
+import { arrowsMarkup, element, heatmap, numberText, signed, squareLimits, text, title, vectorPanel } from "./svg.js";
 import { applyTheme, button, checkbox, embeddingSliders, explorerRoot, html, row, slider, styleSelect } from "./controls.js";
 
 const WIDTH = 960;
@@ -23,31 +23,6 @@ export function computePlayground({ embeddings, W_q, W_k, W_v, d_k, causal }) {
   const V = matmul(embeddings, W_v);
   return attentionSteps(Q, K, V, { scale: defaultScale(d_k), causal });
 }
-
-/**
- * Square limits (the same for x and y) that hold every value given and the origin, with a margin
- * of 15 % of the span (at least 0.5) on each side, as attnlib.plots draws its arrow panels.
- */
-export function squareLimits(values) {
-  const every = [0, ...values];
-  const low = Math.min(...every);
-  const high = Math.max(...every);
-  const pad = 0.15 * Math.max(high - low, 0.5);
-  return [low - pad, high + pad];
-}
-
-function arrowsMarkup(frame, tips, labels, palette, { opacity = 1, reach, withLabels = true }) {
-  const placements = labelPlacements(tips, reach);
-  return tips
-    .map(([x, y], i) => {
-      const color = palette[i % palette.length];
-      const head = arrow(frame.sx(0), frame.sy(0), frame.sx(x), frame.sy(y), color, { opacity });
-      return head + (withLabels ? tipLabel(frame.sx(x), frame.sy(y), labels[i], placements[i], color, opacity) : "");
-    })
-    .join("");
-}
-
-const signed = (v) => (v < 0 ? "\u2212" : "+") + Math.abs(v).toFixed(2);
 
 /** The whole picture for one state, as SVG markup. */
 export function drawPlayground(state, steps, theme, colormaps) {

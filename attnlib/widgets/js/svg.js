@@ -304,3 +304,30 @@ export function vectorPanel(box, limits, theme, { xlabel, ylabel } = {}) {
   }
   return { markup: frame.markup + zero.join(""), sx: frame.sx, sy: frame.sy };
 }
+
+/**
+ * Square limits (the same for x and y) that hold every value given and the origin, with a margin
+ * of 15 % of the span (at least 0.5) on each side, as attnlib.plots draws its arrow panels.
+ */
+export function squareLimits(values) {
+  const every = [0, ...values];
+  const low = Math.min(...every);
+  const high = Math.max(...every);
+  const pad = 0.15 * Math.max(high - low, 0.5);
+  return [low - pad, high + pad];
+}
+
+/** Arrows from the origin to each tip, each labelled next to its own tip (unless withLabels is false). */
+export function arrowsMarkup(frame, tips, labels, palette, { opacity = 1, reach, withLabels = true }) {
+  const placements = labelPlacements(tips, reach);
+  return tips
+    .map(([x, y], i) => {
+      const color = palette[i % palette.length];
+      const head = arrow(frame.sx(0), frame.sy(0), frame.sx(x), frame.sy(y), color, { opacity });
+      return head + (withLabels ? tipLabel(frame.sx(x), frame.sy(y), labels[i], placements[i], color, opacity) : "");
+    })
+    .join("");
+}
+
+/** A number with its sign, to 2 decimals, with a real minus sign (U+2212). */
+export const signed = (v) => (v < 0 ? "\u2212" : "+") + Math.abs(v).toFixed(2);
