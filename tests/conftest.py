@@ -1,4 +1,4 @@
-"""Helpers shared by the test modules: reading back what a picture holds.
+"""Helpers shared by the test modules: reading back what a picture holds, and the real model.
 
 Import them with ``from conftest import ...`` (pytest puts this directory on ``sys.path``).
 """
@@ -8,6 +8,7 @@ from __future__ import annotations
 import io
 
 import numpy as np
+import pytest
 from PIL import Image
 
 #: How a masked (``-inf``) score is written on a cell: U+2212 and the infinity sign.
@@ -42,3 +43,14 @@ def decode_png(data: bytes) -> np.ndarray:
     with Image.open(io.BytesIO(data)) as image:
         assert image.format == "PNG"
         return np.asarray(image.convert("RGB"))
+
+
+@pytest.fixture(scope="session")
+def model():
+    """all-MiniLM-L6-v2 loaded by attnlib.model (once per run); skips where its files are missing."""
+    from attnlib.model import ModelNotFoundError, load_model
+
+    try:
+        return load_model(download=False)
+    except ModelNotFoundError as exc:
+        pytest.skip(f"the model's files are not installed: {exc}")

