@@ -246,3 +246,16 @@ def test_a_broken_plan_is_named_precisely(tmp_path: Path) -> None:
 def test_the_guide_checks_clean_from_the_command_line(capsys: pytest.CaptureFixture[str]) -> None:
     assert tool.main(["--guide", str(GUIDE)]) == 0
     assert "50-minute plan" in capsys.readouterr().out
+
+
+def test_the_readme_sends_teachers_to_the_guide_and_the_three_commands() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## For instructors\n", 1)[1].split("\n## ", 1)[0]
+    assert "(docs/instructor_guide.md)" in section
+    for command in ("make book", "make slides", "make student"):
+        assert f"`{command}`" in section, f"the README names {command}"
+    assert "nbgitpuller" in section and "JupyterHub" in section
+    anchors = re.findall(r"instructor_guide\.md#([a-z0-9-]+)", section)
+    headings = re.findall(r"^## (.+)$", GUIDE.read_text(encoding="utf-8"), flags=re.MULTILINE)
+    slugs = {re.sub(r"[^a-z0-9 -]", "", heading.lower()).replace(" ", "-") for heading in headings}
+    assert set(anchors) <= slugs, f"the README links to {set(anchors) - slugs}, which the guide lacks"
