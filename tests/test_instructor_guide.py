@@ -259,3 +259,27 @@ def test_the_readme_sends_teachers_to_the_guide_and_the_three_commands() -> None
     headings = re.findall(r"^## (.+)$", GUIDE.read_text(encoding="utf-8"), flags=re.MULTILINE)
     slugs = {re.sub(r"[^a-z0-9 -]", "", heading.lower()).replace(" ", "-") for heading in headings}
     assert set(anchors) <= slugs, f"the README links to {set(anchors) - slugs}, which the guide lacks"
+
+
+def _notebook_text(path: Path) -> str:
+    """Everything a lesson says: its cells' sources and the text of their saved outputs."""
+    parts = []
+    for cell in nbformat.read(path, as_version=4).cells:
+        parts.append(cell.source)
+        for output in cell.get("outputs", []):
+            parts.append(output.get("text", "") or output.get("data", {}).get("text/plain", ""))
+    return "\n".join(parts)
+
+
+def test_every_number_a_lesson_part_quotes_is_in_the_lesson(guides: dict) -> None:
+    """A decimal (0.7311, 2.34e-08) or a long whole number (10,588,160) is quoted as the lesson prints it."""
+    number = re.compile(r"(?<![\w.])\d[\d,]*\.\d+(?:e-?\d+)?|(?<![\w.])\d{1,3}(?:(?:,|\{,\})\d{3})+")
+    for lesson, guide in guides.items():
+        text = _notebook_text(LESSONS[lesson])
+        quoted = number.findall(
+            "\n".join([guide.idea, guide.project, guide.misconceptions, *guide.pauses.values()])
+        )
+        missing = [q for q in quoted if q not in text and q.replace(",", "{,}") not in text]
+        assert not missing, (
+            f"lesson {lesson}: the guide quotes {missing}, which {LESSONS[lesson].name} does not show"
+        )
