@@ -153,8 +153,9 @@ def _stale_or_missing() -> str | None:
     return f"build/student is older than the lessons or tools/build_student.py: {stale}" if stale else None
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _built() -> None:
+@pytest.fixture(scope="module")
+def built() -> None:
+    """Skip (fail under CI) when build/student is missing or stale."""
     problem = _stale_or_missing()
     if problem:
         message = f"{problem}: run `make student` first"
@@ -164,7 +165,7 @@ def _built() -> None:
 
 
 @pytest.fixture(scope="module", params=LESSONS)
-def executed(request: pytest.FixtureRequest) -> tuple[str, nbformat.NotebookNode]:
+def executed(request: pytest.FixtureRequest, built: None) -> tuple[str, nbformat.NotebookNode]:
     """A student copy run top to bottom in a fresh kernel, as a learner runs it (once per lesson)."""
     notebook = _copy(request.param)
     client = NotebookClient(
@@ -211,6 +212,7 @@ def test_the_number_formats_match_how_numpy_prints() -> None:
     assert not _shows("0.1411", "0.14") and not _shows("10.14", "0.14") and not _shows("1120 blocks", "120")
 
 
+@pytest.mark.usefixtures("built")
 def test_every_lesson_has_a_copy_with_the_same_name() -> None:
     assert sorted(path.name for path in COPIES.glob("*.ipynb")) == LESSONS
 
@@ -226,6 +228,7 @@ def test_every_answer_block_of_a_lesson_is_a_solution_cell_of_its_own(name: str)
             )
 
 
+@pytest.mark.usefixtures("built")
 @pytest.mark.parametrize("name", LESSONS)
 def test_a_copy_has_no_solution_cell_and_no_answer_block(name: str) -> None:
     copy, lesson = _copy(name), _lesson(name)
@@ -235,6 +238,7 @@ def test_a_copy_has_no_solution_cell_and_no_answer_block(name: str) -> None:
     assert [cell.id for cell in copy.cells if cell.id != NOTE_ID] == kept, "only the solutions are left out"
 
 
+@pytest.mark.usefixtures("built")
 @pytest.mark.parametrize("number", sorted(SOLUTION_VALUES))
 def test_no_solution_value_is_in_a_copy(number: str) -> None:
     name = next(name for name in LESSONS if name.startswith(number))
@@ -248,6 +252,7 @@ def test_no_solution_value_is_in_a_copy(number: str) -> None:
         assert not _shows(copy, value), f"the student copy of {name} gives away {value!r}"
 
 
+@pytest.mark.usefixtures("built")
 @pytest.mark.parametrize("number", sorted(NEVER_PRINTED))
 def test_no_self_check_answer_is_printed(number: str) -> None:
     name = next(name for name in LESSONS if name.startswith(number))
