@@ -19,6 +19,7 @@ help:
 	@echo "make test-env  only install the test environment in .venv"
 	@echo "make execute   re-run every lesson top to bottom in a fresh kernel and save it"
 	@echo "make html      export every lesson to a static page in build/html (explorers work without a kernel)"
+	@echo "make student   the student copies: the lessons without their solutions, in build/student"
 	@echo "make clean     remove .venv and caches"
 
 $(BIN)/python:
@@ -57,8 +58,9 @@ lab: $(LAB_STAMP)
 
 test-env: $(TEST_STAMP)
 
-# The static pages are built first: the browser test serves them with no kernel.
-test: $(TEST_STAMP) html
+# The static pages are built first: the browser test serves them with no kernel; so are the
+# student copies, which tests/test_student.py reads and runs.
+test: $(TEST_STAMP) html student
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/python -m pytest --nbval $(PYTEST_ARGS)
@@ -89,3 +91,12 @@ $(NODE_STAMP): package.json package-lock.json
 html: $(LAB_STAMP) $(NODE_STAMP)
 	rm -rf build/html
 	$(BIN)/python tools/export_html.py --out build/html notebooks/*.ipynb
+
+# Student copies: the lessons without the cells tagged `solution` (the answers, and the cells that
+# print a right answer), in build/student/notebooks/ under the same names, their stored outputs
+# kept, with the file that lesson 12 reads beside them.
+.PHONY: student
+
+student: $(LAB_STAMP)
+	rm -rf build/student
+	$(BIN)/python tools/build_student.py --out build/student notebooks/*.ipynb
