@@ -23,7 +23,7 @@ import pytest
 from nbclient import NotebookClient
 
 import attnlib
-from attnlib import backward, counting, examples, positions
+from attnlib import backward, counting, examples, positions, scaling
 from attnlib.multihead import split_heads
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -87,7 +87,7 @@ def _number(value: float, decimals: int = 4) -> str:
 
 def _lesson_08_values() -> list[str]:
     """The solutions of exercises 1 to 3 of lesson 08, as its solutions print them."""
-    ex1 = examples.one_query_three_vectors()
+    ex1 = examples.plain_attention_exercise()
     one = attnlib.attention_steps(ex1.Q, ex1.K, ex1.K, scale=1.0)
     hand = examples.attention_by_hand()
     three = attnlib.attention_steps(*hand)
@@ -95,7 +95,7 @@ def _lesson_08_values() -> list[str]:
     totals = counting.operation_counts(n_q, n_k, d_k, d_v, stable=False).totals()
     with np.printoptions(precision=4, suppress=True):  # lesson 08's print options
         printed = [str(three.raw_scores), str(attnlib.causal_mask(4))]  # 3, step 1: S; 2d: the mask
-    exercise_1 = [*one.weights[:2], *one.output]  # a (its third weight prints as 0.0008) and c
+    exercise_1 = [*one.weights, one.output[0], one.output[2]]  # a and c (its middle entry, 2, is everywhere)
     exercise_3 = [*three.scaled_scores.ravel(), *three.weights.ravel(), *three.output.ravel()]
     return [
         *printed,
@@ -130,8 +130,32 @@ SOLUTION_VALUES = {
         "most to 'sat'",  # the token that cat attends to most in layer 1, head 8
     ],
 }
+
+
+def _lesson_04_never_printed() -> list[str]:
+    """The weights of lesson 04's new query (d_k = 64, seed 1), which its self-check asks for."""
+    Q, K = scaling.random_queries_keys(64, n_queries=1, n_keys=8, seed=1)
+    return [_number(value) for value in attnlib.attention_steps(Q[0], K, K).weights]
+
+
+def _lesson_05_never_printed() -> list[str]:
+    """Lesson 05's self-checks: the queries Q_y against K_x, and the real rows of *she likes tea*."""
+    rng = np.random.default_rng(1)  # the 3 queries, 5 keys and 5 values of section 2, in that order
+    _, K_x, V_x = rng.normal(size=(3, 4)), rng.normal(size=(5, 4)), rng.normal(size=(5, 2))
+    Q_y = np.array([[1.0, 0.0, -1.0, 2.0], [0.5, 1.5, 0.0, -1.0]])
+    emb = examples.she_likes_coffee()
+    table = dict(zip(emb.tokens, emb.X, strict=True)) | {"tea": np.array([1.0, 0.1, 0.6, 0.3])}
+    X = np.array([table[word] for word in ("she", "likes", "tea")] + [np.zeros(4)])  # + one padding token
+    real = np.array([True, True, True, False])
+    padded = attnlib.attention_steps(*attnlib.qkv(X, emb.W_q, emb.W_k, emb.W_v), mask=real).weights
+    weights = [*attnlib.attention_steps(Q_y, K_x, V_x).weights.ravel(), *padded[:3, :3].ravel()]
+    return [_number(value) for value in weights]  # the padding's row and column (1/3, 0) are everywhere
+
+
 #: Self-checks' answers that no cell of the lesson prints (a check never shows the answer).
 NEVER_PRINTED = {
+    "04": _lesson_04_never_printed(),
+    "05": _lesson_05_never_printed(),
     "10": [_number(value) for value in positions.sinusoidal(4, 8)[3, :4]],  # PE[3, :4] for d_model = 8
     "12": [
         _number(np.exp(2.0 - 5.0)),  # the rescaling factor when the maximum grows from 2 to 5
