@@ -16,6 +16,7 @@ from attnlib.checks import (
     check_skipped_blocks,
     check_weights_memory,
 )
+from attnlib.checks.memory import WeightsMemory
 from attnlib.counting import tile_counts, weights_bytes
 from attnlib.efficient import online_softmax
 
@@ -54,6 +55,20 @@ def test_weights_memory_names_the_mistake(answer, kwargs, named):
     verdict(result, False, named)
     right = weights_bytes(32_768, 32_768, **kwargs) / 2**30
     assert f"{right:g} GiB" not in result.message
+
+
+@pytest.mark.parametrize("mistake", MEMORY_MISTAKES, ids=lambda m: m.name)
+def test_weights_memory_the_lessons_exercise_names_each_mistake(mistake):
+    """Lesson 12's self-check 1 (n = 24,576, between two rows of its table): each mistake is told apart."""
+    ex = WeightsMemory(24_576, 1, 4)
+    wrong = mistake.wrong(ex)
+    if wrong is None:
+        return  # a mistake this exercise cannot make (the heads: there is one)
+    right = weights_bytes(24_576, 24_576) / 2**30
+    verdict(check_weights_memory(right, 24_576), True)
+    result = check_weights_memory(round(float(wrong), 2), 24_576)
+    verdict(result, False, mistake.name)
+    assert f"{right:g}" not in result.message
 
 
 def test_rescale_factor_is_what_the_online_softmax_applies():

@@ -14,12 +14,15 @@ from attnlib.checks.positions import (
     SHIFT_MISTAKES,
     SINUSOIDAL_MISTAKES,
     TARGET_MISTAKES,
+    VALUE_ROTATION_MISTAKES,
     EncodingExercise,
     ShiftExercise,
     check_rope_targets,
+    check_rotated_values,
     check_shifted_score,
     check_sinusoidal,
 )
+from attnlib.plots.rotary import ROPE_KEY, ROPE_QUERY
 from attnlib.positions import rope, sinusoidal
 
 Q_2D = np.array([1.0, 0.5])
@@ -85,6 +88,16 @@ def test_sinusoidal_an_unknown_answer_says_which_column_is_off():
     assert not gives_away(result.message, right, 3)
 
 
+def test_sinusoidal_the_lessons_demonstration_names_the_swap():
+    """Lesson 10 shows the swap on row 2 of sinusoidal(3, 4), each pair's columns exchanged, so that
+    the demonstration does not hold the code of the self-check's row (position 3, d_model = 8)."""
+    exchanged = sinusoidal(3, 4)[2, [1, 0, 3, 2]]
+    result = check_sinusoidal(exchanged, position=2, d_model=4)
+    assert not result.passed and result.message.startswith("Sine and cosine swapped"), result.message
+    ex = EncodingExercise(2, 4, 4, 10000.0)
+    assert np.allclose(exchanged, ex.row(swapped=True))
+
+
 @pytest.mark.parametrize(
     ("answer", "words"),
     [
@@ -127,7 +140,11 @@ def test_sinusoidal_bad_exercise_inputs_raise(kwargs, error, words):
 
 @pytest.mark.parametrize(
     ("q", "k", "m", "n", "shift"),
-    [(Q_2D, K_2D, 2, 5, 7), (np.arange(1.0, 5.0), np.array([0.5, -1.0, 2.0, 0.3]), 1, 4, 100)],
+    [
+        (Q_2D, K_2D, 2, 5, 7),
+        (np.array(ROPE_QUERY), np.array(ROPE_KEY), 2, 5, 40),  # lesson 10's self-check
+        (np.arange(1.0, 5.0), np.array([0.5, -1.0, 2.0, 0.3]), 1, 4, 100),
+    ],
 )
 def test_shifted_score_right_and_each_mistake(q, k, m, n, shift):
     right = rope(q, [m]) @ rope(k, [n])
@@ -214,4 +231,68 @@ def test_rope_targets_every_row_is_reachable():
 )
 def test_rope_targets_unreadable_answers(answer, words):
     result = check_rope_targets(answer)
+    assert not result.passed and words in result.message, result.message
+
+
+# --- what rotating v would change ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "answer", ["outputs", "the outputs", "Only the outputs.", "output", "z", ["outputs"], ("Outputs",)]
+)
+def test_rotated_values_right(answer):
+    result = check_rotated_values(answer)
+    assert result.passed, result.message
+
+
+@pytest.mark.parametrize(
+    ("answer", "name"),
+    [
+        ("weights", "Rotating v changes no weight"),
+        ("the scores", "Rotating v changes no weight"),
+        ("both", "Rotating v changes no weight"),
+        ("outputs and weights", "Rotating v changes no weight"),
+        (["weights", "outputs"], "Rotating v changes no weight"),
+        ("neither", "Something does change"),
+        ("nothing", "Something does change"),
+    ],
+)
+def test_rotated_values_mistakes_are_named(answer, name):
+    result = check_rotated_values(answer)
+    assert not result.passed and result.message.startswith(name), result.message
+
+
+def test_rotated_values_every_row_is_reachable_and_says_why():
+    for mistake in VALUE_ROTATION_MISTAKES:
+        chosen = mistake.wrong(frozenset({"outputs"}))
+        result = check_rotated_values(sorted(chosen) or "neither")
+        assert not result.passed and mistake.name in result.message
+        assert "outputs" not in result.message.split(":")[0], "the mistake's name must not give the answer"
+
+
+def test_rotated_values_is_what_attnlib_computes():
+    """Rotating v as well as q and k changes the outputs and not one weight (lesson 10's claim)."""
+    from attnlib import scaled_dot_product_attention
+
+    rng = np.random.default_rng(10)
+    Q, K, V = rng.normal(size=(3, 5, 4))
+    out, weights = scaled_dot_product_attention(rope(Q), rope(K), V)
+    out_v, weights_v = scaled_dot_product_attention(rope(Q), rope(K), rope(V))
+    assert np.allclose(weights_v, weights) and not np.allclose(out_v, out)
+
+
+@pytest.mark.parametrize(
+    ("answer", "words"),
+    [
+        (None, "No answer yet"),
+        (..., "No answer yet"),
+        ("", "Answer"),
+        ("q, k", "Could not read"),
+        ("v", "Could not read"),
+        (3, "as text"),
+        (["outputs", 1], "text"),
+    ],
+)
+def test_rotated_values_unreadable_answers(answer, words):
+    result = check_rotated_values(answer)
     assert not result.passed and words in result.message, result.message

@@ -62,6 +62,24 @@ def test_every_d_k_mistake_is_named_without_the_answer(mistake):
     assert "32" not in result.message.replace(f"{LAYER.d_ff}", "")
 
 
+#: The sizes lesson 13's question gives from bert-base-uncased's config.json.
+BERT_BASE_CONFIG = {
+    "num_hidden_layers": 12,
+    "num_attention_heads": 12,
+    "hidden_size": 768,
+    "intermediate_size": 3072,
+}
+
+
+@pytest.mark.parametrize("mistake", D_K_MISTAKES, ids=lambda m: m.name)
+def test_the_lessons_bert_base_question_names_every_mistake(mistake):
+    layer = AttentionLayer(768, 12, 3072)
+    assert check_d_k(layer.d_k, BERT_BASE_CONFIG)
+    result = check_d_k(round(float(mistake.wrong(layer)), 3), BERT_BASE_CONFIG)
+    assert not result and mistake.name in result.message
+    assert str(layer.d_k) not in result.message
+
+
 @pytest.mark.parametrize("answer", [None, ..., "32", True, float("nan"), [32, 32]])
 def test_answers_that_are_not_numbers_fail_with_a_reason(answer):
     result = check_d_k(answer, CONFIG)

@@ -24,6 +24,7 @@ from nbclient import NotebookClient
 
 import attnlib
 from attnlib import backward, counting, examples, positions, scaling
+from attnlib.checks.real_model import AttentionLayer
 from attnlib.multihead import split_heads
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -128,6 +129,7 @@ SOLUTION_VALUES = {
     "13": [
         str(4 * 384**2 + 4 * 384),  # one attention layer of all-MiniLM-L6-v2: four 384 × 384 and biases
         "most to 'sat'",  # the token that cat attends to most in layer 1, head 8
+        str(AttentionLayer(768, 12, 3072).d_k),  # BERT-base's d_k, read off its config
     ],
 }
 
@@ -160,6 +162,9 @@ NEVER_PRINTED = {
     "12": [
         _number(np.exp(2.0 - 5.0)),  # the rescaling factor when the maximum grows from 2 to 5
         str(counting.tile_counts(2048, 2048, block_q=128, block_k=128, causal=True).skipped),
+        *(  # self-check 1: the GiB of one head's float32 weights at n = 24,576, as a table would print it
+            f"{counting.weights_bytes(24_576, 24_576) / 2**30:{spec}}" for spec in ("", ".2f", ".3f")
+        ),
     ],
 }
 

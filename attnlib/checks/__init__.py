@@ -4,9 +4,9 @@ Each check takes a learner's answer and the exercise's inputs, recomputes the ri
 attnlib, and returns a :class:`CheckResult`. When the answer is wrong, the check goes through its
 table of mistakes (:data:`ATTENTION_MISTAKES`, :data:`SCALE_MISTAKES`, :data:`COUNT_MISTAKES`,
 :data:`CAUSAL_MISTAKES`, :data:`PADDING_MISTAKES`; lesson 10's :data:`SINUSOIDAL_MISTAKES`,
-:data:`SHIFT_MISTAKES`, :data:`TARGET_MISTAKES`; lesson 11's gradient tables in
-:mod:`attnlib.checks.gradients`; lesson 12's :data:`MEMORY_MISTAKES`, :data:`RESCALE_MISTAKES`,
-:data:`SKIP_MISTAKES`): each row *makes* its mistake on the exercise's
+:data:`SHIFT_MISTAKES`, :data:`TARGET_MISTAKES`, :data:`VALUE_ROTATION_MISTAKES`; lesson 11's
+gradient tables in :mod:`attnlib.checks.gradients`; lesson 12's :data:`MEMORY_MISTAKES`,
+:data:`RESCALE_MISTAKES`, :data:`SKIP_MISTAKES`): each row *makes* its mistake on the exercise's
 inputs (the softmax over the wrong axis, the scale after the softmax, ``K`` used for ``V``, ...)
 and, when the result equals the learner's answer, the message names that mistake. Messages never
 show a number of the right answer, so the learner can try again. End a notebook cell with a check
@@ -55,7 +55,9 @@ from attnlib.checks.positions import (
     SHIFT_MISTAKES,
     SINUSOIDAL_MISTAKES,
     TARGET_MISTAKES,
+    VALUE_ROTATION_MISTAKES,
     check_rope_targets,
+    check_rotated_values,
     check_shifted_score,
     check_sinusoidal,
 )
@@ -79,6 +81,7 @@ __all__ = [
     "SOFTMAX_GRADIENT_MISTAKES",
     "TARGET_MISTAKES",
     "VALUE_GRADIENT_MISTAKES",
+    "VALUE_ROTATION_MISTAKES",
     "CheckResult",
     "Mistake",
     "check_attention",
@@ -87,6 +90,7 @@ __all__ = [
     "check_padding_mask",
     "check_rescale_factor",
     "check_rope_targets",
+    "check_rotated_values",
     "check_scale",
     "check_score_direction",
     "check_shape",

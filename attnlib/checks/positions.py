@@ -8,6 +8,8 @@
   rotation, flips the distance.
 - :func:`check_rope_targets`: which of q, k, v RoPE rotates; :data:`TARGET_MISTAKES` names a
   rotated v, a forgotten q or k.
+- :func:`check_rotated_values`: why RoPE leaves v alone: what rotating v as well would change (the
+  outputs, not the weights); :data:`VALUE_ROTATION_MISTAKES` names the weights and "nothing".
 """
 
 from __future__ import annotations
@@ -31,9 +33,11 @@ __all__ = [
     "SHIFT_MISTAKES",
     "SINUSOIDAL_MISTAKES",
     "TARGET_MISTAKES",
+    "VALUE_ROTATION_MISTAKES",
     "EncodingExercise",
     "ShiftExercise",
     "check_rope_targets",
+    "check_rotated_values",
     "check_shifted_score",
     "check_sinusoidal",
 ]
@@ -425,3 +429,93 @@ def _read_targets(answer: object) -> frozenset[str] | CheckResult:
         else:
             return failed(f"Could not read {word!r}: name the vectors as q, k and v (or query, key, value).")
     return frozenset(chosen)
+
+
+# --- what rotating v would change ------------------------------------------------------------------
+
+#: The words a learner may use for what changes.
+_CHANGES = {
+    "output": {"outputs"},
+    "outputs": {"outputs"},
+    "z": {"outputs"},
+    "weight": {"weights"},
+    "weights": {"weights"},
+    "score": {"weights"},
+    "scores": {"weights"},
+    "both": {"outputs", "weights"},
+    "neither": set(),
+    "nothing": set(),
+    "none": set(),
+}
+_CHANGE_FILLERS = {"a", "an", "and", "only", "the", "would", "change", "changes", "&", "+", "plus"}
+RIGHT_CHANGE = frozenset({"outputs"})
+_NO_WEIGHT = (
+    "a weight is the softmax of the scores q · k / √d_k, and v is not in them: every weight stays as it is. "
+    "So rotating v cannot make the weights depend on positions."
+)
+
+#: What a learner may say rotating v (as well as q and k) would change; ``wrong`` gives the set.
+VALUE_ROTATION_MISTAKES: tuple[Mistake[frozenset[str]], ...] = (
+    Mistake(
+        "Rotating v changes no weight",
+        _NO_WEIGHT,
+        lambda right: frozenset({"weights"}),
+    ),
+    Mistake(
+        "Rotating v changes no weight",
+        _NO_WEIGHT,
+        lambda right: right | {"weights"},
+    ),
+    Mistake(
+        "Something does change",
+        "an output is the weighted sum of the values: rotated values, the same weights, other outputs. "
+        "Position would be mixed into the content the output carries, and still no weight would see it.",
+        lambda right: frozenset(),
+    ),
+)
+
+
+def check_rotated_values(answer: object) -> CheckResult:
+    """Check what rotating v by its position, as well as q and k, would change: the outputs, not the weights.
+
+    Parameters
+    ----------
+    answer : str or collection of str
+        ``"outputs"``, ``"the weights"``, ``"both"``, ``"neither"``, ``["outputs", "weights"]``, ...
+
+    Returns
+    -------
+    CheckResult
+        Passed, or the mistake of :data:`VALUE_ROTATION_MISTAKES` the answer makes, or what could not
+        be read.
+    """
+    missing = placeholder(answer, "the answer")
+    if missing is not None:
+        return missing
+    if isinstance(answer, str):
+        words: Iterable[object] = re.split(r"[\s,;/]+", answer.strip().lower())
+    elif isinstance(answer, (list, tuple, set, frozenset)):
+        words = answer
+    else:
+        return failed(f'Give your answer as text, such as "weights" or "both"; got {type(answer).__name__}.')
+    chosen: set[str] = set()
+    read = False
+    for word in words:
+        if not isinstance(word, str):
+            return failed(f'Each entry must be text, such as "outputs" or "weights"; got {word!r}.')
+        token = word.strip().lower().strip(".!?\"'")
+        if not token or token in _CHANGE_FILLERS:
+            continue
+        if token not in _CHANGES:
+            return failed(f'Could not read {word!r}: answer "outputs", "weights", "both" or "neither".')
+        chosen |= _CHANGES[token]
+        read = True
+    if not read:
+        return failed('Answer "outputs", "weights", "both" or "neither".')
+    if chosen == RIGHT_CHANGE:
+        return passed(
+            "Correct: the outputs change and every weight stays the same, so rotating v would put "
+            "positions into the content, never into the weights. RoPE turns only q and k."
+        )
+    found = matching(VALUE_ROTATION_MISTAKES, RIGHT_CHANGE, lambda wrong: wrong == frozenset(chosen))
+    return failed(describe("", found, RIGHT_CHANGE))
