@@ -638,6 +638,7 @@ def _stale_or_missing_site() -> str | None:
         *(ROOT / "attnlib").rglob("*.js"),
         ROOT / "package-lock.json",
         ROOT / "tools" / "export_html.py",
+        ROOT / "tools" / "execute_notebooks.py",
     ]
     newest = max(path.stat().st_mtime for path in sources)
     stale = [page.name for page in pages if page.stat().st_mtime < newest]
