@@ -7,12 +7,12 @@ The lessons come as ``make`` left them in ``build/executed/``: executed, with th
 widget state stored (``tools/execute_notebooks.py --out build/executed``, the stage that
 ``make html`` reads too); the book does not execute anything. The script
 
-1. assembles the book's sources in ``--src`` with the repository's layout: ``book/_config.yml``
-   and ``book/_toc.yml`` at its root, ``book/intro.md``, the executed lessons in ``notebooks/``,
-   the instructor's guide in ``docs/``, and in ``_extra/_static/vendor/`` (Sphinx's
-   ``html_extra_path``) what the pages load, copied from npm at the versions of
-   package-lock.json: MathJax 3, require.js, the Jupyter widgets HTML manager and anywidget's front
-   end, with ``book/require-paths.js`` that points require.js at the local anywidget;
+1. assembles the book's sources in ``--src`` with the repository's layout: ``_config.yml``,
+   ``_toc.yml`` and ``favicon.svg`` from ``book/`` at its root, ``book/intro.md``, the executed
+   lessons in ``notebooks/``, the instructor's guide in ``docs/``, and in
+   ``_extra/_static/vendor/`` (Sphinx's ``html_extra_path``) what the pages load, copied from npm
+   at the versions of package-lock.json: MathJax 3, require.js, the Jupyter widgets HTML manager
+   and anywidget's front end, with ``book/require-paths.js``, which points require.js at them;
 2. writes ``conf.py`` with ``jupyter-book config sphinx`` and builds the HTML with Sphinx, every
    warning an error, with HTTP(S) requests from Python sent to a closed port, so that nothing
    is fetched at build time;
@@ -69,7 +69,7 @@ def assemble(src: Path, executed: list[Path], guide: Path, node_modules: Path) -
     """Write the book's sources into a fresh ``src``, laid out as in the repository."""
     shutil.rmtree(src, ignore_errors=True)
     (src / "book").mkdir(parents=True)
-    for name in ("_config.yml", "_toc.yml"):
+    for name in ("_config.yml", "_toc.yml", "favicon.svg"):
         shutil.copy2(BOOK / name, src / name)
     shutil.copy2(BOOK / "intro.md", src / "book" / "intro.md")
     copy_lessons(executed, src / "notebooks")
