@@ -16,12 +16,8 @@ It needs Debian's Chromium and Playwright for Python, as tests/test_browser.py d
 
 from __future__ import annotations
 
-import functools
-import http.server
 import json
-import os
 import re
-import threading
 import urllib.parse
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -29,7 +25,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from test_browser import CHROMIUM, CHROMIUM_ARGS, _playwright
+from test_browser import chromium, require_build, serve
 
 ROOT = Path(__file__).resolve().parents[1]
 SITE = ROOT / "build" / "book"
@@ -85,45 +81,21 @@ def _stale_or_missing_book() -> str | None:
 @pytest.fixture(scope="module")
 def book() -> Path:
     """build/book, as ``make book`` left it (skips, or fails under CI, when stale or missing)."""
-    problem = _stale_or_missing_book()
-    if problem:
-        message = f"{problem}: run `make book` first"
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
+    require_build(_stale_or_missing_book(), "make book")
     return SITE
 
 
 @pytest.fixture(scope="module")
 def site(book: Path) -> Iterator[str]:
-    """build/book served by http.server on a free port on 127.0.0.1."""
-
-    class QuietHandler(http.server.SimpleHTTPRequestHandler):
-        def log_message(self, format: str, *args: object) -> None:
-            pass
-
-    server = http.server.ThreadingHTTPServer(
-        ("127.0.0.1", 0), functools.partial(QuietHandler, directory=str(book))
-    )
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=10)
+    """build/book served on 127.0.0.1."""
+    with serve(book) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
 def browser():
-    sync_playwright = _playwright()
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
+    with chromium() as browser:
+        yield browser
 
 
 @dataclass
