@@ -6,8 +6,9 @@ console error, no uncaught error and **no request to any other host** (such requ
 recorded and aborted). On every page every image loads, every formula is typeset by MathJax 3 (an
 ``mjx-container`` in each of Sphinx's ``.math`` elements) and no raw ``$…$`` is left in the text
 outside code; on a lesson with explorers, each explorer shown in the lesson is drawn, and one
-slider move changes its SVG. Search finds the lesson on softmax. Without a browser: links between
-pages point to files of the book, and each lesson has its Binder launch link.
+slider move changes its SVG; at a phone's width (390 px) the page does not scroll sideways.
+Search finds the lesson on softmax. Without a browser: links between pages point to files of the
+book, and each lesson has its Binder launch link.
 
 The book must be newer than its sources (the lessons, attnlib, book/, the guide, the tools and
 package-lock.json); else the test skips with a hint (under CI it fails): run ``make book``.
@@ -34,6 +35,7 @@ BINDER = "https://mybinder.org/v2/gh/attention-lessons/attention-lessons/main?ur
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 LOAD_TIMEOUT = 60_000  # ms: a page, its images, MathJax and its explorers ready
 MOVE_TIMEOUT = 10_000  # ms: an explorer redrawn after a key press (no kernel: in the same frame)
+PHONE = {"width": 390, "height": 844}
 RAW_MATH = re.compile(r"\$[^$\n]+\$|\\\(|\\\[")
 
 
@@ -210,14 +212,25 @@ def check_explorers(visit: Visit, expected: int) -> None:
         move_slider(visit, roots.nth(index))
 
 
+def check_fits_a_phone(visit: Visit) -> None:
+    """At a phone's width the page does not scroll sideways (wide parts scroll by themselves)."""
+    visit.page.set_viewport_size(PHONE)
+    widths = visit.page.evaluate(
+        "() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]"
+    )
+    assert widths[0] <= widths[1], f"at {PHONE['width']} px the page is {widths[0]} px wide"
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("path", PAGES)
 def test_page_in_chromium(visit, path):
-    """The page loads clean and alone: images, math and explorers work, nothing leaves the host."""
+    """The page loads clean and alone: images, math and explorers work, it fits a phone, nothing
+    leaves the host."""
     seen = visit(path)
     check_images(seen)
     check_math(seen)
     check_explorers(seen, explorers_in(path))
+    check_fits_a_phone(seen)
     seen.check_clean()
 
 

@@ -8,11 +8,13 @@ widget state stored (``tools/execute_notebooks.py --out build/executed``, the st
 ``make html`` reads too); the book does not execute anything. The script
 
 1. assembles the book's sources in ``--src`` with the repository's layout: ``_config.yml``,
-   ``_toc.yml`` and ``favicon.svg`` from ``book/`` at its root, ``book/intro.md``, the executed
-   lessons in ``notebooks/``, the instructor's guide in ``docs/``, and in
-   ``_extra/_static/vendor/`` (Sphinx's ``html_extra_path``) what the pages load, copied from npm
-   at the versions of package-lock.json: MathJax 3, require.js, the Jupyter widgets HTML manager
-   and anywidget's front end, with ``book/require-paths.js``, which points require.js at them;
+   ``_toc.yml`` and ``favicon.svg`` from ``book/`` at its root, ``book/intro.md``, the book's
+   styles ``book/book.css`` in ``_static/`` (no script there: jupyter-book loads every .js and
+   .css of that folder on every page), the executed lessons in ``notebooks/``, the instructor's
+   guide in ``docs/``, and in ``_extra/_static/vendor/`` (Sphinx's ``html_extra_path``) what the
+   pages load, copied from npm at the versions of package-lock.json: MathJax 3, require.js, the
+   Jupyter widgets HTML manager and anywidget's front end, with ``book/require-paths.js``, which
+   points require.js at them;
 2. writes ``conf.py`` with ``jupyter-book config sphinx`` and builds the HTML with Sphinx, every
    warning an error, with HTTP(S) requests from Python sent to a closed port, so that nothing
    is fetched at build time;
@@ -72,6 +74,8 @@ def assemble(src: Path, executed: list[Path], guide: Path, node_modules: Path) -
     for name in ("_config.yml", "_toc.yml", "favicon.svg"):
         shutil.copy2(BOOK / name, src / name)
     shutil.copy2(BOOK / "intro.md", src / "book" / "intro.md")
+    (src / "_static").mkdir()
+    shutil.copy2(BOOK / "book.css", src / "_static" / "book.css")
     copy_lessons(executed, src / "notebooks")
     copy_guide(guide, src / "docs")
     vendor(node_modules, src / VENDOR)
