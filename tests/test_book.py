@@ -124,14 +124,14 @@ def visit(browser, site) -> Iterator:
         page = context.new_page()
         seen = Visit(page)
 
-        def route(route) -> None:
+        def keep_local(route) -> None:
             if urllib.parse.urlsplit(route.request.url).hostname == "127.0.0.1":
                 route.continue_()
             else:
                 seen.outside.append(route.request.url)
                 route.abort()
 
-        context.route("**/*", route)
+        context.route("**/*", keep_local)
         page.on("console", lambda m: m.type == "error" and seen.errors.append(f"console: {m.text}"))
         page.on("pageerror", lambda e: seen.errors.append(f"uncaught: {e}"))
         page.on("response", lambda r: r.status >= 400 and seen.errors.append(f"{r.status}: {r.url}"))
