@@ -52,10 +52,7 @@ def copy_lessons(executed: list[Path], notebooks: Path) -> None:
 def copy_guide(guide: Path, docs: Path) -> None:
     """Copy the instructor's guide to ``docs``; fail with the way to get it when it is missing."""
     if not guide.is_file():
-        raise SystemExit(
-            f"{guide} is missing: the book's page 'docs/instructor_guide' is made from it "
-            "(it comes with branch `guide`: git merge guide)"
-        )
+        raise SystemExit(f"{guide} is missing: the book's page docs/instructor_guide is made from it")
     docs.mkdir(parents=True)
     shutil.copy2(guide, docs / "instructor_guide.md")
 
