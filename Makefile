@@ -20,6 +20,7 @@ help:
 	@echo "make execute   re-run every lesson top to bottom in a fresh kernel and save it"
 	@echo "make html      export every lesson to a static page in build/html (explorers work without a kernel)"
 	@echo "make book      build the lessons and the instructor's guide as a static site in build/book"
+	@echo "make student   the student copies: the lessons without their solutions, in build/student"
 	@echo "make clean     remove .venv and caches"
 
 $(BIN)/python:
@@ -58,8 +59,9 @@ lab: $(LAB_STAMP)
 
 test-env: $(TEST_STAMP)
 
-# The static pages and the book are built first: the browser tests serve them with no kernel.
-test: $(TEST_STAMP) html book
+# The static pages and the book are built first: the browser tests serve them with no kernel; so
+# are the student copies, which tests/test_student.py reads and runs.
+test: $(TEST_STAMP) html book student
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/python -m pytest --nbval $(PYTEST_ARGS)
@@ -113,3 +115,12 @@ $(BOOK_STAMP): $(TEST_STAMP) requirements-book.txt
 
 book: $(BOOK_STAMP) $(EXECUTED) $(NODE_STAMP)
 	$(BIN)/python tools/build_book.py --out build/book $(EXECUTED)
+
+# Student copies: the lessons without the cells tagged `solution` (the answers, and the cells that
+# print a right answer), in build/student/notebooks/ under the same names, their stored outputs
+# kept, with the file that lesson 12 reads beside them.
+.PHONY: student
+
+student: $(LAB_STAMP)
+	rm -rf build/student
+	$(BIN)/python tools/build_student.py --out build/student notebooks/*.ipynb

@@ -10,6 +10,11 @@ them from earlier teaching material without naming it. So the values are cited f
 and every one of them is recomputed by attnlib in the tests; no earlier publication is claimed.
 (The "Q3" case, with the same weights and output, also appears in public homework notebooks, for
 example https://github.com/Manikanta-Rajulapati2002/Deep_Learning_NLP_spacy_transformers.)
+
+One example is this course's own: :func:`plain_attention_exercise`, made for lesson 08's exercise 1
+so that its answers are printed in no earlier lesson (lessons 03 and 05 compute
+:func:`one_query_three_vectors`, which has the same shape). Its values are attnlib's, checked in
+the tests the same way.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ __all__ = [
     "attention_by_hand",
     "four_tokens_2d",
     "one_query_three_vectors",
+    "plain_attention_exercise",
     "q3",
     "random_projections_seed42",
     "she_likes_coffee",
@@ -108,6 +114,22 @@ def one_query_three_vectors() -> QKV:
     """
     H = np.array([[1, 2, 3], [1, 2, 1], [0, 1, -1]])
     return QKV(Q=np.array([1, 2, 1]), K=H, V=H.copy())
+
+
+def plain_attention_exercise() -> QKV:
+    """Lesson 08's exercise 1: one query ``s`` against ``h1, h2, h3``, plain dot-product attention.
+
+    Made for this course (not from the brief): the shape of :func:`one_query_three_vectors`, with
+    numbers of its own, so that the exercise's answers are not the ones lessons 03 and 05 print.
+    ``h1 = (2,2,-1)``, ``h2 = (1,2,1)``, ``h3 = (-1,2,1)`` are both the keys and the values;
+    ``s = (1,1,2)`` is the single query. Scores ``s·h = (2, 5, 3)``.
+
+    Values (unscaled, ``scale=1.0``, computed by attnlib): weights
+    ``a ≈ (0.0420, 0.8438, 0.1142)`` and output ``c ≈ (0.8136, 2, 0.9160)``; every ``h_j`` has 2
+    as its middle entry, so ``c`` has 2 there too (a weighted average of equal numbers).
+    """
+    H = np.array([[2, 2, -1], [1, 2, 1], [-1, 2, 1]])
+    return QKV(Q=np.array([1, 1, 2]), K=H, V=H.copy())
 
 
 def attention_by_hand() -> QKV:

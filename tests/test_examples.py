@@ -89,6 +89,26 @@ def test_one_query_three_vectors():
     assert_published(steps.output, ["1.00", "2.00", "2.76"])
 
 
+def test_plain_attention_exercise():
+    Q, K, V = examples.plain_attention_exercise()
+    assert Q.shape == (3,) and K.shape == (3, 3)
+    np.testing.assert_array_equal(K, V)
+    steps = attention_steps(Q, K, V, scale=1.0)
+    np.testing.assert_array_equal(steps.raw_scores, [2.0, 5.0, 3.0])
+    assert_published(steps.weights, ["0.0420", "0.8438", "0.1142"])
+    assert_published(steps.output, ["0.8136", "2.0000", "0.9160"])
+    assert steps.output[1] == pytest.approx(2.0, abs=1e-12)  # every h_j has 2 as its middle entry
+
+
+def test_plain_attention_exercise_is_not_lesson_03s_example():
+    """Lesson 08's exercise 1 must not be answerable from lesson 03's (or 05's) printed numbers."""
+    ours = attention_steps(*examples.plain_attention_exercise(), scale=1.0)
+    theirs = attention_steps(*examples.one_query_three_vectors(), scale=1.0)
+    for mine in (ours.weights, ours.output):
+        for printed in (theirs.weights, theirs.output):
+            assert not np.allclose(np.sort(mine), np.sort(printed), atol=0.01)
+
+
 # --- 4. attention by hand ------------------------------------------------------------------------
 
 

@@ -101,6 +101,8 @@ def test_every_pause_is_at_a_heading_of_its_lesson(guides: dict) -> None:
             assert heading in headings, (
                 f"lesson {number}: no heading '## {heading}' in {LESSONS[number].name}: {headings}"
             )
+        order = [headings.index(heading) for heading in guide.pauses]
+        assert order == sorted(order), f"lesson {number}: the pauses follow the lesson's order"
 
 
 def test_the_explorer_to_project_is_the_lessons_own(guides: dict) -> None:
@@ -153,6 +155,13 @@ def test_the_plans_add_up_and_name_real_lessons(total: int) -> None:
         assert explorers <= shown, (
             f"{total}-minute plan: {explorers - shown} is not in lessons {step.lessons}"
         )
+        # a section is named in italics by the start of its heading: "*1. The claim*", "*The 2×2 figure*"
+        headings = [h.replace("*", "") for lesson in step.lessons for h in _headings(LESSONS[lesson])]
+        for name in re.findall(r"\*([^*]+)\*", step.activity):
+            if name[0].isupper() or name[0].isdigit():
+                assert any(h.startswith(name) for h in headings), (
+                    f"{total}-minute plan: no section '{name}' in lessons {step.lessons}"
+                )
 
 
 def test_the_nbgitpuller_link_opens_the_first_lesson_of_this_repository() -> None:

@@ -99,7 +99,7 @@ def test_lesson_06_shows_the_output() -> None:
 def test_lesson_08_shows_attention_by_hand_and_the_counts() -> None:
     out, _ = attnlib.scaled_dot_product_attention(*examples.attention_by_hand())
     _shows("08_exercises.ipynb", out, 2)
-    steps = attnlib.attention_steps(*examples.one_query_three_vectors(), scale=1.0)
+    steps = attnlib.attention_steps(*examples.plain_attention_exercise(), scale=1.0)
     _shows("08_exercises.ipynb", [*steps.weights, *steps.output], 4)
     totals = operation_counts(2, 3, 2, 3, stable=False).totals()
     _shows("08_exercises.ipynb", [totals["multiplications"], totals["additions"]], 0)

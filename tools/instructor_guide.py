@@ -37,8 +37,8 @@ ROOT = Path(__file__).resolve().parents[1]
 GUIDE_PATH = ROOT / "docs" / "instructor_guide.md"
 NOTEBOOKS = ROOT / "notebooks"
 
-# The fields of a lesson's part, in the guide's order: the label in the guide -> LessonGuide's name.
-FIELDS = {"Time": "minutes", "One idea": "idea", "Project": "project", "Misconceptions": "misconceptions"}
+# The fields of a lesson's part, as the guide labels them, in its order.
+FIELDS = ("Time", "One idea", "Project", "Misconceptions")
 PAUSES_HEADING = "#### Where to pause"
 
 # The time estimate (docs/instructor_guide.md, "How the times were estimated"): minutes per unit.

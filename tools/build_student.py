@@ -1,0 +1,86 @@
+"""Build the student copies of the lessons: every cell tagged ``solution`` left out.
+
+    .venv/bin/python tools/build_student.py [--out build/student] notebooks/*.ipynb
+
+Each lesson is written to ``<out>/notebooks/`` under its own name, so the links between lessons
+still work, without the cells tagged ``solution`` (the hidden answers, and the cells that print or
+draw a right answer). Everything else stays as the lesson was saved, outputs included: the copy
+reads like the lesson, and its self-checks already say "No answer yet", because their answer
+cells hold ``...``. The execution counts of the remaining cells are renumbered 1, 2, 3, …, as a
+fresh run of the copy numbers them (``tests/test_student.py`` runs each copy and compares).
+A short note after the title tells the learner that the solutions are left out. The files the
+lessons read from the repository are copied beside them, at the same relative paths.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+from pathlib import Path
+
+import nbformat
+
+ROOT = Path(__file__).resolve().parents[1]
+SOLUTION_TAG = "solution"
+#: Files the lessons read, relative to the repository: lesson 12 reads the committed benchmark
+#: results from ``../benchmarks/results/``.
+DATA = ["benchmarks/results/attention.json"]
+NOTE_ID = "student-copy"
+NOTE = (
+    "> **Student copy:** the answers and solutions of this lesson's questions and exercises are left "
+    "out, so that you can work them out first. The full lesson has them."
+)
+
+
+def is_solution(cell: nbformat.NotebookNode) -> bool:
+    """Whether a cell is tagged ``solution``."""
+    return SOLUTION_TAG in cell.metadata.get("tags", [])
+
+
+def student_copy(lesson: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """A copy of ``lesson`` without its solution cells, with the note after the title."""
+    copy = nbformat.from_dict(lesson)
+    cells = [cell for cell in copy.cells if not is_solution(cell)]
+    note = nbformat.v4.new_markdown_cell(NOTE)
+    note.id = NOTE_ID
+    copy.cells = [cells[0], note, *cells[1:]]
+    count = 0
+    for cell in copy.cells:
+        if cell.cell_type == "code" and cell.execution_count is not None:
+            count += 1
+            cell.execution_count = count
+            for output in cell.outputs:
+                if output.output_type == "execute_result":
+                    output.execution_count = count
+    nbformat.validate(copy)
+    return copy
+
+
+def build(paths: list[Path], out: Path) -> dict[str, int]:
+    """Write the student copy of each lesson and the files they read; how many cells each lost."""
+    (out / "notebooks").mkdir(parents=True, exist_ok=True)
+    removed = {}
+    for path in paths:
+        lesson = nbformat.read(path, as_version=4)
+        nbformat.write(student_copy(lesson), out / "notebooks" / path.name)
+        removed[path.name] = sum(is_solution(cell) for cell in lesson.cells)
+    for name in DATA:
+        (out / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(ROOT / name, out / name)
+    return removed
+
+
+def main(argv: list[str]) -> int:
+    """Build the copies of the lessons named in ``argv`` and say how many cells each lost."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=ROOT / "build" / "student")
+    parser.add_argument("lessons", nargs="+", type=Path)
+    args = parser.parse_args(argv)
+    for name, count in build(args.lessons, args.out).items():
+        print(f"{name}: {count} solution cells left out")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
