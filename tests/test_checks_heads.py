@@ -1,4 +1,5 @@
-"""Self-checks of lesson 09: the shape after split_heads and the parameters of a multi-head layer."""
+"""Self-checks of heads: the shape after split_heads and the parameters of a multi-head layer
+(lesson 09), the scale of one head (lesson 04)."""
 
 from __future__ import annotations
 
@@ -8,9 +9,11 @@ import pytest
 from attnlib.checks.heads import (
     PARAMETER_MISTAKES,
     SPLIT_HEADS_MISTAKES,
+    check_head_scale,
     check_parameter_count,
     check_split_heads_shape,
 )
+from attnlib.core import default_scale
 from attnlib.counting import multi_head_parameter_counts
 from attnlib.multihead import split_heads
 
@@ -94,8 +97,28 @@ def test_every_parameter_mistake_differs_from_the_right_count():
         (lambda: check_split_heads_shape((1,), 2, 5, 12.0, 4), TypeError),
         (lambda: check_parameter_count(1, 12, 0), ValueError),
         (lambda: check_parameter_count(1, 10, 4), ValueError),
+        (lambda: check_head_scale(0.1, 384, 7), ValueError),
     ],
 )
 def test_bad_exercises_raise(call, error):
     with pytest.raises(error, match=r"d_model|n_heads"):
         call()
+
+
+@pytest.mark.parametrize(("d_model", "n_heads"), [(384, 12), (512, 8), (768, 12)])
+def test_head_scale(d_model, n_heads):
+    d_k = d_model // n_heads
+    right = default_scale(d_k)
+    assert check_head_scale(right, d_model, n_heads).passed
+    assert check_head_scale(np.float32(right), d_model, n_heads).passed
+    for wrong, words in [
+        (default_scale(d_model), "√d_model"),
+        (1 / d_k, "1/d_k"),
+        (np.sqrt(d_k), "Multiplied by √d_k"),
+        (1.0, "Forgot to scale"),
+        (round(right, 2), "decimals"),
+        (..., "No answer yet"),
+    ]:
+        result = check_head_scale(wrong, d_model, n_heads)
+        assert not result.passed and words in result.message, (wrong, result.message)
+        assert f"{right:.4f}" not in result.message and f"{right:.3f}" not in result.message

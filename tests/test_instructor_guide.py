@@ -2,7 +2,9 @@
 
 Every lesson has a complete part; every pause sits at a ``## `` heading that exists in its lesson,
 word for word; every explorer the guide tells a teacher to project is one the lesson shows; the
-times follow the stated estimate; the two walkthrough plans add up and name real lessons; the
+times follow the stated estimate, and the counts table is the tool's; the two walkthrough plans add
+up, name real lessons and sections, and give each row at least the estimate of the sections it
+covers; the
 nbgitpuller and Binder links point at this repository and a real notebook; and the parser of
 ``tools/instructor_guide.py``, which the slides rely on, says clearly what is wrong with a broken
 guide.
@@ -164,6 +166,43 @@ def test_the_plans_add_up_and_name_real_lessons(total: int) -> None:
                 )
 
 
+@pytest.mark.parametrize("total", [50, 90])
+def test_each_plan_row_gives_its_sections_the_estimated_minutes(total: int) -> None:
+    """A row's minutes are at least the guide's rule applied to the sections it names and projects."""
+    steps = tool.read_plan(total, GUIDE)
+    for step in steps:
+        if not step.lessons:
+            continue
+        covered = tool.step_sections(step, NOTEBOOKS)
+        assert covered, f"{total}-minute plan: the row for {step.lessons} names no section"
+        estimate = tool.step_estimate(step, NOTEBOOKS)
+        assert step.minutes >= estimate, (
+            f"{total}-minute plan: {step.minutes} minutes for {covered}, whose estimate is {estimate:.1f} "
+            "(python tools/instructor_guide.py plans)"
+        )
+
+
+def test_the_sections_of_a_lesson_add_up_to_the_lesson() -> None:
+    for number, path in LESSONS.items():
+        sections = tool.count_sections(path)
+        whole = tool.count_lesson(path)
+        assert set(sections) - {""} == set(_headings(path)), number
+        assert sum(c.words for c in sections.values()) == whole.words, number
+        assert sum(c.code_cells for c in sections.values()) == whole.code_cells, number
+        assert sum(c.answers for c in sections.values()) == whole.answers, number
+        assert sum(len(c.explorers) for c in sections.values()) == len(whole.explorers), number
+
+
+def test_the_counts_table_is_the_tools() -> None:
+    """The table in the guide is what the tool counts now (re-run it with ``counts --write``)."""
+    lines = GUIDE.read_text(encoding="utf-8").splitlines()
+    start = lines.index(tool.COUNTS_HEADER)
+    table = lines[start : start + len(tool.counts_table(NOTEBOOKS).splitlines())]
+    assert "\n".join(table) == tool.counts_table(NOTEBOOKS), (
+        "the counts table is stale: python tools/instructor_guide.py counts --write"
+    )
+
+
 def test_the_nbgitpuller_link_opens_the_first_lesson_of_this_repository() -> None:
     links = re.findall(r"https://[^\s<>()`]+/hub/user-redirect/git-pull\?[^\s<>()`]+", GUIDE.read_text())
     assert links, "the guide gives an nbgitpuller link"
@@ -250,6 +289,27 @@ def test_a_broken_plan_is_named_precisely(tmp_path: Path) -> None:
         tool.read_plan(45, GUIDE)
     with pytest.raises(tool.GuideError, match=r"the lessons column"):
         tool.read_plan(90, _broken(tmp_path, "| 5 | — | break |", "| 5 | a break | break |"))
+
+
+def test_a_plan_row_shorter_than_its_sections_is_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    broken = _broken(tmp_path, "| 10 | 04 | *1. The claim*", "| 5 | 04 | *1. The claim*")
+    text = broken.read_text(encoding="utf-8")
+    broken.write_text(text.replace("| 2 | — | the summary", "| 7 | — | the summary"), encoding="utf-8")
+    assert tool.main(["--guide", str(broken)]) == 1
+    assert "50-minute plan: a row of 5 minutes for lessons 04" in capsys.readouterr().err
+    with pytest.raises(tool.GuideError, match=r"names a section \*1\. The clam\*"):
+        tool.step_sections(tool.PlanStep(5, ("04",), "*1. The clam*"), NOTEBOOKS)
+
+
+def test_counts_write_puts_the_table_into_the_guide(tmp_path: Path) -> None:
+    table = tool.counts_table(NOTEBOOKS)
+    stale_row = table.splitlines()[2]
+    stale = _broken(tmp_path, stale_row, stale_row.replace("|", "| 9", 1))
+    assert tool.write_counts_table(stale, NOTEBOOKS) is True
+    assert tool.write_counts_table(stale, NOTEBOOKS) is False
+    assert stale.read_text(encoding="utf-8") == GUIDE.read_text(encoding="utf-8")
 
 
 def test_the_guide_checks_clean_from_the_command_line(capsys: pytest.CaptureFixture[str]) -> None:

@@ -29,7 +29,9 @@ DATA = ["benchmarks/results/attention.json"]
 NOTE_ID = "student-copy"
 NOTE = (
     "> **Student copy:** the answers and solutions of this lesson's questions and exercises are left "
-    "out, so that you can work them out first. The full lesson has them."
+    "out, so that you can work them out first; the self-checks are kept and say whether your answer "
+    "is right. The full lesson, with the solutions, is the notebook of the same name in the course's "
+    "`notebooks/` folder (ask your teacher)."
 )
 
 

@@ -16,10 +16,16 @@ An item may go on over several lines, each indented by two spaces. Each walkthro
 section ``## A 50-minute walkthrough`` whose first table has the minutes in its first column and the
 lessons (``04``, ``04, 05``, or ``—``) in its second; a last row with the total in bold is optional.
 
+The same rule estimates each row of a plan from the ``## `` sections the row names in italics by
+the start of their heading (``*1. The claim*``) and the sections whose code shows an explorer the
+row names (``widgets.scaling_explorer``); a row must give at least that many minutes.
+
 Run it to check the guide, or to print the counts behind the time estimates::
 
-    python tools/instructor_guide.py            # read the guide; say what is wrong, or summarise it
-    python tools/instructor_guide.py counts     # the counts and the estimate of every lesson, a table
+    python tools/instructor_guide.py                # read the guide; say what is wrong, or summarise it
+    python tools/instructor_guide.py counts         # the counts and the estimate of every lesson, a table
+    python tools/instructor_guide.py counts --write # ... and put that table into the guide
+    python tools/instructor_guide.py plans          # each plan row: its minutes, its estimate, its sections
 """
 
 from __future__ import annotations
@@ -54,6 +60,9 @@ _PAUSE = re.compile(r'- \*\*At "(?P<heading>.+)"\*\*:\s*(?P<value>.*)')
 _TIME = re.compile(r"(?P<minutes>\d+) minutes?")
 _PLAN = re.compile(r"## A (?P<minutes>\d+)-minute walkthrough\s*")
 _WIDGET_CALL = re.compile(r"\bwidgets\.(?P<name>[a-z_]+)\(")
+_WIDGET_NAME = re.compile(r"\bwidgets\.(?P<name>[a-z_]+)")
+_ITALIC = re.compile(r"\*(?P<name>[^*]+)\*")
+COUNTS_HEADER = "| lesson | words | code cells | self-check answers | explorers | estimate | time |"
 
 
 class GuideError(ValueError):
@@ -270,23 +279,22 @@ def read_plan(total: int, path: Path = GUIDE_PATH) -> list[PlanStep]:
     return steps
 
 
-def count_lesson(notebook: Path) -> LessonCounts:
-    """Count what a saved lesson holds: words, code cells, self-check answers and explorers."""
-    cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
+def _text(value: str | list[str]) -> str:
+    return value if isinstance(value, str) else "".join(value)
 
-    def text(value: str | list[str]) -> str:
-        return value if isinstance(value, str) else "".join(value)
 
-    words = sum(len(text(cell["source"]).split()) for cell in cells if cell["cell_type"] == "markdown")
+def _counts(number: str, cells: list[dict]) -> LessonCounts:
+    """The counts of some cells of lesson ``number``: all of them, or one section's."""
+    words = sum(len(_text(cell["source"]).split()) for cell in cells if cell["cell_type"] == "markdown")
     code = [cell for cell in cells if cell["cell_type"] == "code"]
     printed = [
-        text(output.get("text", "") or output.get("data", {}).get("text/plain", ""))
+        _text(output.get("text", "") or output.get("data", {}).get("text/plain", ""))
         for cell in code
         for output in cell.get("outputs", [])
     ]
-    explorers = [m["name"] for cell in code for m in _WIDGET_CALL.finditer(text(cell["source"]))]
+    explorers = [m["name"] for cell in code for m in _WIDGET_CALL.finditer(_text(cell["source"]))]
     return LessonCounts(
-        number=notebook.name[:2],
+        number=number,
         words=words,
         code_cells=len(code),
         answers=sum(out.count("No answer yet") for out in printed),
@@ -294,12 +302,82 @@ def count_lesson(notebook: Path) -> LessonCounts:
     )
 
 
+def count_lesson(notebook: Path) -> LessonCounts:
+    """Count what a saved lesson holds: words, code cells, self-check answers and explorers."""
+    return _counts(notebook.name[:2], json.loads(notebook.read_text(encoding="utf-8"))["cells"])
+
+
+def count_sections(notebook: Path) -> dict[str, LessonCounts]:
+    """The counts of each ``## `` section of a lesson, keyed by its heading without ``## `` ("" for
+    what comes before the first). A Markdown cell is split at its ``## `` lines (outside fenced code);
+    a code cell belongs to the section above it. The sections' counts add up to the lesson's."""
+    sections: dict[str, list[dict]] = {"": []}
+    current = ""
+    for cell in json.loads(notebook.read_text(encoding="utf-8"))["cells"]:
+        if cell["cell_type"] != "markdown":
+            sections[current].append(cell)
+            continue
+        part: list[str] = []
+        fenced = False
+        for line in _text(cell["source"]).splitlines():
+            if line.lstrip().startswith("```"):
+                fenced = not fenced
+            elif not fenced and line.startswith("## "):
+                sections[current].append({"cell_type": "markdown", "source": "\n".join(part)})
+                current, part = line[3:], []
+                sections.setdefault(current, [])
+            part.append(line)
+        sections[current].append({"cell_type": "markdown", "source": "\n".join(part)})
+    return {heading: _counts(notebook.name[:2], cells) for heading, cells in sections.items()}
+
+
+def _lesson_path(number: str, notebooks: Path) -> Path:
+    found = sorted(notebooks.glob(f"{number}_*.ipynb"))
+    if not found:
+        raise GuideError(f"no lesson {number} in {notebooks}")
+    return found[0]
+
+
+def step_sections(step: PlanStep, notebooks: Path = NOTEBOOKS) -> list[tuple[str, str]]:
+    """The sections a plan row covers, as (lesson, heading): those it names in italics by the start
+    of their heading (asterisks in a heading are ignored, as a row cannot nest italics), and those
+    whose code shows an explorer it names. An italic name that starts with a small letter is a word
+    of the text (*she*), not a section.
+
+    Raises :class:`GuideError` for a section name that no heading of the row's lessons starts with.
+    """
+    covered: list[tuple[str, str]] = []
+    sections = {lesson: count_sections(_lesson_path(lesson, notebooks)) for lesson in step.lessons}
+    for match in _ITALIC.finditer(step.activity):
+        name = match["name"]
+        if not (name[0].isupper() or name[0].isdigit()):
+            continue
+        found = [
+            (lesson, heading)
+            for lesson in step.lessons
+            for heading in sections[lesson]
+            if heading and heading.replace("*", "").startswith(name)
+        ]
+        if not found:
+            raise GuideError(f"a plan row names a section *{name}* that lessons {step.lessons} do not have")
+        covered += [pair for pair in found if pair not in covered]
+    named = {m["name"] for m in _WIDGET_NAME.finditer(step.activity)}
+    for lesson in step.lessons:
+        for heading, counts in sections[lesson].items():
+            if named & set(counts.explorers) and (lesson, heading) not in covered:
+                covered.append((lesson, heading))
+    return covered
+
+
+def step_estimate(step: PlanStep, notebooks: Path = NOTEBOOKS) -> float:
+    """Minutes in class for a plan row, by the rule of the lessons' times, over the sections it covers."""
+    sections = {lesson: count_sections(_lesson_path(lesson, notebooks)) for lesson in step.lessons}
+    return sum(sections[lesson][heading].estimate for lesson, heading in step_sections(step, notebooks))
+
+
 def counts_table(notebooks: Path = NOTEBOOKS) -> str:
     """The counts and the estimate of every lesson, as the Markdown table of the guide."""
-    rows = [
-        "| lesson | words | code cells | self-check answers | explorers | estimate | time |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
-    ]
+    rows = [COUNTS_HEADER, "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
     total = 0
     for notebook in sorted(notebooks.glob("[0-9][0-9]_*.ipynb")):
         c = count_lesson(notebook)
@@ -312,18 +390,61 @@ def counts_table(notebooks: Path = NOTEBOOKS) -> str:
     return "\n".join(rows)
 
 
+def write_counts_table(path: Path = GUIDE_PATH, notebooks: Path = NOTEBOOKS) -> bool:
+    """Put the counts table of the lessons in ``notebooks`` into the guide; whether it changed."""
+    text = path.read_text(encoding="utf-8")
+    lines = text.split("\n")
+    if COUNTS_HEADER not in lines:
+        raise GuideError(f"{path.name}: no counts table (its header is {COUNTS_HEADER!r})")
+    start = lines.index(COUNTS_HEADER)
+    end = next(k for k in range(start, len(lines) + 1) if k == len(lines) or not lines[k].startswith("|"))
+    new = "\n".join([*lines[:start], counts_table(notebooks), *lines[end:]])
+    if new != text:
+        path.write_text(new, encoding="utf-8")
+    return new != text
+
+
+def plans_table(path: Path = GUIDE_PATH, notebooks: Path = NOTEBOOKS) -> str:
+    """Each row of both plans: its minutes, the estimate of the sections it covers, and those sections."""
+    rows = ["| plan | minutes | estimate | lessons | sections |", "| --- | ---: | ---: | --- | --- |"]
+    for total in (50, 90):
+        for step in read_plan(total, path):
+            covered = "; ".join(f"{lesson} {heading}" for lesson, heading in step_sections(step, notebooks))
+            rows.append(
+                f"| {total} | {step.minutes} | {step_estimate(step, notebooks):.1f} "
+                f"| {', '.join(step.lessons) or '—'} | {covered} |"
+            )
+    return "\n".join(rows)
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Check the guide (default) or print the counts table (``counts``)."""
+    """Check the guide (default), print the counts table (``counts``) or the plans' rows (``plans``)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("what", nargs="?", choices=["check", "counts"], default="check")
+    parser.add_argument("what", nargs="?", choices=["check", "counts", "plans"], default="check")
     parser.add_argument("--guide", type=Path, default=GUIDE_PATH)
+    parser.add_argument("--write", action="store_true", help="with counts: put the table into the guide")
     args = parser.parse_args(argv)
-    if args.what == "counts":
-        print(counts_table())
-        return 0
     try:
+        if args.what == "counts":
+            print(counts_table())
+            if args.write:
+                changed = write_counts_table(args.guide)
+                print(f"{args.guide}: {'table updated' if changed else 'table already up to date'}")
+            return 0
+        if args.what == "plans":
+            print(plans_table(args.guide))
+            return 0
         guides = read_guide(args.guide)
         plans = {total: read_plan(total, args.guide) for total in (50, 90)}
+        short = [
+            f"{total}-minute plan: a row of {step.minutes} minutes for lessons {', '.join(step.lessons)} "
+            f"covers sections estimated at {step_estimate(step):.1f}"
+            for total, steps in plans.items()
+            for step in steps
+            if step.lessons and step.minutes < step_estimate(step)
+        ]
+        if short:
+            raise GuideError("; ".join(short))
     except GuideError as error:
         print(f"error: {error}", file=sys.stderr)
         return 1

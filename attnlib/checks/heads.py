@@ -1,5 +1,5 @@
 """Check the shapes and sizes of multi-head attention: :func:`check_split_heads_shape`,
-:func:`check_parameter_count`.
+:func:`check_parameter_count`, :func:`check_head_scale`.
 
 The key padding mask of a batch is checked by :func:`attnlib.checks.check_padding_mask`, whose
 table already names an inverted mask (PyTorch's ``key_padding_mask`` convention).
@@ -13,6 +13,7 @@ from attnlib.checks.answers import read_number
 from attnlib.checks.inputs import whole_number
 from attnlib.checks.mistakes import Mistake, describe, matching
 from attnlib.checks.result import CheckResult, failed, passed
+from attnlib.checks.scale import check_scale
 from attnlib.checks.values import check_shape
 from attnlib.counting import multi_head_parameter_counts
 
@@ -20,6 +21,7 @@ __all__ = [
     "PARAMETER_MISTAKES",
     "SPLIT_HEADS_MISTAKES",
     "HeadsExercise",
+    "check_head_scale",
     "check_parameter_count",
     "check_split_heads_shape",
 ]
@@ -181,3 +183,30 @@ def check_parameter_count(answer: object, d_model: int, n_heads: int) -> CheckRe
         "Not yet: count the entries of W_q (d_model × n_heads·d_head), W_k, W_v and W_o "
         "(n_heads·d_head × d_model), then add them up."
     )
+
+
+def check_head_scale(answer: object, d_model: int, n_heads: int, *, decimals: int = 4) -> CheckResult:
+    """Check the scale of one head of a layer of width ``d_model`` cut into ``n_heads`` heads.
+
+    Each head compares queries and keys of width ``d_k = d_model / n_heads``, so its scale is
+    ``1/√d_k``; the check takes the layer's sizes, not ``d_k``, so that the exercise does not give
+    the head's width away.
+
+    Parameters
+    ----------
+    answer : float
+        The learner's scale.
+    d_model, n_heads : int
+        The layer; ``d_model`` must divide into ``n_heads`` heads.
+    decimals : int
+        Passes when the answer is within ``10**-decimals`` of ``1/√d_k``.
+
+    Returns
+    -------
+    CheckResult
+        What :func:`attnlib.checks.check_scale` says for ``d_k = d_model / n_heads``, naming the
+        scale of the whole width (``1/√d_model``), ``1/d_k``, ``√d_k``, ... The right scale is never
+        shown.
+    """
+    ex = _exercise(d_model, n_heads)
+    return check_scale(answer, ex.d_head, d_model=ex.d_model, decimals=decimals, name="the scale of one head")
