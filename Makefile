@@ -19,6 +19,7 @@ help:
 	@echo "make test-env  only install the test environment in .venv"
 	@echo "make execute   re-run every lesson top to bottom in a fresh kernel and save it"
 	@echo "make html      export every lesson to a static page in build/html (explorers work without a kernel)"
+	@echo "make book      build the lessons and the instructor's guide as a static site in build/book"
 	@echo "make student   the student copies: the lessons without their solutions, in build/student"
 	@echo "make clean     remove .venv and caches"
 
@@ -58,9 +59,9 @@ lab: $(LAB_STAMP)
 
 test-env: $(TEST_STAMP)
 
-# The static pages are built first: the browser test serves them with no kernel; so are the
-# student copies, which tests/test_student.py reads and runs.
-test: $(TEST_STAMP) html student
+# The static pages and the book are built first: the browser tests serve them with no kernel; so
+# are the student copies, which tests/test_student.py reads and runs.
+test: $(TEST_STAMP) html book student
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/python -m pytest --nbval $(PYTEST_ARGS)
@@ -77,9 +78,18 @@ execute: $(LAB_STAMP)
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis
 
-# Static pages: every lesson executed (widget state saved) and exported to build/html/, with the
-# scripts the pages load (require.js, MathJax, the widget manager, anywidget) copied from the
-# exact npm versions of package-lock.json: no page loads anything from another host.
+# Executed lessons with the explorers' widget state: the one stage that make html and make book
+# read (build/executed/NN_name.ipynb, each remade when its lesson, attnlib or the pins change).
+LESSONS  := $(sort $(wildcard notebooks/[0-9][0-9]_*.ipynb))
+EXECUTED := $(patsubst notebooks/%,build/executed/%,$(LESSONS))
+ATTNLIB_SOURCES := $(shell find attnlib -name '*.py' -o -name '*.js' -o -name '*.css')
+
+build/executed/%.ipynb: notebooks/%.ipynb $(ATTNLIB_SOURCES) tools/execute_notebooks.py $(LAB_STAMP)
+	$(BIN)/python tools/execute_notebooks.py --out build/executed $<
+
+# Static pages: every executed lesson exported to build/html/, with the scripts the pages load
+# (require.js, MathJax, the widget manager, anywidget) copied from the exact npm versions of
+# package-lock.json: no page loads anything from another host.
 NODE_STAMP := node_modules/.installed
 
 .PHONY: html
@@ -88,9 +98,23 @@ $(NODE_STAMP): package.json package-lock.json
 	npm ci --ignore-scripts --no-audit --no-fund
 	touch $@
 
-html: $(LAB_STAMP) $(NODE_STAMP)
+html: $(EXECUTED) $(NODE_STAMP)
 	rm -rf build/html
-	$(BIN)/python tools/export_html.py --out build/html notebooks/*.ipynb
+	$(BIN)/python tools/export_html.py --out build/html $(EXECUTED)
+
+# The book: jupyter-book 1 (Sphinx) over the executed lessons and the instructor's guide, built
+# offline into build/book/, with MathJax 3, require.js, the widget manager and anywidget copied
+# from npm: the explorers respond with no kernel and no page loads anything from another host.
+BOOK_STAMP := $(VENV)/.book-installed
+
+.PHONY: book
+
+$(BOOK_STAMP): $(TEST_STAMP) requirements-book.txt
+	$(BIN)/python -m pip install --quiet -r requirements-book.txt
+	touch $@
+
+book: $(BOOK_STAMP) $(EXECUTED) $(NODE_STAMP)
+	$(BIN)/python tools/build_book.py --out build/book $(EXECUTED)
 
 # Student copies: the lessons without the cells tagged `solution` (the answers, and the cells that
 # print a right answer), in build/student/notebooks/ under the same names, their stored outputs

@@ -638,28 +638,23 @@ def _stale_or_missing_site() -> str | None:
         *(ROOT / "attnlib").rglob("*.js"),
         ROOT / "package-lock.json",
         ROOT / "tools" / "export_html.py",
+        ROOT / "tools" / "execute_notebooks.py",
     ]
     newest = max(path.stat().st_mtime for path in sources)
     stale = [page.name for page in pages if page.stat().st_mtime < newest]
     return f"build/html is older than the lessons or attnlib: {stale}" if stale else None
 
 
-@pytest.fixture(scope="module")
-def site() -> Iterator[str]:
-    """build/html served by http.server on a free port on 127.0.0.1 (no kernel anywhere)."""
-    problem = _stale_or_missing_site()
-    if problem:
-        message = f"{problem}: run `make html` first"
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
+@contextlib.contextmanager
+def serve(directory: Path) -> Iterator[str]:
+    """``directory`` served by http.server on a free port on 127.0.0.1; yields its base URL."""
 
     class QuietHandler(http.server.SimpleHTTPRequestHandler):
         def log_message(self, format: str, *args: object) -> None:
             pass
 
     server = http.server.ThreadingHTTPServer(
-        ("127.0.0.1", 0), functools.partial(QuietHandler, directory=str(SITE))
+        ("127.0.0.1", 0), functools.partial(QuietHandler, directory=str(directory))
     )
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
@@ -671,15 +666,39 @@ def site() -> Iterator[str]:
         thread.join(timeout=10)
 
 
-@pytest.fixture(scope="module")
-def browser():
+@contextlib.contextmanager
+def chromium() -> Iterator:
+    """Debian's Chromium driven by Playwright (the test skips with a hint where either is missing)."""
     sync_playwright = _playwright()
     with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
-            yield chromium
+            yield browser
         finally:
-            chromium.close()
+            browser.close()
+
+
+def require_build(problem: str | None, command: str) -> None:
+    """Skip, or fail under CI, naming ``command`` when ``problem`` says a build is missing or stale."""
+    if problem:
+        message = f"{problem}: run `{command}` first"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+
+
+@pytest.fixture(scope="module")
+def site() -> Iterator[str]:
+    """build/html served on 127.0.0.1 (no kernel anywhere)."""
+    require_build(_stale_or_missing_site(), "make html")
+    with serve(SITE) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with chromium() as browser:
+        yield browser
 
 
 @pytest.fixture(scope="module")
@@ -783,12 +802,7 @@ def _scripts(page: str, mime_type: str) -> list[dict]:
 @pytest.mark.parametrize("kind", KINDS)
 def test_static_page_holds_the_explorer_state(kind):
     """The page of ``make html`` shows the explorer from a stored state and loads nothing remote."""
-    problem = _stale_or_missing_site()
-    if problem:
-        message = f"{problem}: run `make html` first"
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
+    require_build(_stale_or_missing_site(), "make html")
     explorer = EXPLORERS[kind]
     page = (SITE / f"{explorer.lesson}.html").read_text(encoding="utf-8")
     [state] = _scripts(page, WIDGET_STATE)

@@ -1,10 +1,11 @@
 """Export lessons to standalone HTML pages whose explorers respond without a kernel.
 
-    .venv/bin/python tools/export_html.py [--out build/html] [--node-modules node_modules] notebooks/*.ipynb
+    .venv/bin/python tools/export_html.py [--out build/html] [--node-modules DIR] build/executed/*.ipynb
 
-Each notebook is executed top to bottom in a fresh ``python3`` kernel (working directory: the
-notebook's folder) with the widget state stored, then converted with nbconvert's ``lab`` template
-(see ``tools/nbconvert_templates/attnlib_static``). The committed notebook is not changed.
+It reads the lessons as ``make`` left them in ``build/executed/``: executed top to bottom in a
+fresh kernel with their widget state stored (``tools/execute_notebooks.py --out build/executed``,
+the stage that ``make book`` reads too), and converts each with nbconvert's ``lab`` template (see
+``tools/nbconvert_templates/attnlib_static``).
 
 Every script a page loads comes from the ``static/`` folder next to it, copied from
 ``node_modules/`` (``npm ci`` installs the exact versions of package-lock.json): require.js,
@@ -27,15 +28,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
-from nbclient import NotebookClient
+from execute_notebooks import check_widget_state
 from nbconvert import HTMLExporter
 from traitlets.config import Config
 
 ROOT = Path(__file__).resolve().parents[1]
 TEMPLATES = Path(__file__).resolve().parent / "nbconvert_templates"
 STATIC = "static"
-WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
-WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
 
 @dataclass(frozen=True)
@@ -74,7 +73,8 @@ MATHJAX_PARTS = (
     "fonts/HTML-CSS/TeX/woff",
     "localization/en",
 )
-ASSETS = (
+# What a page with explorers loads (make html and make book both copy these)
+WIDGET_ASSETS = (
     Asset("requirejs", "require.js", "require.js"),
     Asset("@jupyter-widgets/html-manager", "dist/embed-amd.js", "html-manager/embed-amd.js"),
     # the Font Awesome files that embed-amd.js loads from its own folder
@@ -83,8 +83,8 @@ ASSETS = (
         for kind in ("woff", "woff2", "ttf", "eot", "svg")
     ),
     Asset("anywidget", "dist/index.js", "anywidget/index.js"),
-    *(Asset("mathjax", part, f"mathjax/{part}") for part in MATHJAX_PARTS),
 )
+ASSETS = (*WIDGET_ASSETS, *(Asset("mathjax", part, f"mathjax/{part}") for part in MATHJAX_PARTS))
 # AMD modules a widget state may name, as require.js paths relative to a page (no ".js")
 LOCAL_AMD_MODULES = {"anywidget": f"{STATIC}/anywidget/index"}
 EXPORTER_CONFIG = {
@@ -109,39 +109,20 @@ def copy_assets(node_modules: Path, static: Path) -> None:
         asset.copy(node_modules, static)
 
 
-def execute(path: Path) -> nbformat.NotebookNode:
-    """The notebook at ``path``, run in a fresh kernel, with its widget state in the metadata."""
-    notebook = nbformat.read(path, as_version=4)
-    notebook.metadata.pop("widgets", None)
-    client = NotebookClient(
-        notebook,
-        kernel_name="python3",
-        timeout=600,
-        resources={"metadata": {"path": str(path.parent)}},
-        store_widget_state=True,
+def npm_versions(node_modules: Path, assets: tuple[Asset, ...]) -> str:
+    """``name version, …`` of the npm packages that ``assets`` come from."""
+    packages = sorted({asset.package for asset in assets})
+    return ", ".join(
+        f"{name} {json.loads((node_modules / name / 'package.json').read_text())['version']}"
+        for name in packages
     )
-    client.execute()
+
+
+def read_executed(path: Path) -> nbformat.NotebookNode:
+    """The executed lesson at ``path``; fails when an explorer in it has no stored state."""
+    notebook = nbformat.read(path, as_version=4)
     check_widget_state(notebook, path.name)
     return notebook
-
-
-def widget_views(notebook: nbformat.NotebookNode) -> list[str]:
-    """The model ids of every widget shown in the outputs."""
-    return [
-        output["data"][WIDGET_VIEW]["model_id"]
-        for cell in notebook.cells
-        if cell.cell_type == "code"
-        for output in cell.outputs
-        if WIDGET_VIEW in output.get("data", {})
-    ]
-
-
-def check_widget_state(notebook: nbformat.NotebookNode, name: str) -> None:
-    """Every widget shown in ``notebook`` has a stored state (else its page shows nothing)."""
-    state = notebook.metadata.get("widgets", {}).get(WIDGET_STATE, {}).get("state", {})
-    missing = [model_id for model_id in widget_views(notebook) if model_id not in state]
-    if missing:
-        raise RuntimeError(f"{name}: no stored widget state for the widgets {missing}")
 
 
 def external_urls(page: str) -> list[str]:
@@ -201,17 +182,13 @@ def main(argv: list[str] | None = None) -> int:
     entries = []
     for path in args.notebooks:
         print(f"exporting {path}", flush=True)
-        notebook = execute(path)
+        notebook = read_executed(path)
         target = args.out / f"{path.stem}.html"
         target.write_text(convert(notebook, path.stem), encoding="utf-8")
         entries.append((target.name, title(notebook, path.stem)))
     (args.out / "index.html").write_text(index_page(entries), encoding="utf-8")
     print(f"wrote {len(entries)} pages and index.html to {args.out}")
-    versions = {
-        name: json.loads((args.node_modules / name / "package.json").read_text())["version"]
-        for name in sorted({asset.package for asset in ASSETS})
-    }
-    print("static/ from npm: " + ", ".join(f"{name} {version}" for name, version in versions.items()))
+    print(f"static/ from npm: {npm_versions(args.node_modules, ASSETS)}")
     return 0
 
 
