@@ -28,20 +28,10 @@ CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 LOAD_TIMEOUT = 60_000  # ms: a deck loaded, reveal.js ready, MathJax done
 
-# reveal.js ready and MathJax's queue empty: the deck is laid out and its math typeset.
-READY = """() => new Promise((resolve) => {
-    const reveal = () => window.require && require.defined('static/reveal.js/dist/reveal.js')
-        && require('static/reveal.js/dist/reveal.js');
-    const poll = () => {
-        const Reveal = reveal();
-        if (Reveal && Reveal.isReady() && window.MathJax && MathJax.Hub) {
-            MathJax.Hub.Queue(() => document.fonts.ready.then(() => resolve(true)));
-        } else {
-            setTimeout(poll, 50);
-        }
-    };
-    poll();
-})"""
+# reveal.js ready and MathJax loaded (waited for with a time limit), then MathJax's queue empty.
+LOADED = """() => window.require && require.defined('static/reveal.js/dist/reveal.js')
+    && require('static/reveal.js/dist/reveal.js').isReady() && window.MathJax && MathJax.Hub"""
+TYPESET = "() => new Promise((resolve) => MathJax.Hub.Queue(() => document.fonts.ready.then(resolve)))"
 # Every slide in turn: its place, its size, what shows a scrollbar, its cells, notes and math.
 MEASURE = """async () => {
     const Reveal = require('static/reveal.js/dist/reveal.js');
@@ -54,15 +44,20 @@ MEASURE = """async () => {
     };
     const describe = (el) => el.tagName.toLowerCase() + (el.className ? '.' + String(el.className)
         .trim().split(/\\s+/).join('.') : '');
-    // the text of the slide's Markdown, without code, speaker notes and typeset math
+    // the text of an element without the nodes that match `drop`
+    const textOf = (el, drop) => {
+        const copy = el.cloneNode(true);
+        copy.querySelectorAll(drop).forEach((node) => node.remove());
+        return copy.textContent;
+    };
+    const TYPESET = '.MathJax_Preview, .MathJax_CHTML, .MJX_Assistive_MathML';  // MathJax's output
+    // the slide's Markdown without code, speaker notes and typeset math (TeX left over shows)
     const prose = (slide) => [...slide.querySelectorAll('.jp-RenderedMarkdown')]
         .filter((el) => !el.closest('aside'))
-        .map((el) => {
-            const copy = el.cloneNode(true);
-            const left = 'code, pre, script, .MathJax_Preview, .MathJax_CHTML, .MJX_Assistive_MathML';
-            copy.querySelectorAll(left).forEach((node) => node.remove());
-            return copy.textContent;
-        }).join('\\n');
+        .map((el) => textOf(el, `code, pre, script, ${TYPESET}`)).join('\\n');
+    // the speaker notes, with the TeX source of their math (MathJax keeps it in a script element)
+    const notes = (slide) => [...slide.querySelectorAll('aside.notes')]
+        .map((el) => textOf(el, TYPESET)).join('\\n');
     const slides = [];
     const horizontal = Reveal.getHorizontalSlides();
     for (let h = 0; h < horizontal.length; h++) {
@@ -71,6 +66,7 @@ MEASURE = """async () => {
             Reveal.slide(h, v);
             await typeset();
             const slide = Reveal.getCurrentSlide();
+            const heading = slide.querySelector('h1, h2');
             const cells = [...slide.querySelectorAll(':scope > .jp-Cell, :scope > .fragment > .jp-Cell')];
             slides.push({
                 h, v,
@@ -78,8 +74,8 @@ MEASURE = """async () => {
                 height: slide.scrollHeight,
                 scrollbars: [...slide.querySelectorAll('*')].filter(scrolls).map(describe),
                 cells: cells.map((cell) => ({id: cell.id.replace('cell-id=', ''), top: cell.offsetTop})),
-                heading: slide.querySelector('h1, h2')?.textContent.replace(/¶$/, '').trim() ?? '',
-                notes: [...slide.querySelectorAll('aside.notes')].map((n) => n.textContent).join('\\n'),
+                heading: heading ? textOf(heading, `a.anchor-link, ${TYPESET}`).trim() : '',
+                notes: notes(slide),
                 prose: prose(slide),
                 math: slide.querySelectorAll('.MathJax_CHTML, mjx-container').length,
             });
@@ -182,7 +178,8 @@ def measure(browser, url: str) -> Deck:
     context.on("request", lambda r: leaves_localhost(r.url) and deck.outside.append(r.url))
     try:
         page.goto(url)
-        page.evaluate(READY)
+        page.wait_for_function(LOADED, timeout=LOAD_TIMEOUT)
+        page.evaluate(TYPESET)
         deck.slides = [Slide(**slide) for slide in page.evaluate(MEASURE)]
     finally:
         context.close()
