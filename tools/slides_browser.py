@@ -1,0 +1,186 @@
+"""Open the decks of ``make slides`` in Chromium and measure every slide, as a presenter shows it.
+
+Used by ``tools/assign_slides.py`` (to split sections until every slide fits) and by
+``tests/test_slides.py``. A folder of decks is served by ``http.server`` on 127.0.0.1; each deck is
+opened in a 1280×720 page, then every slide and sub-slide is shown in turn through reveal.js's API,
+MathJax is let finish, and the slide's content box is measured at reveal's unscaled size
+(``scrollWidth``, ``scrollHeight``), along with every element inside it that shows a scrollbar and
+the height of each notebook cell on it. The page's console errors, uncaught errors and every
+request that leaves 127.0.0.1 are recorded.
+
+It needs Debian's Chromium (``/usr/bin/chromium``) and Playwright for Python (requirements-test.txt).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import http.server
+import sys
+import threading
+import urllib.parse
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from build_slides import HEIGHT, WIDTH
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+LOAD_TIMEOUT = 60_000  # ms: a deck loaded, reveal.js ready, MathJax done
+
+# reveal.js ready and MathJax loaded (waited for with a time limit), then MathJax's queue empty.
+LOADED = """() => window.require && require.defined('static/reveal.js/dist/reveal.js')
+    && require('static/reveal.js/dist/reveal.js').isReady() && window.MathJax && MathJax.Hub"""
+TYPESET = "() => new Promise((resolve) => MathJax.Hub.Queue(() => document.fonts.ready.then(resolve)))"
+# Every slide in turn: its place, its size, what shows a scrollbar, its cells, notes and math.
+MEASURE = """async () => {
+    const Reveal = require('static/reveal.js/dist/reveal.js');
+    const typeset = () => new Promise((resolve) => MathJax.Hub.Queue(resolve));
+    const scrolls = (el) => {
+        const style = getComputedStyle(el);
+        const x = ['auto', 'scroll'].includes(style.overflowX) && el.scrollWidth > el.clientWidth + 1;
+        const y = ['auto', 'scroll'].includes(style.overflowY) && el.scrollHeight > el.clientHeight + 1;
+        return x || y;
+    };
+    const describe = (el) => el.tagName.toLowerCase() + (el.className ? '.' + String(el.className)
+        .trim().split(/\\s+/).join('.') : '');
+    // the text of an element without the nodes that match `drop`
+    const textOf = (el, drop) => {
+        const copy = el.cloneNode(true);
+        copy.querySelectorAll(drop).forEach((node) => node.remove());
+        return copy.textContent;
+    };
+    const TYPESET = '.MathJax_Preview, .MathJax_CHTML, .MJX_Assistive_MathML';  // MathJax's output
+    // the slide's Markdown without code, speaker notes and typeset math (TeX left over shows)
+    const prose = (slide) => [...slide.querySelectorAll('.jp-RenderedMarkdown')]
+        .filter((el) => !el.closest('aside'))
+        .map((el) => textOf(el, `code, pre, script, ${TYPESET}`)).join('\\n');
+    // the speaker notes, with the TeX source of their math (MathJax keeps it in a script element)
+    const notes = (slide) => [...slide.querySelectorAll('aside.notes')]
+        .map((el) => textOf(el, TYPESET)).join('\\n');
+    const slides = [];
+    const horizontal = Reveal.getHorizontalSlides();
+    for (let h = 0; h < horizontal.length; h++) {
+        const count = Math.max(horizontal[h].querySelectorAll(':scope > section').length, 1);
+        for (let v = 0; v < count; v++) {
+            Reveal.slide(h, v);
+            await typeset();
+            const slide = Reveal.getCurrentSlide();
+            const heading = slide.querySelector('h1, h2');
+            const cells = [...slide.querySelectorAll(':scope > .jp-Cell, :scope > .fragment > .jp-Cell')];
+            slides.push({
+                h, v,
+                width: slide.scrollWidth,
+                height: slide.scrollHeight,
+                scrollbars: [...slide.querySelectorAll('*')].filter(scrolls).map(describe),
+                cells: cells.map((cell) => ({id: cell.id.replace('cell-id=', ''), top: cell.offsetTop})),
+                heading: heading ? textOf(heading, `a.anchor-link, ${TYPESET}`).trim() : '',
+                notes: notes(slide),
+                prose: prose(slide),
+                math: slide.querySelectorAll('.MathJax_CHTML, mjx-container').length,
+            });
+        }
+    }
+    return slides;
+}"""
+
+
+@dataclass(frozen=True)
+class Slide:
+    """One slide or sub-slide of a deck, measured."""
+
+    h: int
+    v: int
+    width: int
+    height: int
+    scrollbars: list[str]
+    cells: list[dict[str, object]]  # {"id": cell id, "top": offsetTop within the slide}
+    heading: str
+    notes: str
+    prose: str  # the slide's Markdown text, without code, notes and typeset math
+    math: int  # how many formulas MathJax typeset on it
+
+    @property
+    def fits(self) -> bool:
+        """Whether the slide fits 1280×720 with no scrollbar anywhere on it."""
+        return self.width <= WIDTH and self.height <= HEIGHT and not self.scrollbars
+
+    def cell_heights(self) -> dict[str, int]:
+        """The height each cell takes on the slide (to the next cell's top, the last to the slide's end)."""
+        tops = [int(cell["top"]) for cell in self.cells] + [self.height]
+        return {str(cell["id"]): tops[i + 1] - tops[i] for i, cell in enumerate(self.cells)}
+
+    def where(self) -> str:
+        return f"slide {self.h + 1}.{self.v + 1} ({self.heading or 'no heading'})"
+
+
+@dataclass
+class Deck:
+    """A deck opened in a page: its slides, and what went wrong while it loaded and was shown."""
+
+    slides: list[Slide]
+    console_errors: list[str] = field(default_factory=list)
+    page_errors: list[str] = field(default_factory=list)
+    outside: list[str] = field(default_factory=list)  # requests to anywhere but 127.0.0.1
+
+
+@contextlib.contextmanager
+def serve(folder: str) -> Iterator[str]:
+    """``folder`` served by http.server on a free port on 127.0.0.1; yields its base URL."""
+
+    class QuietHandler(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+    class QuietServer(http.server.ThreadingHTTPServer):
+        def handle_error(self, request: object, client_address: object) -> None:
+            if not isinstance(sys.exc_info()[1], ConnectionError):  # not a page closed mid-load
+                super().handle_error(request, client_address)
+
+    server = QuietServer(("127.0.0.1", 0), functools.partial(QuietHandler, directory=folder))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
+
+
+@contextlib.contextmanager
+def chromium() -> Iterator[object]:
+    """Debian's Chromium through Playwright."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+def leaves_localhost(url: str) -> bool:
+    """Whether a request to ``url`` would leave this machine (data: and blob: URLs do not)."""
+    parts = urllib.parse.urlsplit(url)
+    return parts.scheme not in ("data", "blob") and parts.hostname != "127.0.0.1"
+
+
+def measure(browser, url: str) -> Deck:
+    """Open the deck at ``url`` in a 1280×720 page and measure every slide of it."""
+    context = browser.new_context(viewport={"width": WIDTH, "height": HEIGHT})
+    context.set_default_timeout(LOAD_TIMEOUT)
+    deck = Deck(slides=[])
+    page = context.new_page()
+    page.on("console", lambda m: m.type == "error" and deck.console_errors.append(f"{m.text} ({m.location})"))
+    page.on("pageerror", lambda error: deck.page_errors.append(error.message))
+    context.on("request", lambda r: leaves_localhost(r.url) and deck.outside.append(r.url))
+    try:
+        page.goto(url)
+        page.wait_for_function(LOADED, timeout=LOAD_TIMEOUT)
+        page.evaluate(TYPESET)
+        deck.slides = [Slide(**slide) for slide in page.evaluate(MEASURE)]
+    finally:
+        context.close()
+    return deck
