@@ -22,6 +22,7 @@ and MathJax 2. The script fails when a deck would load anything from another hos
 from __future__ import annotations
 
 import argparse
+import copy
 import html
 import sys
 from pathlib import Path
@@ -30,6 +31,7 @@ import nbformat
 from export_html import MATHJAX_PARTS, ROOT, TEMPLATES, Asset, external_urls, link_lessons, title
 from instructor_guide import GUIDE_PATH, read_guide, speaker_notes
 from nbconvert import SlidesExporter
+from nbconvert.preprocessors import CoalesceStreamsPreprocessor
 from traitlets.config import Config
 
 STATIC = "static"
@@ -198,6 +200,8 @@ def cell_parts(cell: nbformat.NotebookNode) -> list[nbformat.NotebookNode]:
     if cell.cell_type == "markdown":
         return [nbformat.v4.new_markdown_cell(block) for block in markdown_blocks(cell.source)] or [cell]
     if cell.cell_type == "code" and cell.source.strip():
+        # one output per stream, however the kernel chunked print()'s text in this run
+        cell, _ = CoalesceStreamsPreprocessor().preprocess_cell(copy.deepcopy(cell), {}, 0)
         return [*input_parts(cell), *(output_part(cell, [output]) for output in cell.outputs)]
     return [cell]
 

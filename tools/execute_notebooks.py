@@ -22,6 +22,7 @@ from pathlib import Path
 
 import nbformat
 from nbclient import NotebookClient
+from nbconvert.preprocessors import CoalesceStreamsPreprocessor
 
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
@@ -55,6 +56,8 @@ def run(path: Path, *, store_widget_state: bool) -> nbformat.NotebookNode:
         record_timing=False,
     )
     client.execute()
+    # one output per stream: how print()'s text arrives in chunks varies from run to run
+    CoalesceStreamsPreprocessor().preprocess(notebook, {})
     nbformat.validate(notebook)
     return notebook
 
