@@ -1,4 +1,5 @@
-"""Helpers shared by the test modules: reading back what a picture holds, and the real model.
+"""Helpers shared by the test modules: reading back what a picture holds, the real model, and
+skipping (failing under CI) where a build is missing.
 
 Import them with ``from conftest import ...`` (pytest puts this directory on ``sys.path``).
 """
@@ -6,6 +7,7 @@ Import them with ``from conftest import ...`` (pytest puts this directory on ``s
 from __future__ import annotations
 
 import io
+import os
 
 import numpy as np
 import pytest
@@ -54,3 +56,12 @@ def model():
         return load_model(download=False)
     except ModelNotFoundError as exc:
         pytest.skip(f"the model's files are not installed: {exc}")
+
+
+def require_build(problem: str | None, command: str) -> None:
+    """Skip, or fail under CI, naming ``command`` when ``problem`` says a build is missing or stale."""
+    if problem:
+        message = f"{problem}: run `{command}` first"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)

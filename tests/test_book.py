@@ -26,7 +26,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-from test_browser import chromium, require_build, serve
+from conftest import require_build
+from test_browser import chromium, serve
 
 ROOT = Path(__file__).resolve().parents[1]
 SITE = ROOT / "build" / "book"

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import http.server
 import inspect
 import json
 import math
@@ -41,7 +40,6 @@ import shutil
 import socket
 import subprocess
 import sys
-import threading
 import time
 import urllib.error
 import urllib.parse
@@ -52,24 +50,19 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import require_build
 
 from attnlib import attention_steps, core, scaling
 from attnlib.projection import qkv
 from attnlib.similarity import similarity
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))  # the tools are scripts, not a package
+import slides_browser  # noqa: E402
+from slides_browser import CHROMIUM, serve  # noqa: E402
+
 NOTEBOOKS = ROOT / "notebooks"
 SITE = ROOT / "build" / "html"
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 SETTINGS_OVERRIDES = {
     "@jupyterlab/docmanager-extension:plugin": {"autosave": False},
     "@jupyterlab/apputils-extension:notification": {"fetchNews": "false", "checkForUpdates": False},
@@ -646,45 +639,11 @@ def _stale_or_missing_site() -> str | None:
 
 
 @contextlib.contextmanager
-def serve(directory: Path) -> Iterator[str]:
-    """``directory`` served by http.server on a free port on 127.0.0.1; yields its base URL."""
-
-    class QuietHandler(http.server.SimpleHTTPRequestHandler):
-        def log_message(self, format: str, *args: object) -> None:
-            pass
-
-    server = http.server.ThreadingHTTPServer(
-        ("127.0.0.1", 0), functools.partial(QuietHandler, directory=str(directory))
-    )
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=10)
-
-
-@contextlib.contextmanager
 def chromium() -> Iterator:
     """Debian's Chromium driven by Playwright (the test skips with a hint where either is missing)."""
-    sync_playwright = _playwright()
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            yield browser
-        finally:
-            browser.close()
-
-
-def require_build(problem: str | None, command: str) -> None:
-    """Skip, or fail under CI, naming ``command`` when ``problem`` says a build is missing or stale."""
-    if problem:
-        message = f"{problem}: run `{command}` first"
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
+    _playwright()
+    with slides_browser.chromium() as browser:
+        yield browser
 
 
 @pytest.fixture(scope="module")

@@ -19,13 +19,13 @@ The browser tests need Debian's Chromium (``apt-get install chromium``) and Play
 
 from __future__ import annotations
 
-import os
 import re
 import sys
 from pathlib import Path
 
 import nbformat
 import pytest
+from conftest import require_build
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))  # the tools are scripts, not a package
@@ -69,12 +69,7 @@ def decks() -> dict[str, slides_browser.Deck]:
             "(sudo apt-get install chromium) to measure the slides"
         )
     pytest.importorskip("playwright", reason="no Playwright: .venv/bin/pip install -r requirements-test.txt")
-    problem = _stale_or_missing_decks()
-    if problem:
-        message = f"{problem}: run `make slides` first"
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
+    require_build(_stale_or_missing_decks(), "make slides")
     with slides_browser.serve(str(DECKS)) as base, slides_browser.chromium() as browser:
         return {lesson: slides_browser.measure(browser, f"{base}/{lesson}.html") for lesson in LESSONS}
 

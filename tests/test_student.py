@@ -13,13 +13,13 @@ in a fresh kernel, with no error, the outputs stored in it, and every self-check
 from __future__ import annotations
 
 import ast
-import os
 import re
 from pathlib import Path
 
 import nbformat
 import numpy as np
 import pytest
+from conftest import require_build
 from nbclient import NotebookClient
 
 import attnlib
@@ -185,12 +185,7 @@ def _stale_or_missing() -> str | None:
 @pytest.fixture(scope="module")
 def built() -> None:
     """Skip (fail under CI) when build/student is missing or stale."""
-    problem = _stale_or_missing()
-    if problem:
-        message = f"{problem}: run `make student` first"
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
+    require_build(_stale_or_missing(), "make student")
 
 
 @pytest.fixture(scope="module", params=LESSONS)

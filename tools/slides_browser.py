@@ -21,11 +21,20 @@ import threading
 import urllib.parse
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from build_slides import HEIGHT, WIDTH
 
 CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 LOAD_TIMEOUT = 60_000  # ms: a deck loaded, reveal.js ready, MathJax done
 
 # reveal.js ready and MathJax loaded (waited for with a time limit), then MathJax's queue empty.
@@ -125,7 +134,7 @@ class Deck:
 
 
 @contextlib.contextmanager
-def serve(folder: str) -> Iterator[str]:
+def serve(folder: str | Path) -> Iterator[str]:
     """``folder`` served by http.server on a free port on 127.0.0.1; yields its base URL."""
 
     class QuietHandler(http.server.SimpleHTTPRequestHandler):
@@ -137,7 +146,7 @@ def serve(folder: str) -> Iterator[str]:
             if not isinstance(sys.exc_info()[1], ConnectionError):  # not a page closed mid-load
                 super().handle_error(request, client_address)
 
-    server = QuietServer(("127.0.0.1", 0), functools.partial(QuietHandler, directory=folder))
+    server = QuietServer(("127.0.0.1", 0), functools.partial(QuietHandler, directory=str(folder)))
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
