@@ -85,6 +85,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))  # the tools are scripts
+from slides_browser import CHROMIUM, CHROMIUM_ARGS
+
 REPO = Path(__file__).resolve().parents[1]
 OLD_COMMIT = "07f24e1"
 KINDS = ("playground", "scaling", "softmax", "similarity")
@@ -101,16 +104,6 @@ BASELINE = "baseline"
 BASELINE_CELL = "import ipywidgets\n\nipywidgets.IntSlider(value=50, max=100)"
 GOALS = {"p95_ms": 16.0, "cpu_ms": 1.0, "kB": 2.0, "MiB": 0.5}
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 START_TIMEOUT = 120  # s: the server answering
 RUN_TIMEOUT = 240_000  # ms: the kernel starting and the notebook's cells running
 MOVE_TIMEOUT = 30_000  # ms: one press reaching the picture
