@@ -13,11 +13,9 @@ from attnlib.checks import CheckResult
 from attnlib.checks.positions import (
     SHIFT_MISTAKES,
     SINUSOIDAL_MISTAKES,
-    TARGET_MISTAKES,
     VALUE_ROTATION_MISTAKES,
     EncodingExercise,
     ShiftExercise,
-    check_rope_targets,
     check_rotated_values,
     check_shifted_score,
     check_sinusoidal,
@@ -183,55 +181,6 @@ def test_shifted_score_bad_exercise_inputs_raise(kwargs, error, words):
     arguments = {"q": Q_2D, "k": K_2D, "m": 2, "n": 5, "shift": 7} | kwargs
     with pytest.raises(error, match=words):
         check_shifted_score(0.0, **arguments)
-
-
-# --- which of q, k, v ------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    "answer", ["q, k", "q and k", "Queries and keys.", "qk", "K Q", ["q", "k"], {"Q", "key"}]
-)
-def test_rope_targets_right(answer):
-    assert check_rope_targets(answer).passed
-
-
-@pytest.mark.parametrize(
-    ("answer", "name"),
-    [
-        ("q, k, v", "Rotating v"),
-        ({"q", "k", "value"}, "Rotating v"),
-        ("q", "Only the query"),
-        ("keys", "Only the key"),
-        ("v", "Only the values"),
-        ("q and v", "One of q, k with v"),
-        ("kv", "One of q, k with v"),
-    ],
-)
-def test_rope_targets_mistakes_are_named(answer, name):
-    result = check_rope_targets(answer)
-    assert not result.passed and result.message.startswith(name), result.message
-
-
-def test_rope_targets_every_row_is_reachable():
-    for mistake in TARGET_MISTAKES:
-        chosen = mistake.wrong(frozenset({"q", "k"}))
-        result = check_rope_targets(sorted(chosen))
-        assert not result.passed and mistake.name in result.message
-
-
-@pytest.mark.parametrize(
-    ("answer", "words"),
-    [
-        (None, "No answer yet"),
-        ("", "at least one"),
-        ("w", "Could not read"),
-        (3, "as text"),
-        (["q", 1], "as text"),
-    ],
-)
-def test_rope_targets_unreadable_answers(answer, words):
-    result = check_rope_targets(answer)
-    assert not result.passed and words in result.message, result.message
 
 
 # --- what rotating v would change ------------------------------------------------------------------

@@ -170,11 +170,6 @@ def input_parts(cell: nbformat.NotebookNode) -> list[nbformat.NotebookNode]:
     return parts
 
 
-def is_output(part: nbformat.NotebookNode) -> bool:
-    """Whether a part shows a code cell's output (and not its input)."""
-    return bool(part.metadata.get("transient", {}).get("remove_source"))
-
-
 def part_id(cell: nbformat.NotebookNode, index: int) -> str:
     """The id of the deck cell that starts with part ``index`` of ``cell``."""
     return f"{cell.id}-{index}"

@@ -4,7 +4,7 @@ Each check takes a learner's answer and the exercise's inputs, recomputes the ri
 attnlib, and returns a :class:`CheckResult`. When the answer is wrong, the check goes through its
 table of mistakes (:data:`ATTENTION_MISTAKES`, :data:`SCALE_MISTAKES`, :data:`COUNT_MISTAKES`,
 :data:`CAUSAL_MISTAKES`, :data:`PADDING_MISTAKES`; lesson 10's :data:`SINUSOIDAL_MISTAKES`,
-:data:`SHIFT_MISTAKES`, :data:`TARGET_MISTAKES`, :data:`VALUE_ROTATION_MISTAKES`; lesson 11's
+:data:`SHIFT_MISTAKES`, :data:`VALUE_ROTATION_MISTAKES`; lesson 11's
 gradient tables in :mod:`attnlib.checks.gradients`; lesson 12's :data:`MEMORY_MISTAKES`,
 :data:`RESCALE_MISTAKES`, :data:`SKIP_MISTAKES`): each row *makes* its mistake on the exercise's
 inputs (the softmax over the wrong axis, the scale after the softmax, ``K`` used for ``V``, ...)
@@ -54,9 +54,7 @@ from attnlib.checks.mistakes import Mistake
 from attnlib.checks.positions import (
     SHIFT_MISTAKES,
     SINUSOIDAL_MISTAKES,
-    TARGET_MISTAKES,
     VALUE_ROTATION_MISTAKES,
-    check_rope_targets,
     check_rotated_values,
     check_shifted_score,
     check_sinusoidal,
@@ -79,7 +77,6 @@ __all__ = [
     "SINUSOIDAL_MISTAKES",
     "SKIP_MISTAKES",
     "SOFTMAX_GRADIENT_MISTAKES",
-    "TARGET_MISTAKES",
     "VALUE_GRADIENT_MISTAKES",
     "VALUE_ROTATION_MISTAKES",
     "CheckResult",
@@ -89,7 +86,6 @@ __all__ = [
     "check_operation_counts",
     "check_padding_mask",
     "check_rescale_factor",
-    "check_rope_targets",
     "check_rotated_values",
     "check_scale",
     "check_score_direction",

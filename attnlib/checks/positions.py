@@ -6,8 +6,6 @@
 - :func:`check_shifted_score`: the score of a query and a key rotated by RoPE after both
   positions moved by the same amount; :data:`SHIFT_MISTAKES` moves only one of them, forgets the
   rotation, flips the distance.
-- :func:`check_rope_targets`: which of q, k, v RoPE rotates; :data:`TARGET_MISTAKES` names a
-  rotated v, a forgotten q or k.
 - :func:`check_rotated_values`: why RoPE leaves v alone: what rotating v as well would change (the
   outputs, not the weights); :data:`VALUE_ROTATION_MISTAKES` names the weights and "nothing".
 """
@@ -32,11 +30,9 @@ from attnlib.positions import rope, sinusoidal
 __all__ = [
     "SHIFT_MISTAKES",
     "SINUSOIDAL_MISTAKES",
-    "TARGET_MISTAKES",
     "VALUE_ROTATION_MISTAKES",
     "EncodingExercise",
     "ShiftExercise",
-    "check_rope_targets",
     "check_rotated_values",
     "check_shifted_score",
     "check_sinusoidal",
@@ -318,117 +314,6 @@ def check_shifted_score(
     ]
     name = f"the score after moving both positions by {ex.shift:g}"
     return number_verdict(answer, right, decimals=decimals, name=name, mistakes=mistakes)
-
-
-# --- which of q, k, v ------------------------------------------------------------------------------
-
-#: The words a learner may use for each of q, k, v.
-_NAMES = {
-    "q": "q",
-    "query": "q",
-    "queries": "q",
-    "k": "k",
-    "key": "k",
-    "keys": "k",
-    "v": "v",
-    "value": "v",
-    "values": "v",
-}
-_FILLERS = {"and", "both", "only", "the", "&", "+", "plus"}
-RIGHT_TARGETS = frozenset({"q", "k"})
-
-#: The wrong sets of rotated vectors, most likely first; ``wrong`` gives the set.
-TARGET_MISTAKES: tuple[Mistake[frozenset[str]], ...] = (
-    Mistake(
-        "Rotating v",
-        "the values are what gets averaged, not compared: positions belong in the scores q · k, "
-        "so RoPE turns only the vectors that meet in the dot product. The values are left as they are.",
-        lambda right: right | {"v"},
-    ),
-    Mistake(
-        "Only the query",
-        "a score compares two vectors; the distance m − n appears only when both are turned by their "
-        "own position.",
-        lambda right: frozenset({"q"}),
-    ),
-    Mistake(
-        "Only the key",
-        "a score compares two vectors; the distance m − n appears only when both are turned by their "
-        "own position.",
-        lambda right: frozenset({"k"}),
-    ),
-    Mistake(
-        "Only the values",
-        "rotating the values does not change a single score: the weights would still ignore positions.",
-        lambda right: frozenset({"v"}),
-    ),
-    Mistake(
-        "One of q, k with v",
-        "the values are left as they are, and a score sees positions only when both the query and the key "
-        "are rotated.",
-        lambda right: frozenset({"q", "v"}),
-    ),
-    Mistake(
-        "One of q, k with v",
-        "the values are left as they are, and a score sees positions only when both the query and the key "
-        "are rotated.",
-        lambda right: frozenset({"k", "v"}),
-    ),
-)
-
-
-def check_rope_targets(answer: object) -> CheckResult:
-    """Check which of q, k, v RoPE rotates.
-
-    Parameters
-    ----------
-    answer : str or collection of str
-        ``"q, k"``, ``"queries and keys"``, ``"qk"``, ``["q", "k"]``, ``{"Q", "K"}``, ...
-
-    Returns
-    -------
-    CheckResult
-        Passed, or the mistake of :data:`TARGET_MISTAKES` the set contains, or what could not be
-        read.
-    """
-    missing = placeholder(answer, "the answer")
-    if missing is not None:
-        return missing
-    chosen = _read_targets(answer)
-    if isinstance(chosen, CheckResult):
-        return chosen
-    if chosen == RIGHT_TARGETS:
-        return passed("Correct: RoPE rotates the queries and the keys, and leaves the values alone.")
-    if not chosen:
-        return failed("Name at least one of q, k, v: RoPE rotates some of them.")
-    found = matching(TARGET_MISTAKES, RIGHT_TARGETS, lambda wrong: wrong == chosen)
-    return failed(describe("", found, RIGHT_TARGETS))
-
-
-def _read_targets(answer: object) -> frozenset[str] | CheckResult:
-    """The set of q, k, v the answer names, or a failed result saying what could not be read."""
-    if isinstance(answer, str):
-        words: Iterable[object] = re.split(r"[\s,;/]+", answer.strip().lower())
-    elif isinstance(answer, (list, tuple, set, frozenset)):
-        words = answer
-    else:
-        return failed(
-            f'Give the letters as text, such as "q, v" or a list ["q", "v"]; got {type(answer).__name__}.'
-        )
-    chosen: set[str] = set()
-    for word in words:
-        if not isinstance(word, str):
-            return failed(f'Each entry must be one of "q", "k", "v" as text; got {word!r}.')
-        token = word.strip().lower().rstrip(".")
-        if not token or token in _FILLERS:
-            continue
-        if token in _NAMES:
-            chosen.add(_NAMES[token])
-        elif set(token) <= {"q", "k", "v"}:
-            chosen.update(token)
-        else:
-            return failed(f"Could not read {word!r}: name the vectors as q, k and v (or query, key, value).")
-    return frozenset(chosen)
 
 
 # --- what rotating v would change ------------------------------------------------------------------
