@@ -14,7 +14,7 @@ TEST_STAMP := $(VENV)/.test-installed
 help:
 	@echo "make lab       open the lessons in JupyterLab (http://127.0.0.1:8888, with a token)"
 	@echo "make test      run everything: ruff, unit/property/widget/node tests, nbval, binder, static pages, browser"
-	@echo "make unit      only the Python tests (fast)"
+	@echo "make unit      the Python tests not marked slow (no browser, no fresh environment)"
 	@echo "make notebooks only nbval over the lessons"
 	@echo "make test-env  only install the test environment in .venv"
 	@echo "make execute   re-run every lesson top to bottom in a fresh kernel and save it"
@@ -67,7 +67,7 @@ test: $(TEST_STAMP) html book student
 	$(BIN)/python -m pytest --nbval $(PYTEST_ARGS)
 
 unit: $(TEST_STAMP)
-	$(BIN)/python -m pytest tests $(PYTEST_ARGS)
+	$(BIN)/python -m pytest tests -m "not slow" $(PYTEST_ARGS)
 
 notebooks: $(TEST_STAMP)
 	$(BIN)/python -m pytest --nbval notebooks $(PYTEST_ARGS)
