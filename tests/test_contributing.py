@@ -29,7 +29,7 @@ def test_lessons_are_numbered_from_00_without_gaps() -> None:
 def test_the_readme_table_lists_the_lesson(name: str) -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     row = rf"^\| {name[:2]} \| \[[^\]]+\]\(notebooks/{re.escape(name)}\) \|"
-    assert re.search(row, readme, re.MULTILINE), f"README.md's lesson table has no row for {name} ({CHECKLIST})"
+    assert re.search(row, readme, re.MULTILINE), f"README.md's lesson table lacks {name} ({CHECKLIST})"
 
 
 @pytest.mark.parametrize("name", LESSONS)
