@@ -15,8 +15,8 @@ import traitlets
 pytest.importorskip("anywidget", reason="pip install -r requirements.txt")
 pytest.importorskip("safetensors", reason="pip install -r requirements.txt")
 
+from attnlib.examples import real_model_sentences
 from attnlib.widgets import HeadExplorer, head_explorer
-from attnlib.widgets.heads import DEFAULT_SENTENCES
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -28,11 +28,11 @@ def explorer(model):
 
 def test_the_selected_head_is_attnlib_models(model, explorer):
     assert isinstance(explorer, HeadExplorer)
-    assert [e["text"] for e in explorer.sentences] == list(DEFAULT_SENTENCES)
+    assert [e["text"] for e in explorer.sentences] == list(real_model_sentences())
     for sentence, layer, head in [(0, 0, 0), (1, 3, 7), (2, 5, 11)]:
         with explorer.hold_trait_notifications():
             explorer.sentence, explorer.layer, explorer.head = sentence, layer, head
-        run = model.run(DEFAULT_SENTENCES[sentence])
+        run = model.run(real_model_sentences()[sentence])
         assert explorer.tokens == run.tokens.tokens
         np.testing.assert_allclose(explorer.weights, run.attentions[layer, head], atol=5e-7)
 
@@ -40,7 +40,7 @@ def test_the_selected_head_is_attnlib_models(model, explorer):
 def test_a_typed_sentence_is_run_and_selected(model, explorer):
     explorer.text = "Bees make honey."
     assert explorer.error == ""
-    assert explorer.sentence == len(DEFAULT_SENTENCES)
+    assert explorer.sentence == len(real_model_sentences())
     assert explorer.tokens == ["[CLS]", "bees", "make", "honey", ".", "[SEP]"]
     np.testing.assert_allclose(explorer.weights, model.run("Bees make honey.").attentions[0, 0], atol=5e-7)
 
@@ -48,7 +48,7 @@ def test_a_typed_sentence_is_run_and_selected(model, explorer):
 def test_a_sentence_past_the_limit_gets_a_clear_message(explorer):
     explorer.text = "This sentence is far too long for the explorer, which keeps only sixteen tokens at most."
     assert "the limit here is 16" in explorer.error and "Shorten it" in explorer.error
-    assert len(explorer.sentences) == len(DEFAULT_SENTENCES)
+    assert len(explorer.sentences) == len(real_model_sentences())
     explorer.text = "   "
     assert explorer.error == "Type a sentence first."
 

@@ -14,9 +14,10 @@ import pytest
 import traitlets
 
 from attnlib import softmax
+from attnlib.examples import online_softmax_row
 from attnlib.widgets import OnlineSoftmaxExplorer, online_softmax_explorer
 from attnlib.widgets.base import theme
-from attnlib.widgets.online_softmax import BLOCK_SIZES, online_softmax_row
+from attnlib.widgets.online_softmax import BLOCK_SIZES
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -15,17 +15,12 @@ from typing import Any
 import numpy as np
 import traitlets
 
+from attnlib.examples import real_model_sentences
 from attnlib.widgets.base import Explorer
 from attnlib.widgets.modules import module_text
 
-__all__ = ["DEFAULT_SENTENCES", "MAX_TOKENS", "HeadExplorer", "head_explorer", "sentence_entry"]
+__all__ = ["MAX_TOKENS", "HeadExplorer", "head_explorer", "sentence_entry"]
 
-#: The sentences precomputed by default.
-DEFAULT_SENTENCES = (
-    "The cat sat on the mat because it was tired",
-    "She poured the coffee and he drank it.",
-    "The keys to the cabinet are on the table.",
-)
 #: The longest sentence the explorer runs, in tokens with [CLS] and [SEP] (the picture stays readable).
 MAX_TOKENS = 24
 #: Decimals kept of each weight sent to the page (the picture shows 2).
@@ -157,7 +152,7 @@ class HeadExplorer(Explorer):
 
 def head_explorer(
     model: Any = None,
-    sentences: Sequence[str] = DEFAULT_SENTENCES,
+    sentences: Sequence[str] | None = None,
     *,
     layer: int = 0,
     head: int = 0,
@@ -171,8 +166,9 @@ def head_explorer(
     ----------
     model : attnlib.model.Model, optional
         Default: :func:`attnlib.model.load_model`.
-    sentences : sequence of str
+    sentences : sequence of str, optional
         Precomputed (every head of every layer), so a page without a kernel can show them.
+        Default: :func:`attnlib.examples.real_model_sentences`.
     layer, head : int
         Start values, from 0.
     view : {"lines", "heatmap"}
@@ -190,6 +186,8 @@ def head_explorer(
         model = load_model()
     if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or not 3 <= max_tokens <= 64:
         raise ValueError(f"max_tokens must be a whole number from 3 to 64, got {max_tokens!r}")
+    if sentences is None:
+        sentences = real_model_sentences()
     if isinstance(sentences, str) or not sentences:
         raise TypeError("sentences must be a non-empty list of sentences (str)")
     entries = [sentence_entry(model, s, max_tokens=max_tokens) for s in sentences]

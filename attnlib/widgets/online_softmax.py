@@ -9,6 +9,7 @@ import traitlets
 
 from attnlib.core import softmax
 from attnlib.efficient import online_softmax
+from attnlib.examples import online_softmax_row
 from attnlib.widgets.base import Explorer
 from attnlib.widgets.modules import module_text
 
@@ -16,28 +17,11 @@ __all__ = [
     "BLOCK_SIZES",
     "OnlineSoftmaxExplorer",
     "online_softmax_explorer",
-    "online_softmax_row",
     "steps_table",
 ]
 
 #: The block sizes the explorer offers (keys per block).
 BLOCK_SIZES = (1, 2, 4, 8)
-
-
-def online_softmax_row(n_keys: int = 16, seed: int = 12) -> tuple[np.ndarray, np.ndarray]:
-    """One query's scores over ``n_keys`` keys and the keys' values in 2D, seeded.
-
-    Returns
-    -------
-    scores : (n_keys,) float64
-        Normal with standard deviation 2, plus a slow upward drift so that the running maximum
-        grows in several blocks.
-    values : (n_keys, 2) float64
-    """
-    rng = np.random.default_rng(seed)
-    scores = rng.normal(scale=2.0, size=n_keys) + np.linspace(0.0, 3.0, n_keys)
-    values = rng.normal(size=(n_keys, 2))
-    return scores, values
 
 
 def steps_table(scores: np.ndarray, values: np.ndarray, block_size: int) -> list[dict[str, Any]]:
@@ -144,7 +128,7 @@ def online_softmax_explorer(
     n_keys : int
         Keys in the row, 2 to 32.
     seed : int
-        Seed of the scores and values (:func:`online_softmax_row`).
+        Seed of the scores and values (:func:`attnlib.examples.online_softmax_row`).
     block_size : int
         Start value, one of :data:`BLOCK_SIZES`.
     style : {"light", "dark"}
