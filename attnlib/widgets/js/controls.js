@@ -40,6 +40,31 @@ export function explorerRoot(el, kind, width, height, label) {
   return { root, controls, message, svg };
 }
 
+/**
+ * Bind an explorer's picture to its model: call `redraw()` now and on every change of the traits
+ * `names` (anywidget's "change:NAME" events). Returns the function that unbinds it, which is what
+ * render() returns (anywidget calls it when the view goes).
+ */
+export function bind(model, names, redraw) {
+  const events = names.map((name) => `change:${name}`);
+  events.forEach((event) => model.on(event, redraw));
+  redraw();
+  return () => events.forEach((event) => model.off(event, redraw));
+}
+
+/** A function that sets traits of the model and sends them to Python: send({ d_k: 4 }). */
+export function sender(model) {
+  return (changes) => {
+    model.set(changes);
+    model.save_changes();
+  };
+}
+
+/** The colours of the model's current style (its "themes" trait at "style_name"). */
+export function themeOf(model) {
+  return model.get("themes")[model.get("style_name")];
+}
+
 /** Colour the root for a theme (the style's background and text). */
 export function applyTheme(root, theme) {
   root.style.background = theme.background;

@@ -6,7 +6,7 @@
 
 import { attentionSteps, matmul } from "./mirror.js";
 import { arrowsMarkup, element, heatmap, numberText, signed, squareLimits, text, title, vectorPanel } from "./svg.js";
-import { applyTheme, button, embeddingSliders, explorerRoot, row, styleSelect } from "./controls.js";
+import { applyTheme, bind, button, embeddingSliders, explorerRoot, row, sender, styleSelect, themeOf } from "./controls.js";
 
 const WIDTH = 960;
 const HEIGHT = 1000;
@@ -143,10 +143,7 @@ function render({ model, el }) {
   const { root, controls, svg } = explorerRoot(el, "multihead", WIDTH, HEIGHT, "two attention heads, their concatenation and W_o");
   const valueMin = model.get("value_min");
   const valueMax = model.get("value_max");
-  const send = (changes) => {
-    model.set(changes);
-    model.save_changes();
-  };
+  const send = sender(model);
   const sliders = embeddingSliders(model, controls, tokens, send);
   const style = styleSelect({ value: model.get("style_name"), onChange: (s) => send({ style_name: s }) });
   const reset = button({ name: "reset", label: "reset", onClick: () => send({ ...model.get("initial") }) });
@@ -163,16 +160,13 @@ function render({ model, el }) {
       valueMin,
       valueMax,
     };
-    const theme = model.get("themes")[model.get("style_name")];
+    const theme = themeOf(model);
     state.embeddings.forEach((xy, i) => sliders[i].forEach((s, j) => s.set(xy[j])));
     style.select.value = model.get("style_name");
     applyTheme(root, theme);
     svg.innerHTML = drawMultiHead(state, computeMultiHead(state), theme, model.get("colormaps"));
   };
-  const events = ["embeddings", "style_name"].map((name) => `change:${name}`);
-  events.forEach((event) => model.on(event, redraw));
-  redraw();
-  return () => events.forEach((event) => model.off(event, redraw));
+  return bind(model, ["embeddings", "style_name"], redraw);
 }
 
 export default { render };

@@ -5,7 +5,7 @@
 
 import { attentionSteps, defaultScale, matmul } from "./mirror.js";
 import { arrowsMarkup, element, heatmap, numberText, signed, squareLimits, text, title, vectorPanel } from "./svg.js";
-import { applyTheme, button, checkbox, embeddingSliders, explorerRoot, html, row, slider, styleSelect } from "./controls.js";
+import { applyTheme, bind, button, checkbox, embeddingSliders, explorerRoot, html, row, sender, slider, styleSelect, themeOf } from "./controls.js";
 
 const WIDTH = 960;
 const TABLE_TOP = 830;
@@ -108,10 +108,7 @@ function render({ model, el }) {
   const { root, controls, svg } = explorerRoot(el, "playground", WIDTH, pictureHeight(n), "the four panels of attention");
   const valueMin = model.get("value_min");
   const valueMax = model.get("value_max");
-  const send = (changes) => {
-    model.set(changes);
-    model.save_changes();
-  };
+  const send = sender(model);
 
   const coordinateSliders = embeddingSliders(model, controls, tokens, send);
   const dK = slider({
@@ -149,7 +146,7 @@ function render({ model, el }) {
       valueMin,
       valueMax,
     };
-    const theme = model.get("themes")[model.get("style_name")];
+    const theme = themeOf(model);
     state.embeddings.forEach((xy, i) => coordinateSliders[i].forEach((s, j) => s.set(xy[j])));
     dK.set(state.d_k);
     causal.input.checked = state.causal;
@@ -157,10 +154,7 @@ function render({ model, el }) {
     applyTheme(root, theme);
     svg.innerHTML = drawPlayground(state, computePlayground(state), theme, model.get("colormaps"));
   };
-  const events = ["embeddings", "d_k", "causal", "style_name"].map((name) => `change:${name}`);
-  events.forEach((event) => model.on(event, redraw));
-  redraw();
-  return () => events.forEach((event) => model.off(event, redraw));
+  return bind(model, ["embeddings", "d_k", "causal", "style_name"], redraw);
 }
 
 export default { render };
