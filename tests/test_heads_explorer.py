@@ -33,16 +33,20 @@ def test_the_selected_head_is_attnlib_models(model, explorer):
         with explorer.hold_trait_notifications():
             explorer.sentence, explorer.layer, explorer.head = sentence, layer, head
         run = model.run(real_model_sentences()[sentence])
-        assert explorer.tokens == run.tokens.tokens
-        np.testing.assert_allclose(explorer.weights, run.attentions[layer, head], atol=5e-7)
+        entry = explorer.sentences[explorer.sentence]  # the page draws this entry's head
+        assert entry["tokens"] == run.tokens.tokens
+        np.testing.assert_allclose(entry["attentions"][layer][head], run.attentions[layer, head], atol=5e-7)
 
 
 def test_a_typed_sentence_is_run_and_selected(model, explorer):
     explorer.text = "Bees make honey."
     assert explorer.error == ""
     assert explorer.sentence == len(real_model_sentences())
-    assert explorer.tokens == ["[CLS]", "bees", "make", "honey", ".", "[SEP]"]
-    np.testing.assert_allclose(explorer.weights, model.run("Bees make honey.").attentions[0, 0], atol=5e-7)
+    entry = explorer.sentences[explorer.sentence]
+    assert entry["tokens"] == ["[CLS]", "bees", "make", "honey", ".", "[SEP]"]
+    np.testing.assert_allclose(
+        entry["attentions"][0][0], model.run("Bees make honey.").attentions[0, 0], atol=5e-7
+    )
 
 
 def test_a_sentence_past_the_limit_gets_a_clear_message(explorer):
@@ -106,7 +110,7 @@ def test_the_page_draws_the_shipped_weights(explorer, tmp_path):
         [node, str(script), str(data)], capture_output=True, text=True, check=True, timeout=60
     )
     drawn = json.loads(result.stdout)
-    W = np.array(explorer.weights)
+    W = np.array(explorer.sentences[1]["attentions"][2][4])
     n = len(W)
     cells = [(i, j, v) for q, i, j, v in drawn["heatmap"] if q == "weight"]
     assert len(cells) == n * n

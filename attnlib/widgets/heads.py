@@ -72,9 +72,7 @@ class HeadExplorer(Explorer):
 
     Set by Python (synced): ``sentences`` (list of :func:`sentence_entry` dicts), ``error``;
     set once: ``n_layers``, ``n_heads``, ``max_tokens``, ``model_name``, ``style_name``,
-    ``themes``, ``colormaps``.
-
-    Results (Python only): ``weights``, the selected head's (n × n) weights; ``tokens``.
+    ``themes``, ``colormaps``. The front end draws the selected head of the selected sentence.
     """
 
     _esm = module_text("heads.js")
@@ -93,13 +91,9 @@ class HeadExplorer(Explorer):
     max_tokens = traitlets.Int(MAX_TOKENS).tag(sync=True)
     model_name = traitlets.Unicode("all-MiniLM-L6-v2").tag(sync=True)
 
-    weights = traitlets.List(traitlets.List(traitlets.Float()))
-    tokens = traitlets.List(traitlets.Unicode())
-
     def __init__(self, model: Any, **kwargs: Any) -> None:
         self._model = model
         super().__init__(**kwargs)
-        self._select()
 
     @traitlets.validate("sentence")
     def _check_sentence(self, proposal: traitlets.Bunch) -> int:
@@ -123,10 +117,6 @@ class HeadExplorer(Explorer):
             raise traitlets.TraitError(f"view must be 'lines' or 'heatmap', got {proposal['value']!r}")
         return str(proposal["value"])
 
-    @traitlets.observe("sentence", "layer", "head", "sentences")
-    def _selection_changed(self, _change: traitlets.Bunch) -> None:
-        self._select()
-
     @traitlets.observe("text")
     def _new_text(self, change: traitlets.Bunch) -> None:
         text = change["new"].strip()
@@ -142,12 +132,6 @@ class HeadExplorer(Explorer):
             self.error = ""
             self.sentences = [*self.sentences, entry]
             self.sentence = len(self.sentences) - 1
-
-    def _select(self) -> None:
-        """Set the result traits to the selected head's weights."""
-        entry = self.sentences[self.sentence]
-        self.tokens = entry["tokens"]
-        self.weights = entry["attentions"][self.layer][self.head]
 
 
 def head_explorer(

@@ -62,13 +62,9 @@ class OnlineSoftmaxExplorer(Explorer):
         One of :data:`BLOCK_SIZES`.
 
     Set once (synced): ``scores``, ``values`` (n_keys × 2), ``tables`` (``{str(block_size):``
-    :func:`steps_table` ``}``), ``exact_weights`` and ``exact_output`` (:func:`attnlib.softmax`
-    of the scores, and the weights times the values), ``style_name``, ``themes``.
-
-    Results (Python only; the table's row for ``block_size`` and ``blocks_read``):
-
-    maximum, total, rescale : float
-    output : list of float
+    :func:`steps_table` ``}``), ``exact_output`` (``attnlib.softmax(scores) @ values``),
+    ``style_name``, ``themes``. The front end draws the table's row for ``block_size`` and
+    ``blocks_read``.
     """
 
     _esm = module_text("online_softmax.js")
@@ -79,39 +75,26 @@ class OnlineSoftmaxExplorer(Explorer):
     scores = traitlets.List(traitlets.Float()).tag(sync=True)
     values = traitlets.List(traitlets.List(traitlets.Float())).tag(sync=True)
     tables = traitlets.Dict().tag(sync=True)
-    exact_weights = traitlets.List(traitlets.Float()).tag(sync=True)
     exact_output = traitlets.List(traitlets.Float()).tag(sync=True)
-
-    maximum = traitlets.Float()
-    total = traitlets.Float()
-    rescale = traitlets.Float()
-    output = traitlets.List(traitlets.Float())
-
-    def __init__(self, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self._select()
 
     @traitlets.validate("block_size")
     def _check_block_size(self, proposal: traitlets.Bunch) -> int:
         if proposal["value"] not in BLOCK_SIZES:
             raise traitlets.TraitError(f"block_size must be one of {BLOCK_SIZES}, got {proposal['value']!r}")
+        self._check_blocks(self.blocks_read, proposal["value"])
         return int(proposal["value"])
 
-    @traitlets.observe("blocks_read", "block_size")
-    def _changed(self, _change: traitlets.Bunch) -> None:
-        self._select()
+    @traitlets.validate("blocks_read")
+    def _check_blocks_read(self, proposal: traitlets.Bunch) -> int:
+        self._check_blocks(proposal["value"], self.block_size)
+        return int(proposal["value"])
 
-    def _select(self) -> None:
-        """Set the result traits to the state after ``blocks_read`` blocks of ``block_size``."""
-        table = self.tables[str(self.block_size)]
-        if not 1 <= self.blocks_read <= len(table):
+    def _check_blocks(self, blocks_read: int, block_size: int) -> None:
+        blocks = len(self.tables[str(block_size)])
+        if not 1 <= blocks_read <= blocks:
             raise traitlets.TraitError(
-                f"blocks_read must be from 1 to {len(table)} for blocks of {self.block_size}, "
-                f"got {self.blocks_read}"
+                f"blocks_read must be from 1 to {blocks} for blocks of {block_size}, got {blocks_read}"
             )
-        state = table[self.blocks_read - 1]
-        self.maximum, self.total, self.rescale = state["maximum"], state["total"], state["rescale"]
-        self.output = state["output"]
 
 
 def online_softmax_explorer(
@@ -144,13 +127,11 @@ def online_softmax_explorer(
     if block_size not in BLOCK_SIZES:
         raise ValueError(f"block_size must be one of {BLOCK_SIZES}, got {block_size!r}")
     scores, values = online_softmax_row(int(n_keys), int(seed))
-    weights = softmax(scores)
     return OnlineSoftmaxExplorer(
         scores=scores.tolist(),
         values=values.tolist(),
         tables={str(b): steps_table(scores, values, b) for b in BLOCK_SIZES},
-        exact_weights=weights.tolist(),
-        exact_output=(weights @ values).tolist(),
+        exact_output=(softmax(scores) @ values).tolist(),
         block_size=int(block_size),
         blocks_read=1,
         style_name=style,

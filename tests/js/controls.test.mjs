@@ -2,7 +2,7 @@
 // for anywidget's model: the on/off/get/set/save_changes it calls.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { bind, sender, themeOf } from "../../attnlib/widgets/js/controls.js";
+import { bind, embeddingState, sender, themeOf } from "../../attnlib/widgets/js/controls.js";
 
 /** A model with anywidget's event methods: traits in a Map, listeners per event name. */
 function fakeModel(traits) {
@@ -50,4 +50,17 @@ test("sender sets the traits and sends them once; themeOf reads the current styl
   assert.equal(model.get("d_k"), 16);
   assert.equal(model.saved.length, 1);
   assert.deepEqual(themeOf(model), themes.dark);
+});
+
+test("embeddingState reads what the playground and the two-head explorer draw from, by trait name", () => {
+  const traits = { tokens: ["a", "b"], embeddings: [[0, 1], [1, 0]], value_min: -2, value_max: 3, W_q: [[1, 0], [0, 1]], d_k: 4 };
+  const model = fakeModel({ ...traits, W_o: [[9]] });
+  assert.deepEqual(embeddingState(model, ["W_q", "d_k"]), {
+    tokens: traits.tokens,
+    embeddings: traits.embeddings,
+    valueMin: -2,
+    valueMax: 3,
+    W_q: traits.W_q,
+    d_k: 4,
+  });
 });
