@@ -11,10 +11,11 @@ and every one of them is recomputed by attnlib in the tests; no earlier publicat
 (The "Q3" case, with the same weights and output, also appears in public homework notebooks, for
 example https://github.com/Manikanta-Rajulapati2002/Deep_Learning_NLP_spacy_transformers.)
 
-One example is this course's own: :func:`plain_attention_exercise`, made for lesson 08's exercise 1
-so that its answers are printed in no earlier lesson (lessons 03 and 05 compute
-:func:`one_query_three_vectors`, which has the same shape). Its values are attnlib's, checked in
-the tests the same way.
+Three examples are this course's own: :func:`plain_attention_exercise`, made for lesson 08's
+exercise 1 so that its answers are printed in no earlier lesson (lessons 03 and 05 compute
+:func:`one_query_three_vectors`, which has the same shape), :func:`online_softmax_row` (lesson 12
+and its explorer) and :func:`real_model_sentences` (lesson 13's head explorer). Their values are
+attnlib's, checked in the tests the same way.
 """
 
 from __future__ import annotations
@@ -29,9 +30,11 @@ __all__ = [
     "attention_by_hand",
     "four_tokens_2d",
     "one_query_three_vectors",
+    "online_softmax_row",
     "plain_attention_exercise",
     "q3",
     "random_projections_seed42",
+    "real_model_sentences",
     "she_likes_coffee",
 ]
 
@@ -180,3 +183,35 @@ def she_likes_coffee() -> Embedded:
     W_qk = np.full((4, 4), 0.1) + 0.8 * np.eye(4)
     W_v = np.array([[0.8, 0.2, 0.1, 0.1], [0.2, 0.8, 0.2, 0.1], [0.1, 0.2, 0.8, 0.1], [0.1, 0.1, 0.1, 0.9]])
     return Embedded(tokens=("she", "likes", "coffee"), X=X, W_q=W_qk, W_k=W_qk.copy(), W_v=W_v)
+
+
+def online_softmax_row(n_keys: int = 16, seed: int = 12) -> tuple[np.ndarray, np.ndarray]:
+    """One query's scores over ``n_keys`` keys and the keys' values in 2D, seeded (lesson 12).
+
+    This course's own: drawn for lesson 12's online softmax and its explorer. The scores are
+    normal with standard deviation 2 plus a slow upward drift from 0 to 3, so that the running
+    maximum grows in several blocks (with the defaults, in at least two of the four blocks of 4
+    after the first); the values are standard normal.
+
+    Returns
+    -------
+    scores : (n_keys,) float64
+    values : (n_keys, 2) float64
+    """
+    rng = np.random.default_rng(seed)
+    scores = rng.normal(scale=2.0, size=n_keys) + np.linspace(0.0, 3.0, n_keys)
+    values = rng.normal(size=(n_keys, 2))
+    return scores, values
+
+
+def real_model_sentences() -> tuple[str, ...]:
+    """The three sentences lesson 13's head explorer precomputes (every head of every layer).
+
+    This course's own: the first is lesson 13's worked sentence (what does "it" attend to?), the
+    second has two pronouns, the third a plural verb far from its subject ("keys … are").
+    """
+    return (
+        "The cat sat on the mat because it was tired",
+        "She poured the coffee and he drank it.",
+        "The keys to the cabinet are on the table.",
+    )

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from attnlib import attention_steps, examples, qkv, scaled_dot_product_attention
+from attnlib.efficient import online_softmax
 
 
 def assert_published(actual, published):
@@ -196,3 +197,18 @@ def test_she_likes_coffee_weights_and_output(coffee):
     assert_published(steps.weights[0], ["0.33567137", "0.30004505", "0.36428358"])
     assert_published(steps.output[0], ["0.57530294", "0.70527381", "0.50530294", "0.64177546"])
     np.testing.assert_allclose(steps.output, steps.weights @ V, rtol=1e-14)
+
+
+def test_online_softmax_row_grows_its_maximum_in_several_blocks():
+    scores, values = examples.online_softmax_row()
+    assert scores.shape == (16,) and values.shape == (16, 2)
+    again = examples.online_softmax_row()
+    np.testing.assert_array_equal(scores, again[0])
+    np.testing.assert_array_equal(values, again[1])
+    states = list(online_softmax(scores, 4, values))
+    assert sum(state.rescale < 1 for state in states[1:]) >= 2  # the maximum grows more than once
+
+
+def test_real_model_sentences_are_three_distinct_sentences():
+    sentences = examples.real_model_sentences()
+    assert len(set(sentences)) == 3 and sentences[0] == "The cat sat on the mat because it was tired"

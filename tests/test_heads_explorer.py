@@ -15,8 +15,8 @@ import traitlets
 pytest.importorskip("anywidget", reason="pip install -r requirements.txt")
 pytest.importorskip("safetensors", reason="pip install -r requirements.txt")
 
+from attnlib.examples import real_model_sentences
 from attnlib.widgets import HeadExplorer, head_explorer
-from attnlib.widgets.heads import DEFAULT_SENTENCES
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -28,27 +28,31 @@ def explorer(model):
 
 def test_the_selected_head_is_attnlib_models(model, explorer):
     assert isinstance(explorer, HeadExplorer)
-    assert [e["text"] for e in explorer.sentences] == list(DEFAULT_SENTENCES)
+    assert [e["text"] for e in explorer.sentences] == list(real_model_sentences())
     for sentence, layer, head in [(0, 0, 0), (1, 3, 7), (2, 5, 11)]:
         with explorer.hold_trait_notifications():
             explorer.sentence, explorer.layer, explorer.head = sentence, layer, head
-        run = model.run(DEFAULT_SENTENCES[sentence])
-        assert explorer.tokens == run.tokens.tokens
-        np.testing.assert_allclose(explorer.weights, run.attentions[layer, head], atol=5e-7)
+        run = model.run(real_model_sentences()[sentence])
+        entry = explorer.sentences[explorer.sentence]  # the page draws this entry's head
+        assert entry["tokens"] == run.tokens.tokens
+        np.testing.assert_allclose(entry["attentions"][layer][head], run.attentions[layer, head], atol=5e-7)
 
 
 def test_a_typed_sentence_is_run_and_selected(model, explorer):
     explorer.text = "Bees make honey."
     assert explorer.error == ""
-    assert explorer.sentence == len(DEFAULT_SENTENCES)
-    assert explorer.tokens == ["[CLS]", "bees", "make", "honey", ".", "[SEP]"]
-    np.testing.assert_allclose(explorer.weights, model.run("Bees make honey.").attentions[0, 0], atol=5e-7)
+    assert explorer.sentence == len(real_model_sentences())
+    entry = explorer.sentences[explorer.sentence]
+    assert entry["tokens"] == ["[CLS]", "bees", "make", "honey", ".", "[SEP]"]
+    np.testing.assert_allclose(
+        entry["attentions"][0][0], model.run("Bees make honey.").attentions[0, 0], atol=5e-7
+    )
 
 
 def test_a_sentence_past_the_limit_gets_a_clear_message(explorer):
     explorer.text = "This sentence is far too long for the explorer, which keeps only sixteen tokens at most."
     assert "the limit here is 16" in explorer.error and "Shorten it" in explorer.error
-    assert len(explorer.sentences) == len(DEFAULT_SENTENCES)
+    assert len(explorer.sentences) == len(real_model_sentences())
     explorer.text = "   "
     assert explorer.error == "Type a sentence first."
 
@@ -106,7 +110,7 @@ def test_the_page_draws_the_shipped_weights(explorer, tmp_path):
         [node, str(script), str(data)], capture_output=True, text=True, check=True, timeout=60
     )
     drawn = json.loads(result.stdout)
-    W = np.array(explorer.weights)
+    W = np.array(explorer.sentences[1]["attentions"][2][4])
     n = len(W)
     cells = [(i, j, v) for q, i, j, v in drawn["heatmap"] if q == "weight"]
     assert len(cells) == n * n

@@ -1,8 +1,9 @@
 """Lesson 09's explorer (two heads in 2D) and its static twin, driven from Python.
 
 Every embedding slider goes to its minimum, its maximum and random values on its step; after each
-move the explorer's weights, concatenation and output equal attnlib.multihead's. The front end's
-arithmetic is checked against attnlib in tests/js/multihead.test.mjs.
+move the explorer's on-demand weights, concatenation and output (``heads``) equal
+attnlib.multihead's. The front end's arithmetic is checked against attnlib in
+tests/js/multihead.test.mjs.
 """
 
 from __future__ import annotations
@@ -38,13 +39,14 @@ def assert_matches_attnlib(ex: widgets.MultiHeadExplorer) -> None:
     E = np.array(ex.embeddings)
     Ws = {name: np.array(getattr(ex, name)) for name in W}
     output, weights = multi_head_attention(E, E, **Ws, n_heads=2)
-    np.testing.assert_array_equal(ex.weights, weights)
-    np.testing.assert_array_equal(ex.output, output)
+    shown = ex.heads
+    np.testing.assert_array_equal(shown.weights, weights)
+    np.testing.assert_array_equal(shown.output, output)
     V = split_heads(E @ Ws["W_v"], 2)  # (2, n, 2): each head's values
     heads = weights @ V  # (2, n, 2): each head's output
-    np.testing.assert_allclose(ex.concat, np.concatenate(heads, axis=-1), rtol=1e-12, atol=1e-12)
-    np.testing.assert_allclose(ex.output, np.array(ex.concat) @ Ws["W_o"], rtol=1e-12, atol=1e-12)
-    np.testing.assert_allclose(np.sum(ex.weights, axis=-1), 1.0, rtol=1e-12)
+    np.testing.assert_allclose(shown.concat, np.concatenate(heads, axis=-1), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(shown.output, shown.concat @ Ws["W_o"], rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(np.sum(shown.weights, axis=-1), 1.0, rtol=1e-12)
 
 
 def test_every_slider_over_its_range_recomputes_with_attnlib() -> None:
@@ -70,13 +72,15 @@ def test_each_head_uses_its_own_columns() -> None:
     for h, coordinate in ((0, 0), (1, 1)):
         scores = 4 * np.outer(X[:, coordinate], X[:, coordinate]) / np.sqrt(2)
         expected = np.exp(scores - scores.max(axis=1, keepdims=True))
-        np.testing.assert_allclose(ex.weights[h], expected / expected.sum(axis=1, keepdims=True), rtol=1e-12)
+        np.testing.assert_allclose(
+            ex.heads.weights[h], expected / expected.sum(axis=1, keepdims=True), rtol=1e-12
+        )
     ex.close()
 
 
 def test_one_token_and_eight_tokens() -> None:
     one = widgets.multi_head_explorer(["x"], [[0.0, 0.0]], **W)
-    assert one.weights == [[[1.0]], [[1.0]]] and one.output == [[0.0, 0.0]]
+    assert one.heads.weights.tolist() == [[[1.0]], [[1.0]]] and one.heads.output.tolist() == [[0.0, 0.0]]
     rng = np.random.default_rng(1)
     eight = widgets.multi_head_explorer([f"t{i}" for i in range(8)], rng.uniform(-2, 2, (8, 2)), **W)
     assert_matches_attnlib(eight)
@@ -128,9 +132,10 @@ def test_bad_embeddings_trait() -> None:
 def test_the_static_figure_draws_attnlibs_numbers(style) -> None:
     drawn = two_heads_figure(TOKENS, X, **W, style=style)
     ex = explorer()
-    np.testing.assert_array_equal(drawn.weights, ex.weights)
-    np.testing.assert_allclose(drawn.concat, ex.concat, rtol=1e-12)
-    np.testing.assert_array_equal(drawn.output, ex.output)
+    shown = ex.heads
+    np.testing.assert_array_equal(drawn.weights, shown.weights)
+    np.testing.assert_allclose(drawn.concat, shown.concat, rtol=1e-12)
+    np.testing.assert_array_equal(drawn.output, shown.output)
     for h, heat in enumerate(drawn.weight_maps):
         shown = [float(t.get_text()) for t in heat.texts]
         np.testing.assert_allclose(shown, np.round(drawn.weights[h], 2).ravel(), atol=1e-9)

@@ -14,9 +14,10 @@ import pytest
 import traitlets
 
 from attnlib import softmax
+from attnlib.examples import online_softmax_row
 from attnlib.widgets import OnlineSoftmaxExplorer, online_softmax_explorer
 from attnlib.widgets.base import theme
-from attnlib.widgets.online_softmax import BLOCK_SIZES, online_softmax_row
+from attnlib.widgets.online_softmax import BLOCK_SIZES
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -31,11 +32,13 @@ def test_every_block_of_every_size_converges_to_the_exact_output():
         assert blocks == -(-len(scores) // size)
         for read in range(1, blocks + 1):
             explorer.blocks_read = read
+            state = explorer.tables[str(size)][read - 1]  # what the page draws
             seen = scores[: min(read * size, len(scores))]
-            assert explorer.maximum == seen.max()
-            np.testing.assert_allclose(explorer.total, np.exp(seen - seen.max()).sum(), rtol=1e-14)
-            np.testing.assert_allclose(explorer.output, softmax(seen) @ values[: len(seen)], rtol=1e-12)
-        np.testing.assert_allclose(explorer.output, explorer.exact_output, rtol=1e-12)
+            assert state["stop"] == len(seen)
+            assert state["maximum"] == seen.max()
+            np.testing.assert_allclose(state["total"], np.exp(seen - seen.max()).sum(), rtol=1e-14)
+            np.testing.assert_allclose(state["output"], softmax(seen) @ values[: len(seen)], rtol=1e-12)
+        np.testing.assert_allclose(state["output"], explorer.exact_output, rtol=1e-12)
         explorer.blocks_read = 1
     grew = [s["rescale"] < 1 for s in explorer.tables["4"][1:]]
     assert sum(grew) >= 2  # the row is chosen so that the maximum grows more than once
@@ -53,6 +56,9 @@ def test_bad_arguments_and_trait_values():
         explorer.blocks_read = 3
     with pytest.raises(traitlets.TraitError, match="block_size"):
         explorer.block_size = 5
+    explorer.block_size, explorer.blocks_read = 1, 16
+    with pytest.raises(traitlets.TraitError, match="blocks_read must be from 1 to 2 for blocks of 8"):
+        explorer.block_size = 8  # 16 blocks read do not fit in 2 blocks
     assert isinstance(explorer, OnlineSoftmaxExplorer)
 
 

@@ -23,10 +23,11 @@ def test_every_saved_step_shows_the_weights_and_loss_of_that_step() -> None:
     assert replay.step == 20  # the last saved step first
     for step in RUN.snapshot_steps.tolist():
         replay.step = step
+        row = next(r for r in replay.table if r["step"] == replay.step)  # what the page draws
         parameters = RUN.parameters_at(step)
         expected = forward(RUN.model, parameters, RUN.probe[None, :]).weights[0]
-        np.testing.assert_array_equal(replay.weights, expected)
-        assert replay.loss == RUN.losses[step]
+        np.testing.assert_array_equal(row["weights"], expected)
+        assert row["loss"] == RUN.losses[step]
     assert replay.tokens == token_labels(RUN.probe)
     assert replay.losses == RUN.losses.tolist()
     replay.close()

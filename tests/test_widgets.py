@@ -1,8 +1,9 @@
 """The explorers of attnlib.widgets, driven from Python over the whole range of every control.
 
 Every slider goes to its minimum, its maximum and 20 random values on its step (as a browser
-sends them); after each move the explorer's result traits equal attnlib's computation on the same
-inputs. Then duplicate names, 1 and 12 tokens, an embedding at the origin, a fully masked row, bad
+sends them); after each move the explorer holds the value and its on-demand result (``steps``,
+``weights``, ``measures``; the scaling explorer's table row) equals attnlib's computation on the
+same inputs. Then duplicate names, 1 and 12 tokens, an embedding at the origin, a fully masked row, bad
 arguments, the ES modules as anywidget loads them, and the freeing of a re-run cell's explorers
 in a real kernel. The front end's arithmetic is checked against attnlib in tests/js.
 """
@@ -43,11 +44,12 @@ def assert_playground_matches_attnlib(pg: widgets.Playground) -> None:
     X = np.array(pg.embeddings)
     Q, K, V = qkv(X, np.array(pg.W_q), np.array(pg.W_k), np.array(pg.W_v))
     steps = attention_steps(Q, K, V, scale=default_scale(pg.d_k), causal=pg.causal)
-    np.testing.assert_array_equal(pg.raw_scores, steps.raw_scores)
-    np.testing.assert_array_equal(pg.weights, steps.weights)
-    np.testing.assert_array_equal(pg.output, steps.output)
-    assert pg.scale == 1 / np.sqrt(pg.d_k)
-    np.testing.assert_allclose(np.sum(pg.weights, axis=1), 1.0, rtol=1e-12)
+    shown = pg.steps
+    np.testing.assert_array_equal(shown.raw_scores, steps.raw_scores)
+    np.testing.assert_array_equal(shown.weights, steps.weights)
+    np.testing.assert_array_equal(shown.output, steps.output)
+    assert shown.scale == 1 / np.sqrt(pg.d_k)
+    np.testing.assert_allclose(np.sum(shown.weights, axis=1), 1.0, rtol=1e-12)
 
 
 # --- the playground -------------------------------------------------------------------------------
@@ -59,7 +61,7 @@ def test_playground_starts_as_lesson_07() -> None:
     np.testing.assert_array_equal(pg.embeddings, EXAMPLE.X)
     assert (pg.d_k, pg.causal, pg.style_name) == (2, False, "light")
     Q, K, V = qkv(EXAMPLE.X, EXAMPLE.W_q, EXAMPLE.W_k, EXAMPLE.W_v)
-    np.testing.assert_array_equal(pg.weights, attention_steps(Q, K, V).weights)
+    np.testing.assert_array_equal(pg.steps.weights, attention_steps(Q, K, V).weights)
     assert pg.initial == {"embeddings": EXAMPLE.X.tolist(), "d_k": 2, "causal": False, "style_name": "light"}
 
 
@@ -81,7 +83,7 @@ def test_playground_every_slider_over_its_range() -> None:
     for causal in (True, False, True):
         pg.causal = causal
         assert_playground_matches_attnlib(pg)
-    assert np.count_nonzero(np.triu(pg.weights, 1)) == 0  # causal: no weight above the diagonal
+    assert np.count_nonzero(np.triu(pg.steps.weights, 1)) == 0  # causal: no weight above the diagonal
 
 
 def test_playground_reset_restores_every_input() -> None:
@@ -106,7 +108,7 @@ def test_playground_duplicate_names_each_have_their_own_place() -> None:
     pg.embeddings = moved.tolist()
     assert pg.embeddings[4] == [0.0, -1.0]
     assert_playground_matches_attnlib(pg)
-    assert pg.output[0] != pg.output[4]
+    assert pg.steps.output[0].tolist() != pg.steps.output[4].tolist()
 
 
 @pytest.mark.parametrize("n", [1, 12])
@@ -118,7 +120,7 @@ def test_playground_with_one_and_twelve_tokens(n: int) -> None:
     pg.embeddings = (X * 0.5).tolist()
     assert_playground_matches_attnlib(pg)
     if n == 1:
-        assert pg.weights == [[1.0]]
+        assert pg.steps.weights.tolist() == [[1.0]]
 
 
 def test_playground_embedding_at_the_origin() -> None:
@@ -127,8 +129,8 @@ def test_playground_embedding_at_the_origin() -> None:
     X[2] = [0.0, 0.0]
     pg.embeddings = X
     assert_playground_matches_attnlib(pg)
-    assert pg.raw_scores[2] == [0.0] * 4
-    np.testing.assert_allclose(pg.weights[2], 0.25)  # scores all 0: uniform weights
+    assert pg.steps.raw_scores[2].tolist() == [0.0] * 4
+    np.testing.assert_allclose(pg.steps.weights[2], 0.25)  # scores all 0: uniform weights
 
 
 def test_playground_with_projections_and_a_wider_range() -> None:
@@ -193,7 +195,6 @@ def assert_softmax_matches_attnlib(sm: widgets.SoftmaxExplorer) -> None:
     shown = np.where(sm.masks, -np.inf, sm.scores)
     expected = softmax(shown / sm.temperature)
     np.testing.assert_array_equal(sm.weights, expected)
-    assert sm.entropy == float(entropy(expected))
 
 
 def test_softmax_every_slider_and_mask_over_its_range() -> None:
@@ -221,8 +222,7 @@ def test_softmax_every_slider_and_mask_over_its_range() -> None:
 def test_softmax_every_key_masked_gives_zero_weights() -> None:
     sm = widgets.softmax_explorer([1.0, -3.0, 4.0], temperature=0.1)
     sm.masks = [True, True, True]
-    assert sm.weights == [0.0, 0.0, 0.0]
-    assert sm.entropy == 0.0
+    assert sm.weights.tolist() == [0.0, 0.0, 0.0]
 
 
 def test_softmax_keys_with_the_same_name_are_separate() -> None:
@@ -231,7 +231,7 @@ def test_softmax_keys_with_the_same_name_are_separate() -> None:
     sm.scores = [3.0, 1.0]
     assert sm.weights[0] > 0.5 > sm.weights[1]
     sm.masks = [False, True]
-    assert sm.weights == [1.0, 0.0]
+    assert sm.weights.tolist() == [1.0, 0.0]
 
 
 @pytest.mark.parametrize(
@@ -268,9 +268,9 @@ def test_softmax_bad_trait_values() -> None:
 
 
 def assert_similarity_matches_attnlib(se: widgets.SimilarityExplorer) -> None:
-    expected = similarity(se.vectors[0], se.vectors[1])
-    assert (se.dot, se.norm_a, se.norm_b) == (expected.dot, expected.norm_a, expected.norm_b)
-    assert (se.cosine, se.angle_degrees) == (expected.cosine, expected.angle_degrees)
+    expected, measured = similarity(se.vectors[0], se.vectors[1]), se.measures
+    for name in ("dot", "norm_a", "norm_b", "cosine", "angle_degrees"):
+        assert getattr(measured, name) == getattr(expected, name), name
 
 
 def test_similarity_every_slider_over_its_range() -> None:
@@ -288,10 +288,10 @@ def test_similarity_every_slider_over_its_range() -> None:
 
 def test_similarity_vectors_with_the_same_label_and_a_zero_vector() -> None:
     se = widgets.similarity_explorer([1.0, 0.0], [0.0, 1.0], labels=("v", "v"))
-    assert se.cosine == 0.0 and se.angle_degrees == 90.0
+    assert se.measures.cosine == 0.0 and se.measures.angle_degrees == 90.0
     se.vectors = [[0.0, 0.0], [0.5, 0.5]]
     assert_similarity_matches_attnlib(se)
-    assert se.cosine is None and se.angle_degrees is None and se.dot == 0.0
+    assert se.measures.cosine is None and se.measures.angle_degrees is None and se.measures.dot == 0.0
 
 
 @pytest.mark.parametrize(
@@ -314,14 +314,19 @@ def test_similarity_bad_arguments(kwargs: dict, message: str) -> None:
 # --- the scaling explorer ------------------------------------------------------------------------
 
 
+def shown_row(sc: widgets.ScalingExplorer) -> dict:
+    """The row of the table that the front end draws: the one of the slider's d_k."""
+    return next(r for r in sc.table if r["d_k"] == sc.d_k)
+
+
 def assert_scaling_matches_attnlib(sc: widgets.ScalingExplorer) -> None:
     stats = scaling_statistics(sc.d_k, n_queries=sc.n_queries, n_keys=sc.n_keys, seed=sc.seed)
+    row = shown_row(sc)
     for name in ("variance", "max_weight", "entropy", "jacobian_norm"):
         for kind in ("raw", "scaled"):
-            assert getattr(sc, f"{kind}_{name}") == getattr(stats, f"{kind}_{name}"), (kind, name)
-    assert sc.raw_weights == stats.raw_weights[0].tolist()
-    assert sc.scaled_weights == stats.scaled_weights[0].tolist()
-    row = next(r for r in sc.table if r["d_k"] == sc.d_k)
+            assert row[f"{kind}_{name}"] == getattr(stats, f"{kind}_{name}"), (kind, name)
+    assert row["raw_weights"] == stats.raw_weights[0].tolist()
+    assert row["scaled_weights"] == stats.scaled_weights[0].tolist()
     edges = plots.scaling_bins(sc.d_k)
     assert row["raw_counts"] == np.histogram(np.clip(stats.raw, edges[0], edges[-1]), edges)[0].tolist()
     assert row["scaled_counts"] == np.histogram(np.clip(stats.scaled, edges[0], edges[-1]), edges)[0].tolist()
@@ -336,10 +341,10 @@ def test_scaling_every_d_k_and_new_draws() -> None:
     for index in picks:
         sc.d_k = D_K_VALUES[int(index)]
         assert_scaling_matches_attnlib(sc)
-    variance_before = sc.raw_variance
+    variance_before = shown_row(sc)["raw_variance"]
     sc.seed += 1  # the "new random vectors" button
     assert sc.table_seed == 1
-    assert sc.raw_variance != variance_before
+    assert shown_row(sc)["raw_variance"] != variance_before
     assert_scaling_matches_attnlib(sc)
     assert [row["d_k"] for row in sc.table] == list(D_K_VALUES)
 

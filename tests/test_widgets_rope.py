@@ -1,8 +1,9 @@
 """The RoPE explorer of lesson 10, driven from Python over the whole range of every slider.
 
 Every slider goes to its minimum, its maximum and 20 random values on its step (as a browser
-sends them); after each move the explorer's results equal attnlib.positions.rope on the same
-inputs, and moving only the offset leaves the score where it was. The front end's arithmetic is
+sends them); after each move the explorer holds the value and its on-demand ``rotated`` equals
+attnlib.positions.rope on the same inputs, and moving only the offset leaves the score where it
+was. The front end's arithmetic is
 checked against attnlib in tests/js/rotary.test.mjs.
 """
 
@@ -35,12 +36,14 @@ def slider_values(low: float, high: float, step: float, rng: np.random.Generator
 def assert_matches_attnlib(explorer: widgets.RopeExplorer) -> None:
     m = explorer.query_position + explorer.offset
     n = explorer.key_position + explorer.offset
-    rotated_q = rope(explorer.query, [m])
-    rotated_k = rope(explorer.key, [n])
-    assert (explorer.m, explorer.n) == (m, n)
-    np.testing.assert_array_equal(explorer.rotated_query, rotated_q)
-    np.testing.assert_array_equal(explorer.rotated_key, rotated_k)
-    assert explorer.score == float(rotated_q @ rotated_k)
+    rotated_q, rotated_k = explorer.rotated
+    np.testing.assert_array_equal(rotated_q, rope(explorer.query, [m]))
+    np.testing.assert_array_equal(rotated_k, rope(explorer.key, [n]))
+
+
+def score(explorer: widgets.RopeExplorer) -> float:
+    rotated_q, rotated_k = explorer.rotated
+    return float(rotated_q @ rotated_k)
 
 
 def test_starts_with_the_lessons_query_and_key():
@@ -64,17 +67,17 @@ def test_every_slider_over_its_range():
 def test_the_offset_moves_the_vectors_but_not_the_score():
     rng = np.random.default_rng(4)
     explorer = widgets.rope_explorer([0.3, -1.1], [0.9, 0.4], query_position=7, key_position=3)
-    before = explorer.score
+    before = score(explorer)
     for offset in slider_values(0.0, explorer.max_position, 1.0, rng):
         explorer.offset = offset
         assert_matches_attnlib(explorer)
-        assert explorer.score == pytest.approx(before, rel=1e-12, abs=1e-12)
+        assert score(explorer) == pytest.approx(before, rel=1e-12, abs=1e-12)
     explorer.offset = 5.0
-    turned = list(explorer.rotated_query)
+    turned = explorer.rotated[0].tolist()
     explorer.offset = 6.0
-    assert explorer.rotated_query != turned  # the arrows do move
+    assert explorer.rotated[0].tolist() != turned  # the arrows do move
     explorer.key_position = 4.0  # the distance changes: so does the score
-    assert explorer.score != pytest.approx(before, abs=1e-6)
+    assert score(explorer) != pytest.approx(before, abs=1e-6)
 
 
 @pytest.mark.parametrize(

@@ -17,10 +17,12 @@ and annotated cells as the lesson's static figure from :mod:`attnlib.plots`.
 
 How they work
 -------------
-- **Python holds the state** as traitlets. The inputs (embeddings, d_k, scores, masks, …) are
-  synced with the browser; on every change Python recomputes the results with attnlib
-  (:func:`attnlib.attention_steps`, :func:`attnlib.softmax`, :func:`attnlib.similarity.similarity`,
-  :func:`attnlib.scaling.scaling_statistics`) and those are what the result traits hold. Each
+- **Python holds the state** as traitlets: the inputs (embeddings, d_k, scores, masks, …), synced
+  with the browser, and what only Python can compute: random draws (the scaling explorer), a
+  training replay, a real model's heads, the states of the online softmax. What the browser's
+  mirror computes and draws is not computed twice: each explorer offers it as an on-demand
+  property, computed with attnlib when read (``Playground.steps``, ``SoftmaxExplorer.weights``,
+  ``SimilarityExplorer.measures``, ``MultiHeadExplorer.heads``, ``RopeExplorer.rotated``). Each
   explorer's class docstring lists its traits.
 - **The browser draws.** Each explorer's front end is one plain ES module in ``js/`` (no bundler,
   no build step): ``mirror.js`` repeats the little arithmetic of attention (dot products, Q Kᵀ,
@@ -43,14 +45,10 @@ How they work
   ``Playground.embeddings`` (n × [x, y]), ``.d_k``, ``.causal``; ``SoftmaxExplorer.scores``,
   ``.masks``, ``.temperature``; ``SimilarityExplorer.vectors`` ([[x, y], [x, y]]);
   ``ScalingExplorer.d_k``, ``.seed``; every explorer's ``style_name`` ("light"/"dark"; not
-  ``style``, which ipywidgets reserves). Results, recomputed in Python on every change:
-  ``Playground.raw_scores``, ``.scale``, ``.weights``, ``.output`` (and ``.steps``, the whole
-  :class:`attnlib.AttentionSteps`); ``SoftmaxExplorer.weights``, ``.entropy``;
-  ``SimilarityExplorer.dot``, ``.norm_a``, ``.norm_b``, ``.cosine``, ``.angle_degrees``;
-  ``ScalingExplorer.raw_variance``, ``.scaled_variance``, ``.raw_max_weight``,
-  ``.scaled_max_weight``, ``.raw_entropy``, ``.scaled_entropy``, ``.raw_jacobian_norm``,
-  ``.scaled_jacobian_norm``, ``.raw_weights``, ``.scaled_weights`` (and the synced ``.table``
-  of every d_k).
+  ``style``, which ipywidgets reserves). Computed by Python and synced: ``ScalingExplorer.table``
+  (every d_k of a draw), ``TrainingReplay.table``, ``HeadExplorer.sentences``,
+  ``OnlineSoftmaxExplorer.tables``. The playground and the two-head explorer share their
+  embedding traits (:class:`attnlib.widgets.sliders.EmbeddingExplorer`).
 - **In the page** every control is a native ``<input type="range">`` (or checkbox, select,
   button) marked ``data-control``, and every number drawn is an SVG ``<text>`` whose
   ``data-quantity``, ``data-row``, ``data-col`` and ``data-value`` (the full value) say what it

@@ -65,9 +65,10 @@ def colormap_table(name: str) -> tuple[str, ...]:
 class Explorer(anywidget.AnyWidget):
     """The base of every explorer: an anywidget whose front end is one ES module drawing SVG.
 
-    Subclasses set ``_esm`` (:func:`attnlib.widgets.modules.module_text`), the synced traits of
-    their inputs (which the front end sets on every move) and their results (which Python
-    recomputes with attnlib on every change of an input).
+    Subclasses set ``_esm`` (:func:`attnlib.widgets.modules.module_text`) and the synced traits
+    of their inputs (which the front end sets on every move). Python sends only what the browser
+    cannot compute (random draws, a training replay, a real model's heads); what the front end's
+    mirror computes, a subclass offers as an on-demand property computed with attnlib.
 
     Attributes
     ----------

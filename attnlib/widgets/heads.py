@@ -15,17 +15,12 @@ from typing import Any
 import numpy as np
 import traitlets
 
+from attnlib.examples import real_model_sentences
 from attnlib.widgets.base import Explorer
 from attnlib.widgets.modules import module_text
 
-__all__ = ["DEFAULT_SENTENCES", "MAX_TOKENS", "HeadExplorer", "head_explorer", "sentence_entry"]
+__all__ = ["MAX_TOKENS", "HeadExplorer", "head_explorer", "sentence_entry"]
 
-#: The sentences precomputed by default.
-DEFAULT_SENTENCES = (
-    "The cat sat on the mat because it was tired",
-    "She poured the coffee and he drank it.",
-    "The keys to the cabinet are on the table.",
-)
 #: The longest sentence the explorer runs, in tokens with [CLS] and [SEP] (the picture stays readable).
 MAX_TOKENS = 24
 #: Decimals kept of each weight sent to the page (the picture shows 2).
@@ -77,9 +72,7 @@ class HeadExplorer(Explorer):
 
     Set by Python (synced): ``sentences`` (list of :func:`sentence_entry` dicts), ``error``;
     set once: ``n_layers``, ``n_heads``, ``max_tokens``, ``model_name``, ``style_name``,
-    ``themes``, ``colormaps``.
-
-    Results (Python only): ``weights``, the selected head's (n × n) weights; ``tokens``.
+    ``themes``, ``colormaps``. The front end draws the selected head of the selected sentence.
     """
 
     _esm = module_text("heads.js")
@@ -98,13 +91,9 @@ class HeadExplorer(Explorer):
     max_tokens = traitlets.Int(MAX_TOKENS).tag(sync=True)
     model_name = traitlets.Unicode("all-MiniLM-L6-v2").tag(sync=True)
 
-    weights = traitlets.List(traitlets.List(traitlets.Float()))
-    tokens = traitlets.List(traitlets.Unicode())
-
     def __init__(self, model: Any, **kwargs: Any) -> None:
         self._model = model
         super().__init__(**kwargs)
-        self._select()
 
     @traitlets.validate("sentence")
     def _check_sentence(self, proposal: traitlets.Bunch) -> int:
@@ -128,10 +117,6 @@ class HeadExplorer(Explorer):
             raise traitlets.TraitError(f"view must be 'lines' or 'heatmap', got {proposal['value']!r}")
         return str(proposal["value"])
 
-    @traitlets.observe("sentence", "layer", "head", "sentences")
-    def _selection_changed(self, _change: traitlets.Bunch) -> None:
-        self._select()
-
     @traitlets.observe("text")
     def _new_text(self, change: traitlets.Bunch) -> None:
         text = change["new"].strip()
@@ -148,16 +133,10 @@ class HeadExplorer(Explorer):
             self.sentences = [*self.sentences, entry]
             self.sentence = len(self.sentences) - 1
 
-    def _select(self) -> None:
-        """Set the result traits to the selected head's weights."""
-        entry = self.sentences[self.sentence]
-        self.tokens = entry["tokens"]
-        self.weights = entry["attentions"][self.layer][self.head]
-
 
 def head_explorer(
     model: Any = None,
-    sentences: Sequence[str] = DEFAULT_SENTENCES,
+    sentences: Sequence[str] | None = None,
     *,
     layer: int = 0,
     head: int = 0,
@@ -171,8 +150,9 @@ def head_explorer(
     ----------
     model : attnlib.model.Model, optional
         Default: :func:`attnlib.model.load_model`.
-    sentences : sequence of str
+    sentences : sequence of str, optional
         Precomputed (every head of every layer), so a page without a kernel can show them.
+        Default: :func:`attnlib.examples.real_model_sentences`.
     layer, head : int
         Start values, from 0.
     view : {"lines", "heatmap"}
@@ -190,6 +170,8 @@ def head_explorer(
         model = load_model()
     if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or not 3 <= max_tokens <= 64:
         raise ValueError(f"max_tokens must be a whole number from 3 to 64, got {max_tokens!r}")
+    if sentences is None:
+        sentences = real_model_sentences()
     if isinstance(sentences, str) or not sentences:
         raise TypeError("sentences must be a non-empty list of sentences (str)")
     entries = [sentence_entry(model, s, max_tokens=max_tokens) for s in sentences]

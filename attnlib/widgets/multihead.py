@@ -3,18 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
-import traitlets
 
 from attnlib.multihead import multi_head_attention
-from attnlib.widgets.base import Explorer
-from attnlib.widgets.inputs import embeddings_on_sliders, real_array, slider_range
+from attnlib.widgets.inputs import real_array
 from attnlib.widgets.modules import module_text
+from attnlib.widgets.sliders import EmbeddingExplorer, embedding_arguments, matrix_trait
 
-__all__ = ["MAX_TOKENS", "N_HEADS", "MultiHeadExplorer", "multi_head_explorer"]
+__all__ = ["MAX_TOKENS", "N_HEADS", "MultiHeadExplorer", "TwoHeads", "multi_head_explorer"]
 
 #: The most tokens the explorer shows.
 MAX_TOKENS = 8
@@ -22,81 +21,59 @@ MAX_TOKENS = 8
 N_HEADS = 2
 
 
-def _matrix_trait() -> traitlets.List:
-    return traitlets.List(traitlets.List(traitlets.Float()))
+class TwoHeads(NamedTuple):
+    """What the two-head explorer draws, as attnlib computes it.
+
+    Attributes
+    ----------
+    weights : (2, n, n)
+        Each head's weights.
+    concat : (n, 4)
+        The heads' outputs side by side: head 1's ``[x, y]``, then head 2's.
+    output : (n, 2)
+        ``concat · W_o``.
+    """
+
+    weights: np.ndarray
+    concat: np.ndarray
+    output: np.ndarray
 
 
-class MultiHeadExplorer(Explorer):
+class MultiHeadExplorer(EmbeddingExplorer):
     """Self-attention with two heads of 2D tokens: each head's weights and output, their
     concatenation, and the output ``concat · W_o``. Use :func:`multi_head_explorer` to make one.
 
     Traits
     ------
-    Inputs (synced; the front end sets them on every move):
+    Input (synced; the front end sets it on every move):
 
     embeddings : list of [x, y], one per token
 
-    Set once (synced): ``tokens``, ``W_q``, ``W_k`` (2 × 2·d_k), ``W_v`` (2 × 4), ``W_o``
-    (4 × 2) as lists of rows, ``value_min``, ``value_max``, ``step`` (the embedding sliders),
-    ``initial`` (what ``reset`` restores), ``style_name``, ``themes``, ``colormaps``.
+    Set once (synced): those of :class:`~attnlib.widgets.sliders.EmbeddingExplorer` (``tokens``,
+    ``W_q``, ``W_k`` (2 × 2·d_k), ``W_v`` (2 × 4), the sliders' ``value_min``, ``value_max``,
+    ``step``, ``initial``, ``style_name``), and ``W_o`` (4 × 2).
 
-    Results (Python only; recomputed with :func:`attnlib.multihead.multi_head_attention` on
-    every change):
-
-    weights : list, (2, n, n)
-        Each head's weights.
-    concat : list, (n, 4)
-        The heads' outputs side by side: head 1's ``[x, y]``, then head 2's.
-    output : list, (n, 2)
-        ``concat · W_o``.
+    The front end computes what it draws (``js/multihead.js``, checked against attnlib in
+    ``tests/js``); :attr:`heads` is the same computed by attnlib, when read.
     """
 
     _esm = module_text("multihead.js")
     summary = "Multi-head explorer: two heads, their concatenation and W_o"
     colormap_names = ("viridis", "cividis")
 
-    tokens = traitlets.List(traitlets.Unicode()).tag(sync=True)
-    embeddings = _matrix_trait().tag(sync=True)
-    W_q = _matrix_trait().tag(sync=True)
-    W_k = _matrix_trait().tag(sync=True)
-    W_v = _matrix_trait().tag(sync=True)
-    W_o = _matrix_trait().tag(sync=True)
-    value_min = traitlets.Float(-2.0).tag(sync=True)
-    value_max = traitlets.Float(2.0).tag(sync=True)
-    step = traitlets.Float(0.05).tag(sync=True)
-    initial = traitlets.Dict().tag(sync=True)
+    W_o = matrix_trait().tag(sync=True)
 
-    weights = traitlets.List(_matrix_trait())
-    concat = _matrix_trait()
-    output = _matrix_trait()
-
-    def __init__(self, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self._recompute()
-
-    @traitlets.validate("embeddings")
-    def _check_embeddings(self, proposal: traitlets.Bunch) -> list[list[float]]:
-        return embeddings_on_sliders(proposal["value"], len(self.tokens), self.value_min, self.value_max)
-
-    @traitlets.observe("embeddings")
-    def _inputs_changed(self, _change: traitlets.Bunch) -> None:
-        self._recompute()
-
-    def _recompute(self) -> None:
+    @property
+    def heads(self) -> TwoHeads:
+        """The weights, concatenation and output of the current embeddings, computed with
+        :func:`attnlib.multihead.multi_head_attention` when read."""
         X = np.array(self.embeddings)
         W = {name: np.array(getattr(self, name)) for name in ("W_q", "W_k", "W_v", "W_o")}
         output, weights = multi_head_attention(X, X, **W, n_heads=N_HEADS)
         # the same heads with W_o the identity: their concatenation itself
-        concat, _ = multi_head_attention(
-            X, X, W["W_q"], W["W_k"], W["W_v"], np.eye(2 * N_HEADS), n_heads=N_HEADS
-        )
-        self.set_trait("weights", weights.tolist())
-        self.set_trait("concat", concat.tolist())
-        self.set_trait("output", output.tolist())
-
-    def reset(self) -> None:
-        """Put the embeddings back to their start values."""
-        self.embeddings = self.initial["embeddings"]
+        identity = np.eye(2 * N_HEADS)
+        concat, _ = multi_head_attention(X, X, W["W_q"], W["W_k"], W["W_v"], identity, n_heads=N_HEADS)
+        return TwoHeads(weights, concat, output)
 
 
 def multi_head_explorer(
@@ -136,16 +113,8 @@ def multi_head_explorer(
     -------
     MultiHeadExplorer
     """
-    if isinstance(tokens, str):
-        raise TypeError(f"tokens must be a sequence of names, one per embedding, not the string {tokens!r}")
-    names = [str(token) for token in tokens]
-    X = real_array(embeddings, "embeddings")
-    if X.ndim != 2 or X.shape[1] != 2:
-        raise ValueError(f"embeddings must have shape (n, 2): one 2D vector per token, got shape {X.shape}")
-    if len(names) != X.shape[0] or not 1 <= X.shape[0] <= MAX_TOKENS:
-        raise ValueError(
-            f"give 1 to {MAX_TOKENS} tokens, one per embedding: {len(names)} tokens, {X.shape[0]} embeddings"
-        )
+    arguments = embedding_arguments(tokens, embeddings, MAX_TOKENS, value_range, step)
+    X = np.array(arguments["embeddings"])
     W = {name: real_array(m, name) for name, m in (("W_q", W_q), ("W_k", W_k), ("W_v", W_v), ("W_o", W_o))}
     for name, shape in (("W_v", (2, 2 * N_HEADS)), ("W_o", (2 * N_HEADS, 2))):
         if W[name].shape != shape:
@@ -153,16 +122,9 @@ def multi_head_explorer(
                 f"{name} must have shape {shape} (two heads with 2D values), got {W[name].shape}"
             )
     multi_head_attention(X, X, **W, n_heads=N_HEADS)  # W_q and W_k: the errors of the library, named
-    low, high = slider_range(value_range, X)
-    if isinstance(step, bool) or not isinstance(step, (int, float)) or not 0 < step <= high - low:
-        raise ValueError(f"step must be a positive number no larger than the slider range, got {step!r}")
     return MultiHeadExplorer(
-        tokens=names,
-        value_min=low,
-        value_max=high,
-        step=float(step),
         **{name: m.tolist() for name, m in W.items()},
-        initial={"embeddings": X.tolist()},
-        embeddings=X.tolist(),
+        initial={"embeddings": arguments["embeddings"]},
         style_name=style,
+        **arguments,
     )

@@ -9,6 +9,7 @@ import traitlets
 
 from attnlib.core import softmax
 from attnlib.efficient import online_softmax
+from attnlib.examples import online_softmax_row
 from attnlib.widgets.base import Explorer
 from attnlib.widgets.modules import module_text
 
@@ -16,28 +17,11 @@ __all__ = [
     "BLOCK_SIZES",
     "OnlineSoftmaxExplorer",
     "online_softmax_explorer",
-    "online_softmax_row",
     "steps_table",
 ]
 
 #: The block sizes the explorer offers (keys per block).
 BLOCK_SIZES = (1, 2, 4, 8)
-
-
-def online_softmax_row(n_keys: int = 16, seed: int = 12) -> tuple[np.ndarray, np.ndarray]:
-    """One query's scores over ``n_keys`` keys and the keys' values in 2D, seeded.
-
-    Returns
-    -------
-    scores : (n_keys,) float64
-        Normal with standard deviation 2, plus a slow upward drift so that the running maximum
-        grows in several blocks.
-    values : (n_keys, 2) float64
-    """
-    rng = np.random.default_rng(seed)
-    scores = rng.normal(scale=2.0, size=n_keys) + np.linspace(0.0, 3.0, n_keys)
-    values = rng.normal(size=(n_keys, 2))
-    return scores, values
 
 
 def steps_table(scores: np.ndarray, values: np.ndarray, block_size: int) -> list[dict[str, Any]]:
@@ -78,13 +62,9 @@ class OnlineSoftmaxExplorer(Explorer):
         One of :data:`BLOCK_SIZES`.
 
     Set once (synced): ``scores``, ``values`` (n_keys × 2), ``tables`` (``{str(block_size):``
-    :func:`steps_table` ``}``), ``exact_weights`` and ``exact_output`` (:func:`attnlib.softmax`
-    of the scores, and the weights times the values), ``style_name``, ``themes``.
-
-    Results (Python only; the table's row for ``block_size`` and ``blocks_read``):
-
-    maximum, total, rescale : float
-    output : list of float
+    :func:`steps_table` ``}``), ``exact_output`` (``attnlib.softmax(scores) @ values``),
+    ``style_name``, ``themes``. The front end draws the table's row for ``block_size`` and
+    ``blocks_read``.
     """
 
     _esm = module_text("online_softmax.js")
@@ -95,39 +75,26 @@ class OnlineSoftmaxExplorer(Explorer):
     scores = traitlets.List(traitlets.Float()).tag(sync=True)
     values = traitlets.List(traitlets.List(traitlets.Float())).tag(sync=True)
     tables = traitlets.Dict().tag(sync=True)
-    exact_weights = traitlets.List(traitlets.Float()).tag(sync=True)
     exact_output = traitlets.List(traitlets.Float()).tag(sync=True)
-
-    maximum = traitlets.Float()
-    total = traitlets.Float()
-    rescale = traitlets.Float()
-    output = traitlets.List(traitlets.Float())
-
-    def __init__(self, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self._select()
 
     @traitlets.validate("block_size")
     def _check_block_size(self, proposal: traitlets.Bunch) -> int:
         if proposal["value"] not in BLOCK_SIZES:
             raise traitlets.TraitError(f"block_size must be one of {BLOCK_SIZES}, got {proposal['value']!r}")
+        self._check_blocks(self.blocks_read, proposal["value"])
         return int(proposal["value"])
 
-    @traitlets.observe("blocks_read", "block_size")
-    def _changed(self, _change: traitlets.Bunch) -> None:
-        self._select()
+    @traitlets.validate("blocks_read")
+    def _check_blocks_read(self, proposal: traitlets.Bunch) -> int:
+        self._check_blocks(proposal["value"], self.block_size)
+        return int(proposal["value"])
 
-    def _select(self) -> None:
-        """Set the result traits to the state after ``blocks_read`` blocks of ``block_size``."""
-        table = self.tables[str(self.block_size)]
-        if not 1 <= self.blocks_read <= len(table):
+    def _check_blocks(self, blocks_read: int, block_size: int) -> None:
+        blocks = len(self.tables[str(block_size)])
+        if not 1 <= blocks_read <= blocks:
             raise traitlets.TraitError(
-                f"blocks_read must be from 1 to {len(table)} for blocks of {self.block_size}, "
-                f"got {self.blocks_read}"
+                f"blocks_read must be from 1 to {blocks} for blocks of {block_size}, got {blocks_read}"
             )
-        state = table[self.blocks_read - 1]
-        self.maximum, self.total, self.rescale = state["maximum"], state["total"], state["rescale"]
-        self.output = state["output"]
 
 
 def online_softmax_explorer(
@@ -144,7 +111,7 @@ def online_softmax_explorer(
     n_keys : int
         Keys in the row, 2 to 32.
     seed : int
-        Seed of the scores and values (:func:`online_softmax_row`).
+        Seed of the scores and values (:func:`attnlib.examples.online_softmax_row`).
     block_size : int
         Start value, one of :data:`BLOCK_SIZES`.
     style : {"light", "dark"}
@@ -160,13 +127,11 @@ def online_softmax_explorer(
     if block_size not in BLOCK_SIZES:
         raise ValueError(f"block_size must be one of {BLOCK_SIZES}, got {block_size!r}")
     scores, values = online_softmax_row(int(n_keys), int(seed))
-    weights = softmax(scores)
     return OnlineSoftmaxExplorer(
         scores=scores.tolist(),
         values=values.tolist(),
         tables={str(b): steps_table(scores, values, b) for b in BLOCK_SIZES},
-        exact_weights=weights.tolist(),
-        exact_output=(weights @ values).tolist(),
+        exact_output=(softmax(scores) @ values).tolist(),
         block_size=int(block_size),
         blocks_read=1,
         style_name=style,

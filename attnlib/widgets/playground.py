@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -12,9 +11,9 @@ import traitlets
 from attnlib import examples
 from attnlib.core import AttentionSteps, attention_steps, default_scale
 from attnlib.projection import qkv
-from attnlib.widgets.base import Explorer
-from attnlib.widgets.inputs import embeddings_on_sliders, real_array, slider_range
+from attnlib.widgets.inputs import real_array
 from attnlib.widgets.modules import module_text
+from attnlib.widgets.sliders import EmbeddingExplorer, embedding_arguments
 
 __all__ = ["MAX_TOKENS", "Playground", "playground"]
 
@@ -22,11 +21,7 @@ __all__ = ["MAX_TOKENS", "Playground", "playground"]
 MAX_TOKENS = 12
 
 
-def _matrix_trait() -> traitlets.List:
-    return traitlets.List(traitlets.List(traitlets.Float()))
-
-
-class Playground(Explorer):
+class Playground(EmbeddingExplorer):
     """The four panels of :func:`attnlib.plots.attention_figure`, with a slider for every number.
 
     Use :func:`playground` to make one.
@@ -42,54 +37,21 @@ class Playground(Explorer):
     style_name : {"light", "dark"}
         The style (the ``style`` argument of :func:`playground`).
 
-    Set once (synced): ``tokens``, ``W_q``, ``W_k``, ``W_v`` (lists of rows), ``value_min``,
-    ``value_max``, ``step`` (the embedding sliders), ``max_d_k``, ``initial`` (the inputs that
-    ``reset`` restores), ``themes``, ``colormaps``.
+    Set once (synced): those of :class:`~attnlib.widgets.sliders.EmbeddingExplorer` (``tokens``,
+    ``W_q``, ``W_k``, ``W_v``, the sliders' ``value_min``, ``value_max``, ``step``, ``initial``),
+    and ``max_d_k``.
 
-    Results (Python only; recomputed with :func:`attnlib.attention_steps` on every change):
-
-    raw_scores : list of lists, (n, n)
-        ``Q Kᵀ``.
-    scale : float
-        ``1/√d_k``.
-    weights : list of lists, (n, n)
-    output : list of [x, y], (n, 2)
-
-    Attributes
-    ----------
-    steps : attnlib.AttentionSteps
-        Everything :func:`attnlib.attention_steps` returned for the current inputs.
+    The front end computes what it draws (``js/mirror.js``, checked against attnlib in
+    ``tests/js``); :attr:`steps` is the same computed by attnlib, when read.
     """
 
     _esm = module_text("playground.js")
     summary = "Attention playground: sliders for every embedding and for d_k"
     colormap_names = ("viridis", "cividis")
 
-    tokens = traitlets.List(traitlets.Unicode()).tag(sync=True)
-    embeddings = _matrix_trait().tag(sync=True)
-    W_q = _matrix_trait().tag(sync=True)
-    W_k = _matrix_trait().tag(sync=True)
-    W_v = _matrix_trait().tag(sync=True)
     d_k = traitlets.Int(2).tag(sync=True)
     causal = traitlets.Bool(False).tag(sync=True)
-    value_min = traitlets.Float(-2.0).tag(sync=True)
-    value_max = traitlets.Float(2.0).tag(sync=True)
-    step = traitlets.Float(0.05).tag(sync=True)
     max_d_k = traitlets.Int(64).tag(sync=True)
-    initial = traitlets.Dict().tag(sync=True)
-
-    raw_scores = _matrix_trait()
-    scale = traitlets.Float()
-    weights = _matrix_trait()
-    output = _matrix_trait()
-
-    def __init__(self, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.steps: AttentionSteps = self._recompute()
-
-    @traitlets.validate("embeddings")
-    def _check_embeddings(self, proposal: traitlets.Bunch) -> list[list[float]]:
-        return embeddings_on_sliders(proposal["value"], len(self.tokens), self.value_min, self.value_max)
 
     @traitlets.validate("d_k")
     def _check_d_k(self, proposal: traitlets.Bunch) -> int:
@@ -99,25 +61,14 @@ class Playground(Explorer):
             )
         return int(proposal["value"])
 
-    @traitlets.observe("embeddings", "d_k", "causal")
-    def _inputs_changed(self, _change: traitlets.Bunch) -> None:
-        self.steps = self._recompute()
-
-    def _recompute(self) -> AttentionSteps:
-        """Attention of the current inputs with attnlib; set the result traits."""
-        Q, K, V = qkv(np.array(self.embeddings), np.array(self.W_q), np.array(self.W_k), np.array(self.W_v))
-        steps = attention_steps(Q, K, V, scale=default_scale(self.d_k), causal=self.causal)
-        self.set_trait("raw_scores", steps.raw_scores.tolist())
-        self.set_trait("scale", steps.scale)
-        self.set_trait("weights", steps.weights.tolist())
-        self.set_trait("output", steps.output.tolist())
-        return steps
-
-    def reset(self) -> None:
-        """Put every input back to its start value."""
-        with self.hold_sync():
-            for name, value in self.initial.items():
-                setattr(self, name, value)
+    @property
+    def steps(self) -> AttentionSteps:
+        """:func:`attnlib.attention_steps` of the current inputs (``Q = X W_q``, …, scale
+        ``1/√d_k``, the causal mask if on), computed when read: ``raw_scores`` (n, n),
+        ``scale``, ``weights`` (n, n), ``output`` (n, 2), …"""
+        X, W_q, W_k, W_v = (np.array(m) for m in (self.embeddings, self.W_q, self.W_k, self.W_v))
+        Q, K, V = qkv(X, W_q, W_k, W_v)
+        return attention_steps(Q, K, V, scale=default_scale(self.d_k), causal=self.causal)
 
 
 def playground(
@@ -175,16 +126,8 @@ def playground(
     if tokens is None or embeddings is None:
         example = examples.four_tokens_2d()
         tokens, embeddings = example.tokens, example.X
-    if isinstance(tokens, str):
-        raise TypeError(f"tokens must be a sequence of names, one per embedding, not the string {tokens!r}")
-    names = [str(token) for token in tokens]
-    X = real_array(embeddings, "embeddings")
-    if X.ndim != 2 or X.shape[1] != 2:
-        raise ValueError(f"embeddings must have shape (n, 2): one 2D vector per token, got shape {X.shape}")
-    if len(names) != X.shape[0] or not 1 <= X.shape[0] <= MAX_TOKENS:
-        raise ValueError(
-            f"give 1 to {MAX_TOKENS} tokens, one per embedding: {len(names)} tokens, {X.shape[0]} embeddings"
-        )
+    arguments = embedding_arguments(tokens, embeddings, MAX_TOKENS, value_range, step)
+    X = np.array(arguments["embeddings"])
     identity = np.eye(2)
     W = {
         name: identity if given is None else real_array(given, name)
@@ -195,9 +138,6 @@ def playground(
         raise ValueError(
             f"W_v must project to 2D values (shape (2, 2)) to draw them, got shape {W['W_v'].shape}"
         )
-    low, high = slider_range(value_range, X)
-    if not (isinstance(step, (int, float)) and 0 < step <= high - low):
-        raise ValueError(f"step must be a positive number no larger than the slider range, got {step!r}")
     if isinstance(max_d_k, bool) or not isinstance(max_d_k, (int, np.integer)) or max_d_k < 1:
         raise ValueError(f"max_d_k must be a positive integer, got {max_d_k!r}")
     start_d_k = Q.shape[1] if d_k is None else d_k
@@ -211,14 +151,8 @@ def playground(
         raise TypeError(f"causal must be True or False, got {causal!r}")
     initial = {"embeddings": X.tolist(), "d_k": int(start_d_k), "causal": bool(causal), "style_name": style}
     return Playground(
-        tokens=names,
-        value_min=low,
-        value_max=high,
-        step=float(step),
         max_d_k=int(max_d_k),
-        W_q=W["W_q"].tolist(),
-        W_k=W["W_k"].tolist(),
-        W_v=W["W_v"].tolist(),
+        **{name: m.tolist() for name, m in W.items()},
         initial=initial,
-        **initial,
+        **(arguments | initial),
     )

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 import numpy.typing as npt
 import traitlets
@@ -39,14 +37,8 @@ class RopeExplorer(Explorer):
     ``step``, ``limits`` (both axes of the arrow panel, :func:`attnlib.plots.rotary.rope_limits`),
     ``style_name``, ``themes``.
 
-    Results (Python only; :func:`attnlib.positions.rope` on every change):
-
-    m, n : float
-        The positions used: ``query_position + offset`` and ``key_position + offset``.
-    rotated_query, rotated_key : list of float
-        ``rope(query, [m])`` and ``rope(key, [n])``.
-    score : float
-        ``rotated_query · rotated_key``.
+    The front end computes what it draws (``js/rotary.js``, checked against attnlib in
+    ``tests/js``); :attr:`rotated` is the same computed by attnlib, when read.
     """
 
     _esm = module_text("rope.js")
@@ -61,16 +53,6 @@ class RopeExplorer(Explorer):
     step = traitlets.Float(1.0).tag(sync=True)
     limits = traitlets.List(traitlets.Float()).tag(sync=True)
 
-    m = traitlets.Float()
-    n = traitlets.Float()
-    rotated_query = traitlets.List(traitlets.Float())
-    rotated_key = traitlets.List(traitlets.Float())
-    score = traitlets.Float()
-
-    def __init__(self, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self._recompute()
-
     @traitlets.validate("query_position", "key_position", "offset")
     def _check_position(self, proposal: traitlets.Bunch) -> float:
         value = float(proposal["value"])
@@ -80,18 +62,14 @@ class RopeExplorer(Explorer):
             )
         return value
 
-    @traitlets.observe("query_position", "key_position", "offset")
-    def _inputs_changed(self, _change: traitlets.Bunch) -> None:
-        self._recompute()
-
-    def _recompute(self) -> None:
-        self.m = self.query_position + self.offset
-        self.n = self.key_position + self.offset
-        rotated_query = rope(self.query, [self.m])
-        rotated_key = rope(self.key, [self.n])
-        self.rotated_query = rotated_query.tolist()
-        self.rotated_key = rotated_key.tolist()
-        self.score = float(rotated_query @ rotated_key)
+    @property
+    def rotated(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(rope(query, [m]), rope(key, [n]))`` with ``m = query_position + offset`` and
+        ``n = key_position + offset``, each (2,), computed with :func:`attnlib.positions.rope`
+        when read; their dot product is the score drawn."""
+        m = self.query_position + self.offset
+        n = self.key_position + self.offset
+        return rope(self.query, [m]), rope(self.key, [n])
 
 
 def rope_explorer(

@@ -87,13 +87,8 @@ class ScalingExplorer(Explorer):
     ``seed`` changes), ``table_seed``; set once: ``d_k_values``
     (:data:`attnlib.scaling.D_K_VALUES`), ``n_queries``, ``n_keys``, ``style_name``, ``themes``.
 
-    Results (Python only; the table's row for ``d_k``, computed by
-    :func:`attnlib.scaling.scaling_statistics`):
-
-    raw_variance, scaled_variance, raw_max_weight, scaled_max_weight, raw_entropy,
-    scaled_entropy, raw_jacobian_norm, scaled_jacobian_norm : float
-    raw_weights, scaled_weights : list of float
-        The first query's weights over the keys.
+    The front end draws the table's row for ``d_k``; a new seed is drawn, and its table
+    computed, by Python.
     """
 
     _esm = module_text("scaling.js")
@@ -107,23 +102,11 @@ class ScalingExplorer(Explorer):
     table = traitlets.List(traitlets.Dict()).tag(sync=True)
     table_seed = traitlets.Int(0).tag(sync=True)
 
-    raw_variance = traitlets.Float()
-    scaled_variance = traitlets.Float()
-    raw_max_weight = traitlets.Float()
-    scaled_max_weight = traitlets.Float()
-    raw_entropy = traitlets.Float()
-    scaled_entropy = traitlets.Float()
-    raw_jacobian_norm = traitlets.Float()
-    scaled_jacobian_norm = traitlets.Float()
-    raw_weights = traitlets.List(traitlets.Float())
-    scaled_weights = traitlets.List(traitlets.Float())
-
     def __init__(self, **kwargs: Any) -> None:
         seed = int(kwargs.get("seed", 0))
         kwargs.setdefault("table", scaling_table(kwargs["n_queries"], kwargs["n_keys"], seed))
         kwargs.setdefault("table_seed", seed)
         super().__init__(**kwargs)
-        self._select()
 
     @traitlets.validate("d_k")
     def _check_d_k(self, proposal: traitlets.Bunch) -> int:
@@ -136,17 +119,6 @@ class ScalingExplorer(Explorer):
         with self.hold_sync():
             self.table = scaling_table(self.n_queries, self.n_keys, self.seed)
             self.table_seed = self.seed
-        self._select()
-
-    @traitlets.observe("d_k")
-    def _d_k_changed(self, _change: traitlets.Bunch) -> None:
-        self._select()
-
-    def _select(self) -> None:
-        """Set the result traits to the table's row for ``d_k``."""
-        row = next(r for r in self.table if r["d_k"] == self.d_k)
-        for name in (*STATISTICS, "raw_weights", "scaled_weights"):
-            setattr(self, name, row[name])
 
 
 def scaling_explorer(

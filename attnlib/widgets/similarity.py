@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 import traitlets
 
 from attnlib import examples, plots
-from attnlib.similarity import similarity
+from attnlib.similarity import Similarity, similarity
 from attnlib.widgets.base import Explorer
 from attnlib.widgets.inputs import real_array, slider_range
 from attnlib.widgets.modules import module_text
@@ -33,11 +32,8 @@ class SimilarityExplorer(Explorer):
     Set once (synced): ``labels``, ``value_min``, ``value_max``, ``step`` (the sliders),
     ``limits`` (both axes, :func:`attnlib.plots.similarity_limits`), ``style_name``, ``themes``.
 
-    Results (Python only; :func:`attnlib.similarity.similarity` on every change):
-
-    dot, norm_a, norm_b : float
-    cosine, angle_degrees : float or None
-        None when a vector is zero (it has no direction).
+    The front end computes what it draws (``js/mirror.js``, checked against attnlib in
+    ``tests/js``); :attr:`measures` is the same computed by attnlib, when read.
     """
 
     _esm = module_text("similarity.js")
@@ -49,16 +45,6 @@ class SimilarityExplorer(Explorer):
     value_max = traitlets.Float(1.5).tag(sync=True)
     step = traitlets.Float(0.05).tag(sync=True)
     limits = traitlets.List(traitlets.Float()).tag(sync=True)
-
-    dot = traitlets.Float()
-    norm_a = traitlets.Float()
-    norm_b = traitlets.Float()
-    cosine = traitlets.Float(allow_none=True)
-    angle_degrees = traitlets.Float(allow_none=True)
-
-    def __init__(self, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self._recompute()
 
     @traitlets.validate("vectors")
     def _check_vectors(self, proposal: traitlets.Bunch) -> list[list[float]]:
@@ -74,14 +60,11 @@ class SimilarityExplorer(Explorer):
             )
         return pair.tolist()
 
-    @traitlets.observe("vectors")
-    def _inputs_changed(self, _change: traitlets.Bunch) -> None:
-        self._recompute()
-
-    def _recompute(self) -> None:
-        sim = similarity(self.vectors[0], self.vectors[1])
-        self.dot, self.norm_a, self.norm_b = sim.dot, sim.norm_a, sim.norm_b
-        self.cosine, self.angle_degrees = sim.cosine, sim.angle_degrees
+    @property
+    def measures(self) -> Similarity:
+        """:func:`attnlib.similarity.similarity` of the two vectors, computed when read: ``dot``,
+        ``norm_a``, ``norm_b``, ``cosine`` and ``angle_degrees`` (None when a vector is zero)."""
+        return similarity(self.vectors[0], self.vectors[1])
 
 
 def similarity_explorer(

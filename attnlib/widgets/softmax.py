@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -11,7 +10,6 @@ import traitlets
 
 from attnlib import examples, plots
 from attnlib.core import raw_scores, softmax
-from attnlib.scaling import entropy
 from attnlib.widgets.base import Explorer
 from attnlib.widgets.inputs import real_array, slider_range
 from attnlib.widgets.modules import module_text
@@ -45,12 +43,9 @@ class SoftmaxExplorer(Explorer):
     ``limits`` (the scores panel's y range, :func:`attnlib.plots.score_limits`), ``style_name``,
     ``themes``.
 
-    Results (Python only; recomputed on every change):
-
-    weights : list of float
-        ``attnlib.softmax(where(masks, -inf, scores) / temperature)``.
-    entropy : float
-        :func:`attnlib.scaling.entropy` of the weights, in nats.
+    The front end computes what it draws (the weights and their entropy, ``js/mirror.js``,
+    checked against attnlib in ``tests/js``); :attr:`weights` is the same computed by attnlib,
+    when read.
     """
 
     _esm = module_text("softmax.js")
@@ -64,13 +59,6 @@ class SoftmaxExplorer(Explorer):
     value_max = traitlets.Float(10.0).tag(sync=True)
     step = traitlets.Float(0.1).tag(sync=True)
     limits = traitlets.List(traitlets.Float()).tag(sync=True)
-
-    weights = traitlets.List(traitlets.Float())
-    entropy = traitlets.Float()
-
-    def __init__(self, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self._recompute()
 
     @traitlets.validate("scores")
     def _check_scores(self, proposal: traitlets.Bunch) -> list[float]:
@@ -104,15 +92,11 @@ class SoftmaxExplorer(Explorer):
             raise traitlets.TraitError(f"temperature must be from {low} to {high}, got {value}")
         return float(value)
 
-    @traitlets.observe("scores", "masks", "temperature")
-    def _inputs_changed(self, _change: traitlets.Bunch) -> None:
-        self._recompute()
-
-    def _recompute(self) -> None:
+    @property
+    def weights(self) -> np.ndarray:
+        """``attnlib.softmax(where(masks, -inf, scores) / temperature)``, (n,), computed when read."""
         shown = np.where(self.masks, -np.inf, np.asarray(self.scores, dtype=np.float64))
-        weights = softmax(shown / self.temperature)
-        self.weights = weights.tolist()
-        self.entropy = float(entropy(weights))
+        return softmax(shown / self.temperature)
 
 
 def softmax_explorer(

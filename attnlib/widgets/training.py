@@ -57,13 +57,7 @@ class TrainingReplay(Explorer):
 
     Set once (synced): ``table`` (:func:`replay_table`), ``losses`` (the loss at every step, for
     the curve), ``tokens`` (the probe's token names), ``style_name``, ``themes``, ``colormaps``.
-
-    Results (Python only; the table's row for ``step``):
-
-    weights : list of list of float
-        The probe's attention weights at ``step``.
-    loss : float
-        The training loss at ``step``.
+    The front end draws the table's row for ``step``.
     """
 
     _esm = module_text("training.js")
@@ -75,13 +69,6 @@ class TrainingReplay(Explorer):
     losses = traitlets.List(traitlets.Float()).tag(sync=True)
     tokens = traitlets.List(traitlets.Unicode()).tag(sync=True)
 
-    weights = traitlets.List(traitlets.List(traitlets.Float()))
-    loss = traitlets.Float()
-
-    def __init__(self, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self._select()
-
     @traitlets.validate("step")
     def _check_step(self, proposal: traitlets.Bunch) -> int:
         saved = [row["step"] for row in self.table]
@@ -90,15 +77,6 @@ class TrainingReplay(Explorer):
                 f"step must be one of the saved steps {saved}, got {proposal['value']!r}"
             )
         return int(proposal["value"])
-
-    @traitlets.observe("step")
-    def _step_changed(self, _change: traitlets.Bunch) -> None:
-        self._select()
-
-    def _select(self) -> None:
-        row = next(r for r in self.table if r["step"] == self.step)
-        self.weights = row["weights"]
-        self.loss = row["loss"]
 
 
 def training_replay(

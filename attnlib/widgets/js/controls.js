@@ -40,6 +40,31 @@ export function explorerRoot(el, kind, width, height, label) {
   return { root, controls, message, svg };
 }
 
+/**
+ * Bind an explorer's picture to its model: call `redraw()` now and on every change of the traits
+ * `names` (anywidget's "change:NAME" events). Returns the function that unbinds it, which is what
+ * render() returns (anywidget calls it when the view goes).
+ */
+export function bind(model, names, redraw) {
+  const events = names.map((name) => `change:${name}`);
+  events.forEach((event) => model.on(event, redraw));
+  redraw();
+  return () => events.forEach((event) => model.off(event, redraw));
+}
+
+/** A function that sets traits of the model and sends them to Python: send({ d_k: 4 }). */
+export function sender(model) {
+  return (changes) => {
+    model.set(changes);
+    model.save_changes();
+  };
+}
+
+/** The colours of the model's current style (its "themes" trait at "style_name"). */
+export function themeOf(model) {
+  return model.get("themes")[model.get("style_name")];
+}
+
 /** Colour the root for a theme (the style's background and text). */
 export function applyTheme(root, theme) {
   root.style.background = theme.background;
@@ -140,7 +165,8 @@ export function stepDecimals(step) {
 /**
  * An x and a y slider per token for the 2D embeddings in model's "embeddings" trait
  * (data-control "x-I", "y-I"), appended to `controls` one row per token. A move sends the new
- * embeddings with `send`. Returns the sliders, [[x, y], ...], to set when the trait changes.
+ * embeddings with `send`. Returns `{ set(embeddings) }`, which moves the sliders to the trait's
+ * new value.
  */
 export function embeddingSliders(model, controls, tokens, send) {
   const step = model.get("step");
@@ -150,7 +176,7 @@ export function embeddingSliders(model, controls, tokens, send) {
     X[i][j] = value;
     send({ embeddings: X });
   };
-  return tokens.map((token, i) => {
+  const sliders = tokens.map((token, i) => {
     const pair = ["x", "y"].map((axis, j) =>
       slider({
         name: `${axis}-${i}`,
@@ -170,4 +196,24 @@ export function embeddingSliders(model, controls, tokens, send) {
     controls.append(row(name, ...pair.map((s) => s.node)));
     return pair;
   });
+  return {
+    set(embeddings) {
+      embeddings.forEach((xy, i) => sliders[i].forEach((s, j) => s.set(xy[j])));
+    },
+  };
+}
+
+/**
+ * What an explorer of 2D embeddings draws from: `tokens`, `embeddings`, the sliders' `valueMin`
+ * and `valueMax`, and the traits `names` by their own names (the playground's W_q, W_k, W_v, d_k
+ * and causal; the two-head explorer's W_q, W_k, W_v and W_o).
+ */
+export function embeddingState(model, names) {
+  return {
+    tokens: model.get("tokens"),
+    embeddings: model.get("embeddings"),
+    valueMin: model.get("value_min"),
+    valueMax: model.get("value_max"),
+    ...Object.fromEntries(names.map((name) => [name, model.get(name)])),
+  };
 }

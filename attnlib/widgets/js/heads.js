@@ -3,7 +3,7 @@
 // heatmap. Python ran the model with attnlib and shipped every head of every layer: this selects.
 
 import { element, formatNumber, heatmap, numberText, text } from "./svg.js";
-import { applyTheme, button, explorerRoot, html, row, slider, styleSelect } from "./controls.js";
+import { applyTheme, bind, button, explorerRoot, html, row, sender, slider, styleSelect, themeOf } from "./controls.js";
 
 const WIDTH = 760;
 const ROW = 22;
@@ -126,10 +126,7 @@ function sentenceSelect(sentences, value, onChange) {
 
 function render({ model, el }) {
   const { root, controls, message, svg } = explorerRoot(el, "heads", WIDTH, pictureHeight(12), "one attention head's weights on a sentence");
-  const send = (changes) => {
-    model.set(changes);
-    model.save_changes();
-  };
+  const send = sender(model);
   const layer = slider({
     name: "layer",
     label: "layer",
@@ -196,7 +193,7 @@ function render({ model, el }) {
       view: model.get("view"),
       modelName: model.get("model_name"),
     };
-    const theme = model.get("themes")[model.get("style_name")];
+    const theme = themeOf(model);
     if (!select || select.select.options.length !== sentences.length) {
       select = sentenceSelect(sentences, state.sentence, (k) => send({ sentence: k }));
       choice.replaceChildren(select.node);
@@ -215,10 +212,7 @@ function render({ model, el }) {
     svg.setAttribute("viewBox", `0 0 ${WIDTH} ${height}`);
     svg.innerHTML = markup;
   };
-  const events = ["sentences", "sentence", "layer", "head", "view", "error", "style_name"].map((name) => `change:${name}`);
-  events.forEach((event) => model.on(event, redraw));
-  redraw();
-  return () => events.forEach((event) => model.off(event, redraw));
+  return bind(model, ["sentences", "sentence", "layer", "head", "view", "error", "style_name"], redraw);
 }
 
 export default { render };

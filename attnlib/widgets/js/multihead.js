@@ -2,11 +2,11 @@
 // columns of W_q, W_k and W_v; their outputs are concatenated and multiplied by W_o, as
 // attnlib.multihead.multi_head_attention computes them (and attnlib.plots.heads draws them).
 // Every move redraws from the mirror inside the input event, then sends the embeddings to
-// Python, which recomputes them with attnlib.
+// Python (MultiHeadExplorer.heads computes the same with attnlib when read).
 
 import { attentionSteps, matmul } from "./mirror.js";
 import { arrowsMarkup, element, heatmap, numberText, signed, squareLimits, text, title, vectorPanel } from "./svg.js";
-import { applyTheme, button, embeddingSliders, explorerRoot, row, styleSelect } from "./controls.js";
+import { applyTheme, bind, button, embeddingSliders, embeddingState, explorerRoot, row, sender, styleSelect, themeOf } from "./controls.js";
 
 const WIDTH = 960;
 const HEIGHT = 1000;
@@ -141,38 +141,21 @@ export function drawMultiHead(state, result, theme, colormaps) {
 function render({ model, el }) {
   const tokens = model.get("tokens");
   const { root, controls, svg } = explorerRoot(el, "multihead", WIDTH, HEIGHT, "two attention heads, their concatenation and W_o");
-  const valueMin = model.get("value_min");
-  const valueMax = model.get("value_max");
-  const send = (changes) => {
-    model.set(changes);
-    model.save_changes();
-  };
+  const send = sender(model);
   const sliders = embeddingSliders(model, controls, tokens, send);
   const style = styleSelect({ value: model.get("style_name"), onChange: (s) => send({ style_name: s }) });
   const reset = button({ name: "reset", label: "reset", onClick: () => send({ ...model.get("initial") }) });
   controls.append(row(style.node, reset));
 
   const redraw = () => {
-    const state = {
-      tokens,
-      embeddings: model.get("embeddings"),
-      W_q: model.get("W_q"),
-      W_k: model.get("W_k"),
-      W_v: model.get("W_v"),
-      W_o: model.get("W_o"),
-      valueMin,
-      valueMax,
-    };
-    const theme = model.get("themes")[model.get("style_name")];
-    state.embeddings.forEach((xy, i) => sliders[i].forEach((s, j) => s.set(xy[j])));
+    const state = embeddingState(model, ["W_q", "W_k", "W_v", "W_o"]);
+    const theme = themeOf(model);
+    sliders.set(state.embeddings);
     style.select.value = model.get("style_name");
     applyTheme(root, theme);
     svg.innerHTML = drawMultiHead(state, computeMultiHead(state), theme, model.get("colormaps"));
   };
-  const events = ["embeddings", "style_name"].map((name) => `change:${name}`);
-  events.forEach((event) => model.on(event, redraw));
-  redraw();
-  return () => events.forEach((event) => model.off(event, redraw));
+  return bind(model, ["embeddings", "style_name"], redraw);
 }
 
 export default { render };

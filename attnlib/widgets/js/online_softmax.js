@@ -3,7 +3,7 @@
 // selects the state after the blocks read and draws it.
 
 import { axes, element, niceTicks, numberText, text, title, vectorPanel } from "./svg.js";
-import { applyTheme, explorerRoot, row, slider } from "./controls.js";
+import { applyTheme, bind, explorerRoot, row, sender, slider, themeOf } from "./controls.js";
 
 const WIDTH = 1000;
 const HEIGHT = 470;
@@ -129,10 +129,7 @@ export function drawOnlineSoftmax(model, theme) {
 
 function render({ model, el }) {
   const { root, controls, svg } = explorerRoot(el, "online-softmax", WIDTH, HEIGHT, "the online softmax of one query row, block by block");
-  const send = (changes) => {
-    model.set(changes);
-    model.save_changes();
-  };
+  const send = sender(model);
   const count = () => model.get("tables")[String(model.get("block_size"))].length;
   const blocks = slider({
     name: "blocks_read",
@@ -167,7 +164,7 @@ function render({ model, el }) {
   controls.append(row(blocks.node, size.node));
 
   function redraw() {
-    const theme = model.get("themes")[model.get("style_name")];
+    const theme = themeOf(model);
     blocks.input.max = String(count());
     blocks.set(model.get("blocks_read"));
     size.set(BLOCK_SIZES.indexOf(model.get("block_size")));
@@ -184,10 +181,7 @@ function render({ model, el }) {
       theme,
     );
   }
-  const events = ["blocks_read", "block_size", "style_name"].map((name) => `change:${name}`);
-  events.forEach((event) => model.on(event, redraw));
-  redraw();
-  return () => events.forEach((event) => model.off(event, redraw));
+  return bind(model, ["blocks_read", "block_size", "style_name"], redraw);
 }
 
 export default { render };

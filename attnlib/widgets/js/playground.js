@@ -1,11 +1,11 @@
 // The playground of lesson 07: four panels (embeddings, raw scores Q Kᵀ, weights, outputs)
 // as attnlib.plots.attention_figure draws them, with a slider for every number.
 // Every move redraws from the mirror of attnlib's arithmetic inside the input event, then sends
-// the new inputs to Python, which recomputes them with attnlib.
+// the new inputs to Python (Playground.steps computes the same with attnlib when read).
 
 import { attentionSteps, defaultScale, matmul } from "./mirror.js";
 import { arrowsMarkup, element, heatmap, numberText, signed, squareLimits, text, title, vectorPanel } from "./svg.js";
-import { applyTheme, button, checkbox, embeddingSliders, explorerRoot, html, row, slider, styleSelect } from "./controls.js";
+import { applyTheme, bind, button, checkbox, embeddingSliders, embeddingState, explorerRoot, html, row, sender, slider, styleSelect, themeOf } from "./controls.js";
 
 const WIDTH = 960;
 const TABLE_TOP = 830;
@@ -106,12 +106,7 @@ function render({ model, el }) {
   const tokens = model.get("tokens");
   const n = tokens.length;
   const { root, controls, svg } = explorerRoot(el, "playground", WIDTH, pictureHeight(n), "the four panels of attention");
-  const valueMin = model.get("value_min");
-  const valueMax = model.get("value_max");
-  const send = (changes) => {
-    model.set(changes);
-    model.save_changes();
-  };
+  const send = sender(model);
 
   const coordinateSliders = embeddingSliders(model, controls, tokens, send);
   const dK = slider({
@@ -138,29 +133,16 @@ function render({ model, el }) {
   controls.append(row(dK.node, causal.node, style.node, reset), note);
 
   const redraw = () => {
-    const state = {
-      tokens,
-      embeddings: model.get("embeddings"),
-      W_q: model.get("W_q"),
-      W_k: model.get("W_k"),
-      W_v: model.get("W_v"),
-      d_k: model.get("d_k"),
-      causal: model.get("causal"),
-      valueMin,
-      valueMax,
-    };
-    const theme = model.get("themes")[model.get("style_name")];
-    state.embeddings.forEach((xy, i) => coordinateSliders[i].forEach((s, j) => s.set(xy[j])));
+    const state = embeddingState(model, ["W_q", "W_k", "W_v", "d_k", "causal"]);
+    const theme = themeOf(model);
+    coordinateSliders.set(state.embeddings);
     dK.set(state.d_k);
     causal.input.checked = state.causal;
     style.select.value = model.get("style_name");
     applyTheme(root, theme);
     svg.innerHTML = drawPlayground(state, computePlayground(state), theme, model.get("colormaps"));
   };
-  const events = ["embeddings", "d_k", "causal", "style_name"].map((name) => `change:${name}`);
-  events.forEach((event) => model.on(event, redraw));
-  redraw();
-  return () => events.forEach((event) => model.off(event, redraw));
+  return bind(model, ["embeddings", "d_k", "causal", "style_name"], redraw);
 }
 
 export default { render };

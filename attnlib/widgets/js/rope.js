@@ -5,7 +5,7 @@
 
 import { computeRope, ropeScore } from "./rotary.js";
 import { arrow, axes, element, niceTicks, numberText, text, tipLabel, title, vectorPanel } from "./svg.js";
-import { applyTheme, explorerRoot, row, slider, stepDecimals } from "./controls.js";
+import { applyTheme, bind, explorerRoot, row, sender, slider, stepDecimals, themeOf } from "./controls.js";
 
 const WIDTH = 960;
 const HEIGHT = 465;
@@ -110,10 +110,7 @@ function render({ model, el }) {
   const { root, controls, svg } = explorerRoot(el, "rope", WIDTH, HEIGHT, "a query and a key rotated by RoPE, and their score");
   const step = model.get("step");
   const decimals = stepDecimals(step);
-  const send = (changes) => {
-    model.set(changes);
-    model.save_changes();
-  };
+  const send = sender(model);
   const make = (name, label, ariaLabel) =>
     slider({
       name,
@@ -144,15 +141,12 @@ function render({ model, el }) {
       limits: model.get("limits"),
       maxPosition: model.get("max_position"),
     };
-    const theme = model.get("themes")[model.get("style_name")];
+    const theme = themeOf(model);
     Object.entries(sliders).forEach(([name, s]) => s.set(model.get(name)));
     applyTheme(root, theme);
     svg.innerHTML = drawRope(state, computeRope(state), theme);
   };
-  const events = ["query_position", "key_position", "offset", "style_name"].map((name) => `change:${name}`);
-  events.forEach((event) => model.on(event, redraw));
-  redraw();
-  return () => events.forEach((event) => model.off(event, redraw));
+  return bind(model, ["query_position", "key_position", "offset", "style_name"], redraw);
 }
 
 export default { render };

@@ -3,7 +3,7 @@
 // ships the results (histogram counts, one query's weights, the statistics); this only selects.
 
 import { axes, element, niceTicks, numberText, text, tickLabel, title } from "./svg.js";
-import { applyTheme, button, explorerRoot, row, slider } from "./controls.js";
+import { applyTheme, bind, button, explorerRoot, row, sender, slider, themeOf } from "./controls.js";
 
 const WIDTH = 1300;
 const HEIGHT = 520;
@@ -169,10 +169,7 @@ export function drawScaling(state, theme) {
 function render({ model, el }) {
   const values = model.get("d_k_values");
   const { root, controls, message, svg } = explorerRoot(el, "scaling", WIDTH, HEIGHT, "raw and scaled scores of random vectors");
-  const send = (changes) => {
-    model.set(changes);
-    model.save_changes();
-  };
+  const send = sender(model);
   const dK = slider({
     name: "d_k",
     label: "d_k (dimension of q and k)",
@@ -197,7 +194,7 @@ function render({ model, el }) {
       nKeys: model.get("n_keys"),
       seed: model.get("table_seed"),
     };
-    const theme = model.get("themes")[model.get("style_name")];
+    const theme = themeOf(model);
     dK.set(values.indexOf(state.dK));
     dK.input.setAttribute("aria-valuetext", `d_k = ${state.dK}`);
     const waiting = model.get("seed") !== state.seed;
@@ -205,10 +202,7 @@ function render({ model, el }) {
     applyTheme(root, theme);
     svg.innerHTML = drawScaling(state, theme);
   };
-  const events = ["d_k", "seed", "table", "table_seed", "style_name"].map((name) => `change:${name}`);
-  events.forEach((event) => model.on(event, redraw));
-  redraw();
-  return () => events.forEach((event) => model.off(event, redraw));
+  return bind(model, ["d_k", "seed", "table", "table_seed", "style_name"], redraw);
 }
 
 export default { render };

@@ -3,7 +3,7 @@
 
 import { similarity } from "./mirror.js";
 import { arrow, element, labelPlacements, numberText, text, tipLabel, title, vectorPanel } from "./svg.js";
-import { applyTheme, explorerRoot, html, row, slider, stepDecimals } from "./controls.js";
+import { applyTheme, bind, explorerRoot, html, row, sender, slider, stepDecimals, themeOf } from "./controls.js";
 
 const WIDTH = 520;
 const HEIGHT = 540;
@@ -87,6 +87,7 @@ function render({ model, el }) {
   const { root, controls, svg } = explorerRoot(el, "similarity", WIDTH, HEIGHT, "two vectors, their dot product, cosine and angle");
   const step = model.get("step");
   const decimals = stepDecimals(step);
+  const send = sender(model);
   const sliders = labels.map((label, i) => {
     const pair = ["x", "y"].map((axis, j) =>
       slider({
@@ -101,8 +102,7 @@ function render({ model, el }) {
         onInput: (v) => {
           const vectors = model.get("vectors").map((r) => r.slice());
           vectors[i][j] = v;
-          model.set({ vectors });
-          model.save_changes();
+          send({ vectors });
         },
       }),
     );
@@ -114,15 +114,12 @@ function render({ model, el }) {
   });
   const redraw = () => {
     const state = { labels, vectors: model.get("vectors"), limits: model.get("limits") };
-    const theme = model.get("themes")[model.get("style_name")];
+    const theme = themeOf(model);
     state.vectors.forEach((v, i) => sliders[i].forEach((s, j) => s.set(v[j])));
     applyTheme(root, theme);
     svg.innerHTML = drawSimilarity(state, computeSimilarity(state), theme);
   };
-  const events = ["vectors", "style_name"].map((name) => `change:${name}`);
-  events.forEach((event) => model.on(event, redraw));
-  redraw();
-  return () => events.forEach((event) => model.off(event, redraw));
+  return bind(model, ["vectors", "style_name"], redraw);
 }
 
 export default { render };

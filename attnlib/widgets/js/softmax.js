@@ -3,7 +3,7 @@
 
 import { entropy, softmaxRow } from "./mirror.js";
 import { axes, element, formatNumber, niceTicks, numberText, text, title } from "./svg.js";
-import { applyTheme, checkbox, explorerRoot, row, slider, stepDecimals } from "./controls.js";
+import { applyTheme, bind, checkbox, explorerRoot, row, sender, slider, stepDecimals, themeOf } from "./controls.js";
 
 const WIDTH = 900;
 const HEIGHT = 420;
@@ -97,10 +97,7 @@ function render({ model, el }) {
   const { root, controls, svg } = explorerRoot(el, "softmax", WIDTH, HEIGHT, "scores and softmax weights");
   const step = model.get("step");
   const decimals = stepDecimals(step);
-  const send = (changes) => {
-    model.set(changes);
-    model.save_changes();
-  };
+  const send = sender(model);
   const keys = labels.map((label, i) => {
     const score = slider({
       name: `score-${i}`,
@@ -155,7 +152,7 @@ function render({ model, el }) {
       temperature: model.get("temperature"),
       limits: model.get("limits"),
     };
-    const theme = model.get("themes")[model.get("style_name")];
+    const theme = themeOf(model);
     keys.forEach(({ score, mask }, i) => {
       score.set(state.scores[i]);
       mask.input.checked = state.masks[i];
@@ -167,10 +164,7 @@ function render({ model, el }) {
     applyTheme(root, theme);
     svg.innerHTML = drawSoftmax(state, computeSoftmax(state), theme);
   };
-  const events = ["scores", "masks", "temperature", "style_name"].map((name) => `change:${name}`);
-  events.forEach((event) => model.on(event, redraw));
-  redraw();
-  return () => events.forEach((event) => model.off(event, redraw));
+  return bind(model, ["scores", "masks", "temperature", "style_name"], redraw);
 }
 
 export default { render };

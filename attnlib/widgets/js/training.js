@@ -4,7 +4,7 @@
 // marked, and the probe sequence's attention weights as a heatmap.
 
 import { axes, element, heatmap, numberText, text, title } from "./svg.js";
-import { applyTheme, explorerRoot, row, slider } from "./controls.js";
+import { applyTheme, bind, explorerRoot, row, sender, slider, themeOf } from "./controls.js";
 
 const WIDTH = 1000;
 const HEIGHT = 470;
@@ -81,6 +81,7 @@ export function drawTraining(state, theme, colormaps) {
 function render({ model, el }) {
   const table = model.get("table");
   const saved = table.map((r) => r.step);
+  const send = sender(model);
   const { root, controls, svg } = explorerRoot(el, "training", WIDTH, HEIGHT, "the loss and the attention weights during training");
   const stepSlider = slider({
     name: "step",
@@ -92,25 +93,19 @@ function render({ model, el }) {
     value: saved.indexOf(model.get("step")),
     format: (index) => String(saved[index]),
     width: "360px",
-    onInput: (index) => {
-      model.set("step", saved[index]);
-      model.save_changes();
-    },
+    onInput: (index) => send({ step: saved[index] }),
   });
   controls.append(row(stepSlider.node));
 
   const redraw = () => {
     const state = { table, losses: model.get("losses"), tokens: model.get("tokens"), step: model.get("step") };
-    const theme = model.get("themes")[model.get("style_name")];
+    const theme = themeOf(model);
     stepSlider.set(saved.indexOf(state.step));
     stepSlider.input.setAttribute("aria-valuetext", `step ${state.step}`);
     applyTheme(root, theme);
     svg.innerHTML = drawTraining(state, theme, model.get("colormaps"));
   };
-  const events = ["step", "style_name"].map((name) => `change:${name}`);
-  events.forEach((event) => model.on(event, redraw));
-  redraw();
-  return () => events.forEach((event) => model.off(event, redraw));
+  return bind(model, ["step", "style_name"], redraw);
 }
 
 export default { render };
