@@ -188,3 +188,14 @@ def test_a_section_starts_a_slide_and_a_pause_its_notes():
     ]
     with pytest.raises(ValueError, match=r"pauses at headings the lesson lacks: \['2. Another'\]"):
         build_slides.deck_notebook(lesson, ("", {"2. Another": "ask."}), "99_a_lesson")
+
+
+def test_a_page_that_loads_from_another_host_is_caught():
+    page = '<script src="static/reveal.js/dist/reveal.js"></script><link href="//cdn.example/a.css">'
+    assert build_slides.outside_urls(
+        page + "<style>b { background: url('https://x.example/i.png') }</style>"
+    ) == [
+        "//cdn.example/a.css",
+        "https://x.example/i.png",
+    ]
+    assert build_slides.outside_urls(page.split("<link")[0]) == []

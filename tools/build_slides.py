@@ -86,13 +86,13 @@ def lesson_notes(guide: str) -> dict[str, tuple[str, dict[str, str]]]:
     """The speaker notes of every lesson part of the guide's text, keyed by "00", "01", …: the part
     up to ``#### Where to pause`` (its title slide's notes), and each pause's text by its heading.
 
-    Raises ValueError naming the lesson and the line when a pause is not ``- **At "Heading"**: …``.
+    Raises ValueError naming the lesson and the item when a pause is not ``- **At "Heading"**: …``.
     """
     notes = {}
     for number, body in PART.findall(guide):
         title, _, pauses = body.partition("#### Where to pause\n")
-        items = re.split(r"\n(?=\S)", pauses.strip())
-        matches = [PAUSE.fullmatch(item) for item in items if item]
+        items = re.split(r"\n(?=\S)", pauses.strip()) if pauses.strip() else []
+        matches = [PAUSE.fullmatch(item) for item in items]
         for item, match in zip(items, matches, strict=True):
             if match is None:
                 raise ValueError(
