@@ -126,18 +126,15 @@ student: $(LAB_STAMP)
 	$(BIN)/python tools/build_student.py --out build/student notebooks/*.ipynb
 
 # Slides: one reveal.js deck per lesson in build/slides/ (1280×720, speaker notes from the
-# instructor's guide), cut into slides by the metadata in the lessons; reveal.js 4, require.js,
-# jQuery and MathJax 2 are copied from the exact npm versions of package-lock.json, so a deck loads
-# nothing from another host. `make slides-metadata` re-measures the lessons in Chromium and rewrites
-# that metadata (after a lesson's cells change); tests/test_slides.py checks every slide fits.
-.PHONY: slides slides-metadata
+# instructor's guide), a slide at each `## ` heading and where a lesson's metadata cuts a section
+# too tall for one; reveal.js 4 and MathJax 3 are copied from the exact npm versions of
+# package-lock.json, so a deck loads nothing from another host. tests/test_slides.py checks in
+# Chromium that every slide fits and names the ones that do not.
+.PHONY: slides
 
 slides: $(LAB_STAMP) $(NODE_STAMP)
 	rm -rf build/slides
 	$(BIN)/python tools/build_slides.py --out build/slides notebooks/*.ipynb
-
-slides-metadata: $(TEST_STAMP) $(NODE_STAMP)
-	$(BIN)/python tools/assign_slides.py notebooks/*.ipynb
 
 # The decks are built before the tests: the slide test measures them as they are.
 test: slides

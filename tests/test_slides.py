@@ -4,14 +4,13 @@
 than the lessons, the guide and the tools, else the test skips with a hint, and fails under CI) is
 served by ``http.server`` on 127.0.0.1 and each deck is opened in a 1280×720 page
 (tools/slides_browser.py). Every slide and sub-slide is shown in turn, and each must fit 1280×720
-at reveal's unscaled size with no scrollbar anywhere on it; no request may leave 127.0.0.1 and no
-page may log a console error or throw; every formula must be typeset (no ``$`` left in the text);
-the title slide and the slide of every heading where the instructor's guide pauses carry its
-speaker notes.
+at reveal's unscaled size with nothing on it that scrolls or clips what overflows; no request may
+leave 127.0.0.1 and no page may log a console error or throw; every formula must be typeset (no
+``$`` left in the text); the title slide and the slide of every heading where the instructor's
+guide pauses carry its speaker notes.
 
-The metadata tests need no browser: every cell of every lesson has the slide type that
-tools/assign_slides.py writes (re-run it when they fail), and cutting a cell into parts loses
-nothing.
+The metadata tests need no browser: every cell's ``slideshow`` metadata is one that
+tools/build_slides.py reads, and cutting a cell where it says loses nothing.
 
 The browser tests need Debian's Chromium (``apt-get install chromium``) and Playwright for Python
 (requirements-test.txt); Playwright's own browser download is not needed.
@@ -30,10 +29,8 @@ from conftest import require_build
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))  # the tools are scripts, not a package
 
-import assign_slides  # noqa: E402
 import build_slides  # noqa: E402
 import slides_browser  # noqa: E402
-from instructor_guide import read_guide, speaker_notes  # noqa: E402
 
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 LESSONS = [path.stem for path in NOTEBOOKS]
@@ -45,7 +42,13 @@ SOURCES = [
     *(ROOT / "tools").glob("*.py"),
     *(ROOT / "tools" / "nbconvert_templates" / "attnlib_slides").rglob("*.*"),
 ]
+SLIDESHOW_KEYS = {"slide_type", "cut_lines", "cut_outputs"}
 SLIDE_TYPES = {"slide", "subslide", "fragment", "skip", "notes", "-"}
+HOW_TO_FIX = (
+    "cut the section in the lesson's metadata (see tools/build_slides.py): a sub-slide at a cell "
+    '("slideshow": {"slide_type": "subslide"}), or inside a cell too tall by itself '
+    '("cut_lines": [n] or "cut_outputs": [0]); then `make slides` and this test again'
+)
 
 
 def _stale_or_missing_decks() -> str | None:
@@ -74,19 +77,25 @@ def decks() -> dict[str, slides_browser.Deck]:
         return {lesson: slides_browser.measure(browser, f"{base}/{lesson}.html") for lesson in LESSONS}
 
 
+@pytest.fixture(scope="module")
+def notes() -> dict[str, tuple[str, dict[str, str]]]:
+    return build_slides.lesson_notes((ROOT / "docs" / "instructor_guide.md").read_text(encoding="utf-8"))
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("lesson", LESSONS)
 def test_every_slide_fits_1280_by_720(decks, lesson):
     deck = decks[lesson]
-    assert len(deck.slides) == build_slides.slide_count(
-        build_slides.deck_notebook(nbformat.read(ROOT / "notebooks" / f"{lesson}.ipynb", as_version=4))
-    )
+    lesson_notebook = nbformat.read(ROOT / "notebooks" / f"{lesson}.ipynb", as_version=4)
+    assert len(deck.slides) == build_slides.slide_count(build_slides.deck_notebook(lesson_notebook))
     too_big = [
-        f"{slide.where()}: {slide.width}×{slide.height}, scrollbars on {slide.scrollbars}"
+        f"{slide.where()}: {slide.width}×{slide.height}, scrolling or clipped: {slide.scrollbars}"
         for slide in deck.slides
         if not slide.fits
     ]
-    assert not too_big, f"{lesson}: slides that do not fit 1280×720 without scrolling:\n" + "\n".join(too_big)
+    assert not too_big, (
+        f"{lesson}: slides that do not fit 1280×720:\n" + "\n".join(too_big) + f"\n{HOW_TO_FIX}"
+    )
 
 
 @pytest.mark.slow
@@ -115,38 +124,78 @@ def _words(markdown: str) -> str:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("lesson", LESSONS)
-def test_speaker_notes_from_the_guide(decks, lesson):
-    title_notes, section_notes = speaker_notes(read_guide()[lesson[:2]])
+def test_speaker_notes_from_the_guide(decks, notes, lesson):
+    title_notes, pauses = notes[lesson[:2]]
     slides = decks[lesson].slides
     assert _words(title_notes)[:60] in _words(slides[0].notes), f"{lesson}: the title slide lacks its notes"
-    for heading, notes in section_notes.items():
-        shown = [slide for slide in slides if _words(slide.heading) == _words(heading)]
+    for heading, text in pauses.items():
+        # the slide's heading without its typeset math, which keeps no TeX
+        shown = [
+            slide for slide in slides if _words(slide.heading) == _words(re.sub(r"\$[^$]+\$", "", heading))
+        ]
         assert shown, f"{lesson}: no slide shows the heading {heading!r}"
-        assert _words(notes)[:60] in _words(shown[0].notes), f"{lesson}: no speaker notes at {heading!r}"
+        assert _words(text)[:60] in _words(shown[0].notes), f"{lesson}: no speaker notes at {heading!r}"
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=LESSONS)
-def test_lessons_carry_their_slide_metadata(path):
-    notebook = nbformat.read(path, as_version=4)
-    hint = f"{path.name}: re-run `make slides-metadata` (tools/assign_slides.py)"
-    for cell in notebook.cells:
-        kind = cell.metadata.get("slideshow", {}).get("slide_type")
-        assert kind in SLIDE_TYPES, f"{hint}: cell {cell.id} has slide type {kind!r}"
-        parts = build_slides.cell_parts(cell)
-        types = build_slides.part_types(cell, len(parts))
-        starts_section = [t for p, t in zip(parts, types, strict=True) if assign_slides.starts_slide(p)]
-        assert all(t == "slide" for t in starts_section), f"{hint}: a `## ` section in {cell.id} is no slide"
-    assert notebook.cells[0].metadata["slideshow"]["slide_type"] == "slide", hint
-
-
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=LESSONS)
-def test_cutting_cells_into_parts_loses_nothing(path):
+def test_slide_metadata_is_what_the_build_reads(path):
     for cell in nbformat.read(path, as_version=4).cells:
-        if build_slides.explorer_summary(cell):
-            continue
-        whole = build_slides.merged(build_slides.cell_parts(cell), cell.source)
-        if cell.cell_type == "markdown":
-            assert _words(whole.source) == _words(cell.source)
-        else:
-            assert whole.source == cell.source.rstrip("\n")
-            assert whole.get("outputs", []) == cell.get("outputs", [])
+        slideshow = cell.metadata.get("slideshow", {})
+        assert set(slideshow) <= SLIDESHOW_KEYS, f"{path.name}, cell {cell.id}: unknown keys in {slideshow}"
+        assert slideshow.get("slide_type", "-") in SLIDE_TYPES, f"{path.name}, cell {cell.id}: {slideshow}"
+        assert cell.cell_type == "code" or "cut_outputs" not in slideshow, f"{path.name}, cell {cell.id}"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=LESSONS)
+def test_cutting_cells_loses_nothing(path):
+    for cell in nbformat.read(path, as_version=4).cells:
+        pieces = build_slides.pieces(cell)
+        shown = [piece for piece in pieces if not piece.metadata.get("transient", {}).get("remove_source")]
+        assert "\n".join(piece.source for piece in shown) == cell.source.rstrip("\n")
+        assert [output for piece in pieces for output in piece.get("outputs", [])] == cell.get("outputs", [])
+        assert all(piece.metadata["slideshow"]["slide_type"] != "-" for piece in pieces[1:])
+
+
+def test_a_cut_outside_the_cell_is_named():
+    cell = nbformat.v4.new_code_cell("a = 1\nb = 2", metadata={"slideshow": {"cut_lines": [2]}})
+    with pytest.raises(
+        ValueError, match=rf"cell {cell.id}: cut_lines \[2\] must rise, each inside its 2 lines"
+    ):
+        build_slides.pieces(cell)
+    cell.metadata.slideshow = {"cut_outputs": [0]}
+    with pytest.raises(ValueError, match=r"cut_outputs \[0\] must rise, each below its 0 outputs"):
+        build_slides.pieces(cell)
+
+
+def test_a_section_starts_a_slide_and_a_pause_its_notes():
+    lesson = nbformat.v4.new_notebook()
+    lesson.cells = [
+        nbformat.v4.new_markdown_cell("# 99 · A lesson"),
+        nbformat.v4.new_code_cell("x = 1"),
+        nbformat.v4.new_markdown_cell(
+            "Text.\n\n## 1. A section\n\nMore.", metadata={"slideshow": {"cut_lines": [2]}}
+        ),
+    ]
+    deck = build_slides.deck_notebook(lesson, ("**Time:** 5 minutes", {"1. A section": "ask."}))
+    types = [(cell.source[:12], cell.metadata["slideshow"]["slide_type"]) for cell in deck.cells]
+    assert types == [
+        ("# 99 · A les", "slide"),
+        ("**Time:** 5 ", "notes"),
+        ("x = 1", "-"),
+        ("Text.\n", "-"),
+        ("## 1. A sect", "slide"),
+        ("**Pause:** a", "notes"),
+    ]
+    with pytest.raises(ValueError, match=r"pauses at headings the lesson lacks: \['2. Another'\]"):
+        build_slides.deck_notebook(lesson, ("", {"2. Another": "ask."}), "99_a_lesson")
+
+
+def test_a_page_that_loads_from_another_host_is_caught():
+    page = '<script src="static/reveal.js/dist/reveal.js"></script><link href="//cdn.example/a.css">'
+    assert build_slides.outside_urls(
+        page + "<style>b { background: url('https://x.example/i.png') }</style>"
+    ) == [
+        "//cdn.example/a.css",
+        "https://x.example/i.png",
+    ]
+    assert build_slides.outside_urls(page.split("<link")[0]) == []

@@ -1,22 +1,29 @@
 """Build one reveal.js deck per lesson, and an index page, that work offline.
 
-    .venv/bin/python tools/build_slides.py [--out build/slides] [--node-modules DIR] notebooks/*.ipynb
+    .venv/bin/python tools/build_slides.py [--out build/slides] [--guide FILE] notebooks/*.ipynb
 
-Each committed (saved executed) lesson becomes ``NN_name.html`` with nbconvert's SlidesExporter,
-through the template ``tools/nbconvert_templates/attnlib_slides``. The slides follow the cells'
-``metadata.slideshow.slide_type`` (written by ``tools/assign_slides.py``); the deck is 1280×720.
+Each committed lesson becomes ``NN_name.html`` through nbconvert's SlidesExporter and the template
+``tools/nbconvert_templates/attnlib_slides``; the deck is 1280×720. A slide starts at the lesson's
+first cell and at every cell that starts with a ``## `` heading. Where a section is too tall for
+one slide (``tests/test_slides.py`` names the slide and its first cell), the lesson says where to
+cut it, in the cells' ``slideshow`` metadata:
+- ``"slide_type": "subslide"`` starts a sub-slide at that cell (JupyterLab: the property
+  inspector's *Slide Type*);
+- ``"cut_lines": [20]`` starts one at line 20 (counted from 0) of a cell too tall by itself, and
+  ``"cut_outputs": [0]`` at its first output (after its code); a cut before a ``## `` line starts
+  a slide.
 
 In the deck, not in the lesson:
 - an explorer's cell (its widget has no state in a committed lesson) becomes one line that names
   the explorer and where to move it live; the same picture, drawn statically, sits just above it;
-- the instructor's guide (``docs/instructor_guide.md``, read by ``tools/instructor_guide.py``) adds
-  speaker notes (cells of slide type ``notes``): the lesson's time, idea, explorer to project and
-  misconceptions on the title slide, and "where to pause" on the slide of each section it names.
-  Press S in a deck for the speaker view.
+- the instructor's guide adds speaker notes (nbconvert's cells of slide type ``notes``): its part
+  of the lesson up to "Where to pause" on the title slide, and each pause on the slide of the
+  heading it names. Press S in a deck for the speaker view.
 
 Every script, style sheet and font a deck loads comes from ``static/`` next to it, copied from the
-exact npm versions of package-lock.json: reveal.js 4 (with its notes plugin), require.js, jQuery
-and MathJax 2. The script fails when a deck would load anything from another host.
+exact npm versions of package-lock.json: reveal.js 4 (with its notes plugin) and MathJax 3. The
+script fails when a deck would load anything from another host, or when the guide pauses at a
+heading its lesson lacks.
 """
 
 from __future__ import annotations
@@ -24,293 +31,190 @@ from __future__ import annotations
 import argparse
 import copy
 import html
+import itertools
+import re
+import shutil
 import sys
 from pathlib import Path
 
 import nbformat
-from export_html import MATHJAX_PARTS, ROOT, TEMPLATES, Asset, external_urls, link_lessons, title
-from instructor_guide import GUIDE_PATH, read_guide, speaker_notes
 from nbconvert import SlidesExporter
-from nbconvert.preprocessors import CoalesceStreamsPreprocessor
 from traitlets.config import Config
 
+ROOT = Path(__file__).resolve().parents[1]
+GUIDE = ROOT / "docs" / "instructor_guide.md"
 STATIC = "static"
-WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 WIDTH, HEIGHT = 1280, 720
-CONTINUATIONS = {"else", "elif", "except", "finally"}
-FENCES = (("```", "```"), ("~~~", "~~~"), ("$$", "$$"), ("<details", "</details>"))
 THEME = "white"  # its fonts are in the package (the default, "simple", imports Google's)
-ASSETS = (
+# (npm package, what to copy from it, where in static/)
+ASSETS = [
     *(
-        Asset("reveal.js", part, f"reveal.js/{part}")
-        for part in (
-            "dist/reveal.js",
-            "dist/reveal.css",
-            f"dist/theme/{THEME}.css",
-            "dist/theme/fonts/source-sans-pro",
-            "plugin/notes/notes.js",
-        )
+        ("reveal.js", part, f"reveal.js/{part}")
+        for part in ("dist/reveal.js", "dist/reveal.css", f"dist/theme/{THEME}.css", "dist/theme/fonts")
     ),
-    Asset("requirejs", "require.js", "require.js"),
-    Asset("jquery", "dist/jquery.min.js", "jquery.min.js"),
-    *(Asset("mathjax", part, f"mathjax/{part}") for part in MATHJAX_PARTS),
-)
+    ("reveal.js", "plugin/notes/notes.js", "reveal.js/plugin/notes/notes.js"),
+    *(
+        ("mathjax3", f"es5/{part}", f"mathjax/{part}")
+        for part in ("tex-chtml.js", "input/tex/extensions", "output/chtml/fonts/woff-v2")
+    ),
+]
 EXPORTER_CONFIG = {
     "reveal_url_prefix": f"{STATIC}/reveal.js",
     "reveal_theme": THEME,
     "reveal_width": str(WIDTH),
     "reveal_height": str(HEIGHT),
     "reveal_number": "c/t",
-    "require_js_url": f"{STATIC}/require.js",
-    "jquery_url": f"{STATIC}/jquery.min.js",
-    "mathjax_url": f"{STATIC}/mathjax/MathJax.js?config=TeX-AMS_CHTML-full,Safe",
-    "extra_template_basedirs": [str(TEMPLATES)],
+    "mathjax_url": f"{STATIC}/mathjax/tex-chtml.js",
+    "extra_template_basedirs": [str(ROOT / "tools" / "nbconvert_templates")],
     "template_name": "attnlib_slides",
 }
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 LIVE = (
-    "**Live:** {summary}. Move it in JupyterLab (`make lab`) or on this lesson's page of `make html`; "
-    "the picture above is the same explorer, drawn statically."
+    "**Live:** {summary}. Move it in JupyterLab (`make lab`) or on this lesson's page of the book "
+    "(`make book`); the picture above is the same explorer, drawn statically."
 )
+# what a page fetches: src="…" / href="…" of a script, link, img…, and CSS url(…)
+FETCHED = re.compile(
+    r"<(?:script|link|img|iframe|source)\b[^>]*?\b(?:src|href)=[\"']([^\"']+)|url\([\"']?([^\"')]+)"
+)
+LESSON_LINK = re.compile(r"""href="(?![a-z][a-z0-9+.-]*:)([^"#/]+)\.ipynb""")
+PART = re.compile(r"^### (\d\d) · .*\n((?:(?!#{1,3} ).*\n)*)", re.MULTILINE)
+PAUSE = re.compile(r'- \*\*At "(.+?)"\*\*:\s*(.*)', re.DOTALL)
 
 
-def copy_assets(node_modules: Path, static: Path) -> None:
-    """Copy what the decks load from npm packages into ``static``; no style sheet imports from afar."""
-    for asset in ASSETS:
-        asset.copy(node_modules, static)
-    for sheet in sorted(static.rglob("*.css")):
-        outside = external_urls(sheet.read_text(encoding="utf-8"))
-        if outside:
-            raise RuntimeError(f"{sheet} would load from other hosts: {sorted(set(outside))}")
+def lesson_notes(guide: str) -> dict[str, tuple[str, dict[str, str]]]:
+    """The speaker notes of every lesson part of the guide's text, keyed by "00", "01", …: the part
+    up to ``#### Where to pause`` (its title slide's notes), and each pause's text by its heading.
+
+    Raises ValueError naming the lesson and the item when a pause is not ``- **At "Heading"**: …``.
+    """
+    notes = {}
+    for number, body in PART.findall(guide):
+        title, _, pauses = body.partition("#### Where to pause\n")
+        items = re.split(r"\n(?=\S)", pauses.strip()) if pauses.strip() else []
+        matches = [PAUSE.fullmatch(item) for item in items]
+        for item, match in zip(items, matches, strict=True):
+            if match is None:
+                raise ValueError(
+                    f'lesson {number}: a pause reads - **At "Heading"**: what to ask; found {item!r}'
+                )
+        notes[number] = (title.strip(), {m[1]: re.sub(r"\n  ", "\n", m[2]) for m in matches})
+    return notes
 
 
 def explorer_summary(cell: nbformat.NotebookNode) -> str | None:
     """The one-line summary of the explorer that ``cell`` shows, or None if it shows none."""
     for output in cell.get("outputs", []):
-        data = output.get("data", {})
-        if WIDGET_VIEW in data:
-            return data["text/plain"].split(" (interactive:")[0]
+        if WIDGET_VIEW in output.get("data", {}):
+            return output["data"]["text/plain"].split(" (interactive:")[0]
     return None
 
 
-def _closer(text: str) -> str | None:
-    """What ends the code fence, ``$$`` formula or HTML element that the line ``text`` opens, or None."""
-    for opener, closer in FENCES:
-        if text.startswith(opener):
-            return None if closer in text[len(opener) :] else closer
-    return None
-
-
-def markdown_blocks(source: str) -> list[str]:
-    """The top-level blocks of a Markdown cell, in order.
-
-    A block ends at a blank line, unless the blank line is inside a code fence, a ``$$`` formula
-    or a ``<details>`` element, or the line after it is indented (a list item's next paragraph);
-    a heading always starts a block.
-    """
-    blocks: list[list[str]] = [[]]
-    closer = None  # what ends the fence, formula or element the line is in
-    lines = source.splitlines()
-    for line, following in zip(lines, [*lines[1:], ""], strict=True):
-        text = line.strip()
-        if closer is None and text.startswith("#") and blocks[-1]:
-            blocks.append([])
-        blocks[-1].append(line)
-        if closer is not None:
-            closer = None if closer in text else closer
-        else:
-            closer = _closer(text)
-        if closer is None and not text and following.strip() and not following[:1].isspace():
-            blocks.append([])
-    return ["\n".join(block).strip("\n") for block in blocks if "".join(block).strip()]
-
-
-def _continues(line: str) -> bool:
-    """Whether an unindented ``line`` continues the statement before it (``else:``, a bracket)."""
-    return line[:1] in ")]}" or line.split(" ")[0].rstrip(":") in CONTINUATIONS
-
-
-def code_chunks(source: str) -> list[tuple[int, int]]:
-    """The top-level statements of a code cell, as ranges of its lines (blank lines left out).
-
-    A statement starts at an unindented line, unless that line continues the one before (a
-    closing bracket, ``else:``…) or the line before is a comment or a decorator, which belong to it.
-    """
-    lines = source.splitlines()
-    starts = [
-        i
-        for i, line in enumerate(lines)
-        if line.strip()
-        and not line[:1].isspace()
-        and not _continues(line)
-        and not (i > 0 and lines[i - 1].lstrip().startswith(("#", "@")))
-    ]
-    starts = [0, *(i for i in starts if i > 0)]
-    chunks = []
-    for start, end in zip(starts, [*starts[1:], len(lines)], strict=True):
-        while end > start and not lines[end - 1].strip():
-            end -= 1
-        if end > start:
-            chunks.append((start, end))
-    return chunks
-
-
-def live_line(summary: str) -> nbformat.NotebookNode:
-    """A Markdown cell naming an explorer and where to use it live."""
-    return nbformat.v4.new_markdown_cell(LIVE.format(summary=summary))
-
-
-def input_parts(cell: nbformat.NotebookNode) -> list[nbformat.NotebookNode]:
-    """A code cell per top-level statement of ``cell``'s input, each knowing its lines."""
-    lines = cell.source.splitlines()
-    parts = []
-    for start, end in code_chunks(cell.source):
-        part = nbformat.v4.new_code_cell("\n".join(lines[start:end]), execution_count=cell.execution_count)
-        part.metadata = {"lines": [start, end]}
-        parts.append(part)
-    return parts
-
-
-def part_id(cell: nbformat.NotebookNode, index: int) -> str:
-    """The id of the deck cell that starts with part ``index`` of ``cell``."""
-    return f"{cell.id}-{index}"
-
-
-def output_part(cell: nbformat.NotebookNode, outputs: list) -> nbformat.NotebookNode:
-    """A code cell that shows only ``outputs`` of ``cell`` (its input removed)."""
-    part = nbformat.v4.new_code_cell(cell.source, outputs=outputs, execution_count=cell.execution_count)
-    part.metadata = {"transient": {"remove_source": True}}
-    return part
-
-
-def cell_parts(cell: nbformat.NotebookNode) -> list[nbformat.NotebookNode]:
-    """The pieces a lesson cell can be cut into across sub-slides, each a cell of its own.
-
-    A Markdown cell: its top-level blocks. A code cell: the top-level chunks of its input, then
-    each of its outputs. An explorer's cell: one line naming the explorer (a widget without state
-    shows only its repr).
-    """
-    summary = explorer_summary(cell)
-    if summary:
-        return [live_line(summary)]
-    if cell.cell_type == "markdown":
-        return [nbformat.v4.new_markdown_cell(block) for block in markdown_blocks(cell.source)] or [cell]
-    if cell.cell_type == "code" and cell.source.strip():
-        # one output per stream, however the kernel chunked print()'s text in this run
-        cell, _ = CoalesceStreamsPreprocessor().preprocess_cell(copy.deepcopy(cell), {}, 0)
-        return [*input_parts(cell), *(output_part(cell, [output]) for output in cell.outputs)]
-    return [cell]
-
-
-def part_types(cell: nbformat.NotebookNode, count: int) -> list[str]:
-    """The slide type of each of the ``count`` parts of ``cell``, from its ``slideshow`` metadata.
-
-    ``slide_type`` is the type of the first part; ``parts`` (written by tools/assign_slides.py
-    where a cell is cut across sub-slides) lists the type of every part.
-    """
-    slideshow = cell.metadata.get("slideshow", {})
-    first = slideshow.get("slide_type", "-")
-    types = slideshow.get("parts", [first] + ["-"] * (count - 1))
-    if len(types) != count or types[0] != first:
-        raise ValueError(
-            f"cell {cell.get('id')}: its slideshow metadata ({slideshow}) does not match its {count} "
-            "parts: re-run tools/assign_slides.py"
-        )
-    return types
-
-
-def merged(parts: list[nbformat.NotebookNode], source: str) -> nbformat.NotebookNode:
-    """One cell showing ``parts`` (consecutive parts of the lesson cell with ``source``) together."""
-    first = parts[0]
-    if first.cell_type == "markdown":
-        return nbformat.v4.new_markdown_cell("\n\n".join(part.source for part in parts))
-    cell = nbformat.from_dict(first)
-    ranges = [part.metadata["lines"] for part in parts if "lines" in part.metadata]
-    if ranges:  # the input's lines from the first statement to the last, as the lesson has them
-        cell.source = "\n".join(source.splitlines()[ranges[0][0] : ranges[-1][1]])
-    cell.outputs = [output for part in parts for output in part.get("outputs", [])]
+def notes_cell(text: str, cell_id: str) -> nbformat.NotebookNode:
+    """A Markdown cell that nbconvert turns into the speaker notes of the slide it sits on."""
+    cell = nbformat.v4.new_markdown_cell(text, metadata={"slideshow": {"slide_type": "notes"}})
+    cell.id = cell_id
     return cell
 
 
-def deck_cells(cell: nbformat.NotebookNode, separate: bool = False) -> list[nbformat.NotebookNode]:
-    """The cells that show lesson cell ``cell`` in its deck: its parts, cut where a slide starts.
-
-    With ``separate``, every part is a cell of its own (tools/assign_slides.py measures them).
-    """
-    parts = cell_parts(cell)
-    types = part_types(cell, len(parts))
-    starts = [i for i, kind in enumerate(types) if i == 0 or separate or kind != "-"]
-    cells = []
-    for start, end in zip(starts, [*starts[1:], len(parts)], strict=True):
-        piece = merged(parts[start:end], cell.source)
-        piece.id = part_id(cell, start)
-        piece.metadata.setdefault("slideshow", {})["slide_type"] = types[start]
-        cells.append(piece)
-    return cells
+def headings(cell: nbformat.NotebookNode) -> list[str]:
+    """The ``## `` headings of a Markdown cell, without the ``## ``."""
+    lines = cell.source.splitlines() if cell.cell_type == "markdown" else []
+    return [line[3:].strip() for line in lines if line.startswith("## ")]
 
 
-def notes_cell(text: str) -> nbformat.NotebookNode:
-    """A Markdown cell that nbconvert turns into the speaker notes of the slide it sits on."""
-    return nbformat.v4.new_markdown_cell(text, metadata={"slideshow": {"slide_type": "notes"}})
-
-
-def section_headings(cell: nbformat.NotebookNode) -> list[str]:
-    """The text of every ``## `` heading in a Markdown cell (a deck cell starts with its one)."""
-    if cell.cell_type != "markdown":
-        return []
-    blocks = markdown_blocks(cell.source)
-    return [block.splitlines()[0].removeprefix("## ").strip() for block in blocks if block.startswith("## ")]
-
-
-def with_notes(
-    cells: list[nbformat.NotebookNode], title_notes: str, section_notes: dict[str, str], name: str
-) -> list[nbformat.NotebookNode]:
-    """``cells`` with the title notes after the first cell and each section's after its heading."""
-    headings = {heading for cell in cells for heading in section_headings(cell)}
-    unknown = sorted(set(section_notes) - headings)
-    if unknown:
-        raise ValueError(f"{name}: the instructor's guide pauses at headings the lesson lacks: {unknown}")
-    result = [cells[0], notes_cell(title_notes)]
-    for cell in cells[1:]:
-        result.append(cell)
-        result += [notes_cell(section_notes[h]) for h in section_headings(cell) if h in section_notes]
+def pieces(cell: nbformat.NotebookNode) -> list[nbformat.NotebookNode]:
+    """``cell`` cut where its ``slideshow`` metadata's ``cut_lines`` and ``cut_outputs`` say: a cell
+    per piece, each but the first starting a sub-slide (a slide if it starts with a ``## `` line)."""
+    slideshow = cell.metadata.get("slideshow", {})
+    lines, outputs = cell.source.splitlines(), cell.get("outputs", [])
+    line_cuts, output_cuts = slideshow.get("cut_lines", []), slideshow.get("cut_outputs", [])
+    if line_cuts != sorted(set(line_cuts)) or not all(0 < n < len(lines) for n in line_cuts):
+        raise ValueError(
+            f"cell {cell.id}: cut_lines {line_cuts} must rise, each inside its {len(lines)} lines"
+        )
+    if output_cuts != sorted(set(output_cuts)) or not all(0 <= n < len(outputs) for n in output_cuts):
+        raise ValueError(
+            f"cell {cell.id}: cut_outputs {output_cuts} must rise, each below its {len(outputs)} outputs"
+        )
+    line_ends, output_ends = [0, *line_cuts, len(lines)], [0, *output_cuts, len(outputs)]
+    result = []
+    for index, (start, end) in enumerate(itertools.pairwise(line_ends)):
+        piece = copy.deepcopy(cell)
+        piece.source = "\n".join(lines[start:end])
+        if index:
+            piece.id, piece.metadata = f"{cell.id}-{index}", {"slideshow": {"slide_type": "subslide"}}
+        if cell.cell_type == "code":
+            piece.outputs = outputs[: output_ends[1]] if end == len(lines) else []
+        result.append(piece)
+    if cell.cell_type == "code":
+        for index, (start, end) in enumerate(itertools.pairwise(output_ends[1:]), start=1):
+            transient = {"transient": {"remove_source": True}, "slideshow": {"slide_type": "subslide"}}
+            piece = nbformat.v4.new_code_cell(cell.source, metadata=transient, outputs=outputs[start:end])
+            piece.id, piece.execution_count = f"{cell.id}-out{index}", cell.execution_count
+            result.append(piece)
+    for piece in result[1:]:
+        if piece.source.startswith("## "):
+            piece.metadata.slideshow.slide_type = "slide"
     return result
 
 
 def deck_notebook(
-    notebook: nbformat.NotebookNode,
-    notes: tuple[str, dict[str, str]] | None = None,
-    name: str = "",
-    separate: bool = False,
+    lesson: nbformat.NotebookNode, notes: tuple[str, dict[str, str]] | None = None, name: str = ""
 ) -> nbformat.NotebookNode:
-    """A copy of the lesson as its deck shows it: cells cut into sub-slides, explorers as a line,
-    speaker notes added (see :func:`deck_cells`)."""
-    deck = nbformat.from_dict(notebook)
+    """A copy of ``lesson`` as its deck shows it: cells cut into slides, explorers as a line, notes added."""
+    deck = nbformat.from_dict(lesson)
     deck.metadata.pop("widgets", None)
-    cells = [piece for cell in notebook.cells for piece in deck_cells(cell, separate)]
-    deck.cells = with_notes(cells, *notes, name) if notes else cells
+    title_notes, pauses = notes or ("", {})
+    unknown = sorted(set(pauses) - {h for cell in deck.cells for h in headings(cell)})
+    if unknown:
+        raise ValueError(f"{name}: the instructor's guide pauses at headings the lesson lacks: {unknown}")
+    cells = []
+    for index, lesson_cell in enumerate(deck.cells):
+        summary = explorer_summary(lesson_cell)
+        if summary:
+            live = nbformat.v4.new_markdown_cell(LIVE.format(summary=summary), metadata=lesson_cell.metadata)
+            lesson_cell = nbformat.from_dict({**live, "id": lesson_cell.id})
+        for cell in pieces(lesson_cell):
+            starts = index == 0 or cell.source.startswith("## ")
+            cell.metadata.setdefault("slideshow", {}).setdefault("slide_type", "slide" if starts else "-")
+            cells.append(cell)
+            notes = [title_notes] if index == 0 and title_notes else []
+            notes += [f"**Pause:** {pauses[h]}" for h in headings(cell) if h in pauses]
+            cells += [notes_cell(text, f"{cell.id}-notes{n}") for n, text in enumerate(notes)]
+    deck.cells = cells
     return deck
-
-
-def convert(deck: nbformat.NotebookNode, name: str) -> str:
-    """The reveal.js deck of a notebook prepared by :func:`deck_notebook`."""
-    exporter = SlidesExporter(config=Config({"SlidesExporter": EXPORTER_CONFIG}))
-    page, _resources = exporter.from_notebook_node(deck, resources={"metadata": {"name": name}})
-    page = link_lessons(page)
-    outside = external_urls(page)
-    if outside:
-        raise RuntimeError(f"{name}: the deck would load from other hosts: {sorted(set(outside))}")
-    return page
-
-
-def read_notes(guide: Path) -> dict[str, tuple[str, dict[str, str]]]:
-    """The speaker notes of every lesson in the instructor's guide, keyed by "00".."13"."""
-    return {number: speaker_notes(lesson) for number, lesson in read_guide(guide).items()}
 
 
 def slide_count(deck: nbformat.NotebookNode) -> int:
     """How many slides and sub-slides the deck shows (its first cell always starts a slide)."""
-    kinds = [cell.metadata.get("slideshow", {}).get("slide_type", "-") for cell in deck.cells]
-    return 1 + sum(kind in ("slide", "subslide") for kind in kinds[1:])
+    kinds = [cell.metadata["slideshow"]["slide_type"] for cell in deck.cells[1:]]
+    return 1 + sum(kind in ("slide", "subslide") for kind in kinds)
+
+
+def outside_urls(page: str) -> list[str]:
+    """URLs that ``page`` (HTML or CSS) would fetch from another host."""
+    urls = [src or css for src, css in FETCHED.findall(page)]
+    return sorted({url for url in urls if re.match(r"(?:[a-z][a-z0-9+.-]*:)?//", url, re.IGNORECASE)})
+
+
+def convert(deck: nbformat.NotebookNode, name: str) -> str:
+    """The reveal.js page of a notebook prepared by :func:`deck_notebook`, lesson links pointing at decks."""
+    exporter = SlidesExporter(config=Config({"SlidesExporter": EXPORTER_CONFIG}))
+    page, _resources = exporter.from_notebook_node(deck, resources={"metadata": {"name": name}})
+    return LESSON_LINK.sub(r'href="\1.html', page)
+
+
+def copy_assets(node_modules: Path, static: Path) -> None:
+    """Copy what the decks load from npm packages into ``static``."""
+    for package, source, target in ASSETS:
+        if not (node_modules / package).is_dir():
+            raise FileNotFoundError(f"{node_modules / package} is missing: run `npm ci` in {ROOT} first")
+        (static / target).parent.mkdir(parents=True, exist_ok=True)
+        if (node_modules / package / source).is_dir():
+            shutil.copytree(node_modules / package / source, static / target, dirs_exist_ok=True)
+        else:
+            shutil.copy2(node_modules / package / source, static / target)
 
 
 def index_page(entries: list[tuple[str, str, int]]) -> str:
@@ -330,16 +234,20 @@ def index_page(entries: list[tuple[str, str, int]]) -> str:
 
 def build(paths: list[Path], out: Path, node_modules: Path, guide: Path) -> list[tuple[str, str, int]]:
     """Write the decks of ``paths`` and their assets to ``out``; (file, title, slides) of each deck."""
-    out.mkdir(parents=True, exist_ok=True)
     copy_assets(node_modules, out / STATIC)
-    notes = read_notes(guide)
+    notes = lesson_notes(guide.read_text(encoding="utf-8"))
+    pages = {sheet: sheet.read_text(encoding="utf-8") for sheet in (out / STATIC).rglob("*.css")}
     entries = []
     for path in paths:
-        notebook = nbformat.read(path, as_version=4)
-        deck = deck_notebook(notebook, notes.get(path.name[:2]), path.stem)
-        target = out / f"{path.stem}.html"
-        target.write_text(convert(deck, path.stem), encoding="utf-8")
-        entries.append((target.name, title(notebook, path.stem), slide_count(deck)))
+        lesson = nbformat.read(path, as_version=4)
+        deck = deck_notebook(lesson, notes.get(path.name[:2]), path.stem)
+        pages[out / f"{path.stem}.html"] = convert(deck, path.stem)
+        title = lesson.cells[0].source.splitlines()[0].lstrip("# ")
+        entries.append((f"{path.stem}.html", title, slide_count(deck)))
+    for target, page in pages.items():
+        if outside_urls(page):
+            raise RuntimeError(f"{target.name} would load from other hosts: {outside_urls(page)}")
+        target.write_text(page, encoding="utf-8")
     (out / "index.html").write_text(index_page(entries), encoding="utf-8")
     return entries
 
@@ -349,13 +257,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("notebooks", nargs="+", type=Path)
     parser.add_argument("--out", type=Path, default=ROOT / "build" / "slides")
     parser.add_argument("--node-modules", type=Path, default=ROOT / "node_modules")
-    parser.add_argument("--guide", type=Path, default=GUIDE_PATH)
+    parser.add_argument("--guide", type=Path, default=GUIDE)
     args = parser.parse_args(argv)
-
-    entries = build(args.notebooks, args.out, args.node_modules, args.guide)
-    for name, _title, count in entries:
+    for name, _title, count in build(args.notebooks, args.out, args.node_modules, args.guide):
         print(f"{name}: {count} slides")
-    print(f"wrote {len(entries)} decks and index.html to {args.out}")
+    print(f"wrote the decks and index.html to {args.out}")
     return 0
 
 

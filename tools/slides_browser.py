@@ -1,12 +1,11 @@
 """Open the decks of ``make slides`` in Chromium and measure every slide, as a presenter shows it.
 
-Used by ``tools/assign_slides.py`` (to split sections until every slide fits) and by
-``tests/test_slides.py``. A folder of decks is served by ``http.server`` on 127.0.0.1; each deck is
-opened in a 1280×720 page, then every slide and sub-slide is shown in turn through reveal.js's API,
-MathJax is let finish, and the slide's content box is measured at reveal's unscaled size
-(``scrollWidth``, ``scrollHeight``), along with every element inside it that shows a scrollbar and
-the height of each notebook cell on it. The page's console errors, uncaught errors and every
-request that leaves 127.0.0.1 are recorded.
+Used by ``tests/test_slides.py``. A folder of decks is served by ``http.server`` on 127.0.0.1; each
+deck is opened in a 1280×720 page, MathJax is let finish, then every slide and sub-slide is shown
+in turn through reveal.js's API and its content box is measured at reveal's unscaled size
+(``scrollWidth``, ``scrollHeight``), along with every element inside it that shows a scrollbar or
+hides what overflows it. The page's console errors, uncaught errors and every request that leaves
+127.0.0.1 are recorded.
 
 It needs Debian's Chromium (``/usr/bin/chromium``) and Playwright for Python (requirements-test.txt).
 """
@@ -37,18 +36,17 @@ CHROMIUM_ARGS = [
 ]
 LOAD_TIMEOUT = 60_000  # ms: a deck loaded, reveal.js ready, MathJax done
 
-# reveal.js ready and MathJax loaded (waited for with a time limit), then MathJax's queue empty.
-LOADED = """() => window.require && require.defined('static/reveal.js/dist/reveal.js')
-    && require('static/reveal.js/dist/reveal.js').isReady() && window.MathJax && MathJax.Hub"""
-TYPESET = "() => new Promise((resolve) => MathJax.Hub.Queue(() => document.fonts.ready.then(resolve)))"
-# Every slide in turn: its place, its size, what shows a scrollbar, its cells, notes and math.
+# reveal.js ready, MathJax's first typesetting done, every font loaded.
+LOADED = "() => window.Reveal && Reveal.isReady() && window.MathJax && MathJax.startup?.promise"
+TYPESET = "() => MathJax.startup.promise.then(() => document.fonts.ready).then(() => true)"
+# Every slide in turn: its place, its size, what scrolls or clips, its heading, notes and math.
 MEASURE = """async () => {
-    const Reveal = require('static/reveal.js/dist/reveal.js');
-    const typeset = () => new Promise((resolve) => MathJax.Hub.Queue(resolve));
-    const scrolls = (el) => {
+    // (MathJax clips parts of its formulas on purpose: stretched delimiters, the copy for screen readers)
+    const overflows = (el) => {
+        if (el.closest('mjx-container')) return false;
         const style = getComputedStyle(el);
-        const x = ['auto', 'scroll'].includes(style.overflowX) && el.scrollWidth > el.clientWidth + 1;
-        const y = ['auto', 'scroll'].includes(style.overflowY) && el.scrollHeight > el.clientHeight + 1;
+        const x = style.overflowX !== 'visible' && el.scrollWidth > el.clientWidth + 1;
+        const y = style.overflowY !== 'visible' && el.scrollHeight > el.clientHeight + 1;
         return x || y;
     };
     const describe = (el) => el.tagName.toLowerCase() + (el.className ? '.' + String(el.className)
@@ -59,34 +57,30 @@ MEASURE = """async () => {
         copy.querySelectorAll(drop).forEach((node) => node.remove());
         return copy.textContent;
     };
-    const TYPESET = '.MathJax_Preview, .MathJax_CHTML, .MJX_Assistive_MathML';  // MathJax's output
     // the slide's Markdown without code, speaker notes and typeset math (TeX left over shows)
     const prose = (slide) => [...slide.querySelectorAll('.jp-RenderedMarkdown')]
         .filter((el) => !el.closest('aside'))
-        .map((el) => textOf(el, `code, pre, script, ${TYPESET}`)).join('\\n');
-    // the speaker notes, with the TeX source of their math (MathJax keeps it in a script element)
-    const notes = (slide) => [...slide.querySelectorAll('aside.notes')]
-        .map((el) => textOf(el, TYPESET)).join('\\n');
+        .map((el) => textOf(el, 'code, pre, script, mjx-container')).join('\\n');
     const slides = [];
     const horizontal = Reveal.getHorizontalSlides();
     for (let h = 0; h < horizontal.length; h++) {
         const count = Math.max(horizontal[h].querySelectorAll(':scope > section').length, 1);
         for (let v = 0; v < count; v++) {
             Reveal.slide(h, v);
-            await typeset();
+            await document.fonts.ready;
             const slide = Reveal.getCurrentSlide();
             const heading = slide.querySelector('h1, h2');
-            const cells = [...slide.querySelectorAll(':scope > .jp-Cell, :scope > .fragment > .jp-Cell')];
+            const cell = slide.querySelector('.jp-Cell');
             slides.push({
                 h, v,
+                cell: cell ? cell.id.replace('cell-id=', '') : '',
                 width: slide.scrollWidth,
                 height: slide.scrollHeight,
-                scrollbars: [...slide.querySelectorAll('*')].filter(scrolls).map(describe),
-                cells: cells.map((cell) => ({id: cell.id.replace('cell-id=', ''), top: cell.offsetTop})),
-                heading: heading ? textOf(heading, `a.anchor-link, ${TYPESET}`).trim() : '',
-                notes: notes(slide),
+                scrollbars: [...slide.querySelectorAll('*')].filter(overflows).map(describe),
+                heading: heading ? textOf(heading, 'a.anchor-link, mjx-container').trim() : '',
+                notes: [...slide.querySelectorAll('aside.notes')].map((el) => el.textContent).join('\\n'),
                 prose: prose(slide),
-                math: slide.querySelectorAll('.MathJax_CHTML, mjx-container').length,
+                math: slide.querySelectorAll('mjx-container').length,
             });
         }
     }
@@ -100,10 +94,10 @@ class Slide:
 
     h: int
     v: int
+    cell: str  # the id of its first cell (a piece of a cut cell: the lesson cell's id, a suffix added)
     width: int
     height: int
-    scrollbars: list[str]
-    cells: list[dict[str, object]]  # {"id": cell id, "top": offsetTop within the slide}
+    scrollbars: list[str]  # elements on it that scroll or clip what overflows them
     heading: str
     notes: str
     prose: str  # the slide's Markdown text, without code, notes and typeset math
@@ -111,16 +105,11 @@ class Slide:
 
     @property
     def fits(self) -> bool:
-        """Whether the slide fits 1280×720 with no scrollbar anywhere on it."""
+        """Whether the slide fits 1280×720 with nothing on it that scrolls or clips."""
         return self.width <= WIDTH and self.height <= HEIGHT and not self.scrollbars
 
-    def cell_heights(self) -> dict[str, int]:
-        """The height each cell takes on the slide (to the next cell's top, the last to the slide's end)."""
-        tops = [int(cell["top"]) for cell in self.cells] + [self.height]
-        return {str(cell["id"]): tops[i + 1] - tops[i] for i, cell in enumerate(self.cells)}
-
     def where(self) -> str:
-        return f"slide {self.h + 1}.{self.v + 1} ({self.heading or 'no heading'})"
+        return f"slide {self.h + 1}.{self.v + 1} ({self.heading or 'no heading'}), from cell {self.cell}"
 
 
 @dataclass
