@@ -26,8 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
-from build_slides import HEIGHT, STATIC, cell_parts, convert, copy_assets, deck_notebook, part_id
-from export_html import ROOT
+from build_slides import HEIGHT, ROOT, STATIC, cell_parts, convert, copy_assets, deck_notebook, part_id
 from slides_browser import Deck, chromium, measure, serve
 
 ROUNDS = 6  # measure, tighten the sections that overflow, measure again

@@ -24,16 +24,30 @@ from __future__ import annotations
 import argparse
 import copy
 import html
+import re
 import sys
 from pathlib import Path
 
 import nbformat
-from export_html import MATHJAX_PARTS, ROOT, TEMPLATES, Asset, external_urls, link_lessons, title
+from build_book import ROOT, Asset, external_urls
 from instructor_guide import GUIDE_PATH, read_guide, speaker_notes
 from nbconvert import SlidesExporter
 from nbconvert.preprocessors import CoalesceStreamsPreprocessor
 from traitlets.config import Config
 
+TEMPLATES = Path(__file__).resolve().parent / "nbconvert_templates"
+MATHJAX_PARTS = (
+    "MathJax.js",
+    "config/TeX-AMS_CHTML-full.js",
+    "config/Safe.js",
+    "extensions",
+    "jax/input/TeX",
+    "jax/element",
+    "jax/output/CommonHTML",
+    "fonts/HTML-CSS/TeX/woff",
+    "localization/en",
+)
+LESSON_LINK = re.compile(r"""href=(["'])(?![a-z][a-z0-9+.-]*:)([^"'#/]+)\.ipynb(#[^"']*)?\1""")
 STATIC = "static"
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 WIDTH, HEIGHT = 1280, 720
@@ -68,9 +82,24 @@ EXPORTER_CONFIG = {
     "template_name": "attnlib_slides",
 }
 LIVE = (
-    "**Live:** {summary}. Move it in JupyterLab (`make lab`) or on this lesson's page of `make html`; "
+    "**Live:** {summary}. Move it in JupyterLab (`make lab`) or on this lesson's page of `make book`; "
     "the picture above is the same explorer, drawn statically."
 )
+
+
+def link_lessons(page: str) -> str:
+    """Point links to other lessons (``01_embeddings.ipynb#…``) at their decks."""
+    return LESSON_LINK.sub(lambda m: f"href={m[1]}{m[2]}.html{m[3] or ''}{m[1]}", page)
+
+
+def title(notebook: nbformat.NotebookNode, fallback: str) -> str:
+    """The first Markdown heading of the notebook."""
+    for cell in notebook.cells:
+        if cell.cell_type == "markdown":
+            match = re.search(r"^#+\s+(.+)$", cell.source, re.MULTILINE)
+            if match:
+                return match[1].strip()
+    return fallback
 
 
 def copy_assets(node_modules: Path, static: Path) -> None:
