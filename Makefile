@@ -25,6 +25,7 @@ help:
 	@echo "make slides          one reveal.js deck per lesson in build/slides"
 	@echo "make slides-metadata re-measure the lessons' slides in Chromium and rewrite their metadata"
 	@echo "make clean           remove .venv and caches"
+	@echo "make python-version  check that .venv runs the Python named by PYTHON (the other targets do it first)"
 	@echo "make help            this list"
 
 $(BIN)/python:
