@@ -71,17 +71,13 @@ class Asset:
     target: str
 
     def copy(self, node_modules: Path, static: Path) -> None:
-        """Copy the file or folder ``source`` to ``target``; a ``*`` pattern copies into ``target``."""
+        """Copy the file or folder ``source`` to ``target``."""
         package = node_modules / self.package
         if not package.is_dir():
             raise FileNotFoundError(f"{package} is missing: run `npm ci` in {ROOT} first")
         target = static / self.target
         target.parent.mkdir(parents=True, exist_ok=True)
-        if "*" in self.source:
-            target.mkdir(exist_ok=True)
-            for path in sorted(package.glob(self.source)):
-                shutil.copy2(path, target / path.name)
-        elif (package / self.source).is_dir():
+        if (package / self.source).is_dir():
             shutil.copytree(package / self.source, target, dirs_exist_ok=True)
         else:
             shutil.copy2(package / self.source, target)
