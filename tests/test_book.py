@@ -437,8 +437,12 @@ def _widget_scripts(page: str, mime_type: str) -> list[dict]:
 @pytest.mark.parametrize("edition", ["book", "student_book"])
 @pytest.mark.parametrize("path", WITH_EXPLORERS)
 def test_each_explorer_has_its_state_and_module_in_its_page(request, edition, path):
-    """book/explorers.js draws an explorer from its stored state, which carries its ES module."""
+    """book/explorers.js draws an explorer from its stored state, which carries its ES module; the
+    cells that show explorers, and only those, take the page's full width."""
     page = (request.getfixturevalue(edition) / path).read_text(encoding="utf-8")
+    cells = nbformat.read(NOTEBOOKS / f"{Path(path).stem}.ipynb", as_version=4).cells
+    explorer_cells = sum(any(WIDGET_VIEW in o.get("data", {}) for o in c.get("outputs", [])) for c in cells)
+    assert len(re.findall(r'<div class="cell\b[^"]*\btag_full-width\b', page)) == explorer_cells
     [state] = _widget_scripts(page, "application/vnd.jupyter.widget-state+json")
     views = _widget_scripts(page, WIDGET_VIEW)
     assert len(views) == explorers_in(path)
