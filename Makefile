@@ -12,16 +12,20 @@ TEST_STAMP := $(VENV)/.test-installed
 .PHONY: lab test test-env unit notebooks execute clean help python-version
 
 help:
-	@echo "make lab       open the lessons in JupyterLab (http://127.0.0.1:8888, with a token)"
-	@echo "make test      run everything: ruff, unit/property/widget/node tests, nbval, binder, static pages, browser"
-	@echo "make unit      the Python tests not marked slow (no browser, no fresh environment)"
-	@echo "make notebooks only nbval over the lessons"
-	@echo "make test-env  only install the test environment in .venv"
-	@echo "make execute   re-run every lesson top to bottom in a fresh kernel and save it"
-	@echo "make html      export every lesson to a static page in build/html (explorers work without a kernel)"
-	@echo "make book      build the lessons and the instructor's guide as a static site in build/book"
-	@echo "make student   the student copies: the lessons without their solutions, in build/student"
-	@echo "make clean     remove .venv and caches"
+	@echo "make lab             open the lessons in JupyterLab (http://127.0.0.1:8888, with a token)"
+	@echo "make test            run everything: ruff, unit/property/widget/node tests, nbval, binder, book, slides, browser"
+	@echo "make unit            the Python tests not marked slow (no browser, no fresh environment)"
+	@echo "make notebooks       only nbval over the lessons"
+	@echo "make test-env        only install the test environment in .venv"
+	@echo "make execute         re-run every lesson top to bottom in a fresh kernel and save it"
+	@echo "make book            the static site, explorers working without a kernel, in two editions:"
+	@echo "                     build/book (teacher's: every answer, the instructor's guide) and"
+	@echo "                     build/book-student (no solutions, no guide)"
+	@echo "make student         the student copies: the lessons without their solutions, in build/student"
+	@echo "make slides          one reveal.js deck per lesson in build/slides"
+	@echo "make clean           remove .venv and caches"
+	@echo "make python-version  check that .venv runs the Python named by PYTHON (the other targets do it first)"
+	@echo "make help            this list"
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -59,9 +63,9 @@ lab: $(LAB_STAMP)
 
 test-env: $(TEST_STAMP)
 
-# The static pages and the book are built first: the browser tests serve them with no kernel; so
-# are the student copies, which tests/test_student.py reads and runs.
-test: $(TEST_STAMP) html book student
+# The book is built first: the book and browser tests serve both editions with no kernel; so are
+# the student copies, which tests/test_student.py reads and runs.
+test: $(TEST_STAMP) book student
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/python -m pytest --nbval $(PYTEST_ARGS)
@@ -78,8 +82,8 @@ execute: $(LAB_STAMP)
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis
 
-# Executed lessons with the explorers' widget state: the one stage that make html and make book
-# read (build/executed/NN_name.ipynb, each remade when its lesson, attnlib or the pins change).
+# Executed lessons with the explorers' widget state, which make book reads
+# (build/executed/NN_name.ipynb, each remade when its lesson, attnlib or the pins change).
 LESSONS  := $(sort $(wildcard notebooks/[0-9][0-9]_*.ipynb))
 EXECUTED := $(patsubst notebooks/%,build/executed/%,$(LESSONS))
 ATTNLIB_SOURCES := $(shell find attnlib -name '*.py' -o -name '*.js' -o -name '*.css')
@@ -87,34 +91,30 @@ ATTNLIB_SOURCES := $(shell find attnlib -name '*.py' -o -name '*.js' -o -name '*
 build/executed/%.ipynb: notebooks/%.ipynb $(ATTNLIB_SOURCES) tools/execute_notebooks.py $(LAB_STAMP)
 	$(BIN)/python tools/execute_notebooks.py --out build/executed $<
 
-# Static pages: every executed lesson exported to build/html/, with the scripts the pages load
-# (require.js, MathJax, the widget manager, anywidget) copied from the exact npm versions of
+# What the book and the decks load (MathJax, reveal.js, …), from the exact npm versions of
 # package-lock.json: no page loads anything from another host.
 NODE_STAMP := node_modules/.installed
-
-.PHONY: html
 
 $(NODE_STAMP): package.json package-lock.json
 	npm ci --ignore-scripts --no-audit --no-fund
 	touch $@
 
-html: $(EXECUTED) $(NODE_STAMP)
-	rm -rf build/html
-	$(BIN)/python tools/export_html.py --out build/html $(EXECUTED)
-
-# The book: jupyter-book 1 (Sphinx) over the executed lessons and the instructor's guide, built
-# offline into build/book/, with MathJax 3, require.js, the widget manager and anywidget copied
-# from npm: the explorers respond with no kernel and no page loads anything from another host.
+# The book, the one static site: jupyter-book 1 (Sphinx) over the executed lessons, built offline
+# in two editions, the teacher's in build/book/ (every lesson as it is, and the instructor's
+# guide) and the student edition in build/book-student/ (the lessons without the cells tagged
+# `solution`, no guide). MathJax 3 is copied from npm and book/explorers.js draws the explorers
+# from the widget state in each page: they respond with no kernel, and no page loads anything
+# from another host. jupyter-book is installed on the lessons' pins, without the test tools.
 BOOK_STAMP := $(VENV)/.book-installed
 
 .PHONY: book
 
-$(BOOK_STAMP): $(TEST_STAMP) requirements-book.txt
+$(BOOK_STAMP): $(LAB_STAMP) requirements-book.txt
 	$(BIN)/python -m pip install --quiet -r requirements-book.txt
 	touch $@
 
 book: $(BOOK_STAMP) $(EXECUTED) $(NODE_STAMP)
-	$(BIN)/python tools/build_book.py --out build/book $(EXECUTED)
+	$(BIN)/python tools/build_book.py --out build/book --student-out build/book-student $(EXECUTED)
 
 # Student copies: the lessons without the cells tagged `solution` (the answers, and the cells that
 # print a right answer), in build/student/notebooks/ under the same names, their stored outputs

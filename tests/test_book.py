@@ -1,14 +1,22 @@
-"""The book of ``make book`` (build/book/), served on 127.0.0.1 and opened in Chromium.
+"""The book of ``make book``, the one static site, served on 127.0.0.1 and opened in Chromium.
 
-Every page of the book (the intro, each lesson, the instructor's guide, the index and the search
-page) is opened in a fresh browser context, with no kernel anywhere; each must load with no
-console error, no uncaught error and **no request to any other host** (such requests are
+It comes in two editions: the teacher's in build/book/ (every lesson as it is, and the
+instructor's guide) and the student edition in build/book-student/ (the lessons without their
+solutions, no guide).
+
+Every page of the teacher's edition (the intro, each lesson, the instructor's guide, the index and
+the search page) is opened in a fresh browser context, with no kernel anywhere; each must load with
+no console error, no uncaught error and **no request to any other host** (such requests are
 recorded and aborted). On every page every image loads, every formula is typeset by MathJax 3 (an
 ``mjx-container`` in each of Sphinx's ``.math`` elements) and no raw ``$…$`` is left in the text
 outside code; on a lesson with explorers, each explorer shown in the lesson is drawn, and one
-slider move changes its SVG; at a phone's width (390 px) the page does not scroll sideways.
-Search finds the lesson on softmax. Without a browser: links between pages point to files of the
-book, and each lesson has its Binder launch link.
+slider move changes its SVG; at a phone's width (390 px) the page does not scroll sideways; and
+the page with all it loads (the sum of the response bodies) weighs at most 4 MiB. Search finds the
+lesson on softmax. The four explorers of tests/test_browser.py are driven on their lesson pages by
+keyboard and drag, every number checked against attnlib after every move. In the student edition
+every explorer is drawn and responds too. Without a browser: links between pages point to files
+of the book, each lesson has its Binder launch link, and no solution of a lesson (no cell tagged
+``solution``, no ``<details>`` answer) and no page of the guide is in the student edition.
 
 The book must be newer than its sources (the lessons, attnlib, book/, the guide, the tools and
 package-lock.json); else the test skips with a hint (under CI it fails): run ``make book``.
@@ -17,21 +25,30 @@ It needs Debian's Chromium and Playwright for Python, as tests/test_browser.py d
 
 from __future__ import annotations
 
+import html
 import json
 import re
+import sys
 import urllib.parse
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import nbformat
 import pytest
 import yaml
 from conftest import require_build
-from test_browser import chromium, serve
+from test_browser import EXPLORERS, Page, chromium
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))  # the tools are scripts, not a package
+from slides_browser import serve  # noqa: E402
+
 SITE = ROOT / "build" / "book"
+STUDENT_SITE = ROOT / "build" / "book-student"
+GUIDE = "docs/instructor_guide.html"
 NOTEBOOKS = ROOT / "notebooks"
+PAGE_BUDGET = 4 * 2**20  # bytes: a page and everything it loads
 BINDER = "https://mybinder.org/v2/gh/attention-lessons/attention-lessons/main?urlpath=lab/tree/"
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 LOAD_TIMEOUT = 60_000  # ms: a page, its images, MathJax and its explorers ready
@@ -58,14 +75,18 @@ def explorers_in(page: str) -> int:
 
 
 PAGES = toc_pages()
+STUDENT_PAGES = [page for page in PAGES if page != GUIDE]
+LESSONS = sorted(NOTEBOOKS.glob("*.ipynb"))
+LESSON_PAGES = [f"notebooks/{lesson.stem}.html" for lesson in LESSONS]
+WITH_EXPLORERS = [page for page in LESSON_PAGES if explorers_in(page)]
 
 
 def _stale_or_missing_book() -> str | None:
-    """Why build/book cannot be tested as it is (missing or older than its sources), or None."""
-    built = [SITE / page for page in PAGES]
-    missing = [str(path.relative_to(SITE)) for path in built if not path.exists()]
+    """Why the book cannot be tested as it is (an edition missing or older than its sources), or None."""
+    built = [SITE / page for page in PAGES] + [STUDENT_SITE / page for page in STUDENT_PAGES]
+    missing = [str(path.relative_to(ROOT)) for path in built if not path.exists()]
     if missing:
-        return f"build/book has no {missing}"
+        return f"the book has no {missing}"
     sources = [
         *NOTEBOOKS.glob("*.ipynb"),
         *(ROOT / "attnlib").rglob("*.py"),
@@ -74,11 +95,12 @@ def _stale_or_missing_book() -> str | None:
         ROOT / "docs" / "instructor_guide.md",
         ROOT / "package-lock.json",
         ROOT / "tools" / "build_book.py",
+        ROOT / "tools" / "build_student.py",
         ROOT / "tools" / "execute_notebooks.py",
     ]
     newest = max(path.stat().st_mtime for path in sources if path.exists())
     oldest = min(path.stat().st_mtime for path in built)
-    return "build/book is older than its sources" if oldest < newest else None
+    return "the book is older than its sources" if oldest < newest else None
 
 
 @pytest.fixture(scope="module")
@@ -89,9 +111,22 @@ def book() -> Path:
 
 
 @pytest.fixture(scope="module")
+def student_book(book: Path) -> Path:
+    """build/book-student, made with build/book by ``make book``."""
+    return STUDENT_SITE
+
+
+@pytest.fixture(scope="module")
 def site(book: Path) -> Iterator[str]:
     """build/book served on 127.0.0.1."""
     with serve(book) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def student_site(student_book: Path) -> Iterator[str]:
+    """build/book-student served on 127.0.0.1."""
+    with serve(student_book) as url:
         yield url
 
 
@@ -108,16 +143,20 @@ class Visit:
     page: object
     errors: list[str] = field(default_factory=list)
     outside: list[str] = field(default_factory=list)
+    loaded: list[object] = field(default_factory=list)  # the requests answered by the server
 
     def check_clean(self) -> None:
         assert not self.outside, f"requests that left 127.0.0.1: {self.outside}"
         assert not self.errors, "errors in the page:\n" + "\n".join(self.errors)
 
+    def weight(self) -> int:
+        """Bytes of every response body the page has loaded so far (it included)."""
+        return sum(request.sizes()["responseBodySize"] for request in self.loaded)
 
-@pytest.fixture
-def visit(browser, site) -> Iterator:
-    """Open a page of the book; requests to other hosts are recorded and aborted."""
-    contexts = []
+
+def _opener(browser, site: str, contexts: list):
+    """A function that opens a page of the book served at ``site``; requests to other hosts are
+    recorded and aborted."""
 
     def open_page(path: str) -> Visit:
         context = browser.new_context(viewport={"width": 1280, "height": 900})
@@ -136,10 +175,27 @@ def visit(browser, site) -> Iterator:
         page.on("console", lambda m: m.type == "error" and seen.errors.append(f"console: {m.text}"))
         page.on("pageerror", lambda e: seen.errors.append(f"uncaught: {e}"))
         page.on("response", lambda r: r.status >= 400 and seen.errors.append(f"{r.status}: {r.url}"))
+        page.on("requestfinished", lambda r: r.url.startswith(site) and seen.loaded.append(r))
         page.goto(f"{site}/{path}", wait_until="load", timeout=LOAD_TIMEOUT)
         return seen
 
-    yield open_page
+    return open_page
+
+
+@pytest.fixture
+def visit(browser, site) -> Iterator:
+    """Open a page of the teacher's edition."""
+    contexts: list = []
+    yield _opener(browser, site, contexts)
+    for context in contexts:
+        context.close()
+
+
+@pytest.fixture
+def visit_student(browser, student_site) -> Iterator:
+    """Open a page of the student edition."""
+    contexts: list = []
+    yield _opener(browser, student_site, contexts)
     for context in contexts:
         context.close()
 
@@ -222,16 +278,48 @@ def check_fits_a_phone(visit: Visit) -> None:
     assert widths[0] <= widths[1], f"at {PHONE['width']} px the page is {widths[0]} px wide"
 
 
+def check_weight(visit: Visit, path: str) -> None:
+    """The page and everything it has loaded weigh at most PAGE_BUDGET bytes."""
+    weight = visit.weight()
+    assert weight <= PAGE_BUDGET, (
+        f"{path} loads {weight / 2**20:.2f} MiB, more than {PAGE_BUDGET / 2**20} MiB"
+    )
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("path", PAGES)
 def test_page_in_chromium(visit, path):
-    """The page loads clean and alone: images, math and explorers work, it fits a phone, nothing
-    leaves the host."""
+    """The page loads clean, alone and light: images, math and explorers work, it fits a phone,
+    nothing leaves the host, at most 4 MiB comes from it."""
     seen = visit(path)
     check_images(seen)
     check_math(seen)
     check_explorers(seen, explorers_in(path))
     check_fits_a_phone(seen)
+    check_weight(seen, path)
+    seen.check_clean()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", list(EXPLORERS))
+def test_explorer_on_its_lesson_page(browser, site, tmp_path, kind):
+    """Keyboard and drag move the explorer, and after every move every number it draws is
+    attnlib's (tests/test_browser.py's moves and checks, on the book's page, with no kernel)."""
+    explorer = EXPLORERS[kind]
+    page = Page(browser, explorer, tmp_path, f"book-{kind}")
+    try:
+        page.page.goto(f"{site}/notebooks/{explorer.lesson}.html", wait_until="load")
+        page.wait_for_explorer(MOVE_TIMEOUT)
+        page.exercise()
+    finally:
+        page.close()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", WITH_EXPLORERS)
+def test_explorers_respond_in_the_student_edition(visit_student, path):
+    seen = visit_student(path)
+    check_explorers(seen, explorers_in(path))
     seen.check_clean()
 
 
@@ -248,27 +336,120 @@ def test_search_finds_the_softmax_lesson(visit):
 # --- the files -----------------------------------------------------------------------------------
 
 
-def test_every_page_is_tested(book):
-    """The pages in build/book are exactly those of the table of contents, the index and search."""
-    built = {
-        str(path.relative_to(book))
-        for path in book.rglob("*.html")
-        if path.relative_to(book).parts[0] not in ("_static", "_sources")
+def _built_pages(site: Path) -> set[str]:
+    return {
+        str(path.relative_to(site))
+        for path in site.rglob("*.html")
+        if path.relative_to(site).parts[0] != "_static"
     }
-    assert built == {*PAGES, "index.html"}
+
+
+def test_every_page_is_tested(book, student_book):
+    """The pages of each edition are exactly those of its table of contents, the index and search:
+    the student edition has no page of the guide."""
+    assert _built_pages(book) == {*PAGES, "index.html"}
+    assert _built_pages(student_book) == {*STUDENT_PAGES, "index.html"}
+
+
+def test_nothing_shipped_that_no_page_loads(book, student_book):
+    """No source maps, no copies of the sources, no Font Awesome script (its webfonts draw the icons)."""
+    for site in (book, student_book):
+        assert not [str(path) for path in site.rglob("*.map")]
+        assert not (site / "_sources").exists()
+        assert not list(site.rglob("fontawesome.js"))
 
 
 LINK = re.compile(r"""\b(?:href|src)=["']([^"'#?]*)[^"']*["']""")
+EDITION_PAGES = [("book", path) for path in PAGES] + [("student_book", path) for path in STUDENT_PAGES]
 
 
-@pytest.mark.parametrize("path", PAGES)
-def test_local_links_point_to_files_of_the_book(book, path):
-    """Every relative link and source of the page (lessons to lessons, images, scripts) exists."""
-    page = book / path
+@pytest.mark.parametrize(("edition", "path"), EDITION_PAGES)
+def test_local_links_point_to_files_of_the_book(request, edition, path):
+    """Every relative link and source of the page (lessons to lessons, images, scripts) exists in
+    its edition, and none points to a notebook file."""
+    page = request.getfixturevalue(edition) / path
     targets = [t for t in LINK.findall(page.read_text(encoding="utf-8")) if t and ":" not in t]
     missing = sorted({t for t in targets if not (page.parent / urllib.parse.unquote(t)).exists()})
     assert not missing, missing
-    assert not [t for t in targets if t.endswith(".ipynb") and "_sources/" not in t]
+    assert not [t for t in targets if t.endswith(".ipynb")]
+
+
+def test_the_student_edition_leads_to_no_guide(book, student_book):
+    """No link and no search entry of the student edition leads to the instructor's guide (as
+    those of the teacher's edition do)."""
+    link = re.compile(r"""href=["'][^"']*instructor_guide""")
+    for site, has_guide in ((book, True), (student_book, False)):
+        linking = [p.name for p in site.rglob("*.html") if link.search(p.read_text(encoding="utf-8"))]
+        assert bool(linking) == has_guide, (site, linking)
+        index = (site / "searchindex.js").read_text(encoding="utf-8")
+        assert ('"docs/instructor_guide"' in index) == has_guide, site
+
+
+def page_text(page: Path) -> str:
+    """The text of an HTML page: tags dropped, entities decoded, runs of white space one space."""
+    markup = re.compile(r"<(script|style)\b.*?</\1>|<[^>]+>", re.DOTALL)
+    text = markup.sub("", page.read_text(encoding="utf-8"))
+    return " ".join(html.unescape(text).split())
+
+
+# Pieces of a Markdown cell that rendering leaves as they are: a run of plain words (no markup,
+# quotes or dashes, which rendering changes), and inline math (MathJax reads it from the page's text)
+PLAIN_WORDS = re.compile(r"(?<![\w'])[A-Za-z][A-Za-z ,;]{10,}[A-Za-z](?![\w'])")
+INLINE_MATH = re.compile(r"(?<!\$)\$([^$\n]{8,})\$(?!\$)")
+
+
+def fingerprints(cell: nbformat.NotebookNode) -> set[str]:
+    """Pieces of a cell's source that its rendered page shows as they are: lines of code, and runs
+    of plain words and inline math of Markdown."""
+    if cell.cell_type == "code":
+        pieces = [line for line in cell.source.splitlines() if len(line.strip()) >= 16]
+    else:
+        pieces = PLAIN_WORDS.findall(cell.source) + INLINE_MATH.findall(cell.source)
+    return {" ".join(piece.split()) for piece in pieces}
+
+
+@pytest.mark.parametrize("lesson", LESSONS, ids=lambda path: path.stem)
+def test_the_student_edition_holds_no_solution(book, student_book, lesson):
+    """No ``<details>`` answer, no solution cell's class, and no piece of any solution cell that the
+    teacher's edition shows (each solution cell is found there by at least one piece) is in the
+    student edition's page of the lesson."""
+    name = f"notebooks/{lesson.stem}.html"
+    student_html = (student_book / name).read_text(encoding="utf-8")
+    assert "<details" not in student_html
+    assert "tag_solution" not in student_html
+    teacher, student = page_text(book / name), page_text(student_book / name)
+    cells = nbformat.read(lesson, as_version=4).cells
+    solutions = [cell for cell in cells if "solution" in cell.metadata.get("tags", [])]
+    kept = " ".join(" ".join(cell.source.split()) for cell in cells if cell not in solutions)
+    assert solutions, f"{lesson.name} has no cell tagged solution"
+    for cell in solutions:
+        shown = [piece for piece in fingerprints(cell) - {""} if piece not in kept and piece in teacher]
+        assert shown, f"no piece of {lesson.name}'s solution cell {cell.id} found in the teacher's edition"
+        leaked = [piece for piece in shown if piece in student]
+        assert not leaked, f"{lesson.name}'s solution cell {cell.id} is in the student edition: {leaked}"
+
+
+def _widget_scripts(page: str, mime_type: str) -> list[dict]:
+    pattern = rf'<script type="{re.escape(mime_type)}">\s*(.*?)\s*</script>'
+    return [json.loads(body) for body in re.findall(pattern, page, re.DOTALL)]
+
+
+@pytest.mark.parametrize("edition", ["book", "student_book"])
+@pytest.mark.parametrize("path", WITH_EXPLORERS)
+def test_each_explorer_has_its_state_and_module_in_its_page(request, edition, path):
+    """book/explorers.js draws an explorer from its stored state, which carries its ES module; the
+    cells that show explorers, and only those, take the page's full width."""
+    page = (request.getfixturevalue(edition) / path).read_text(encoding="utf-8")
+    cells = nbformat.read(NOTEBOOKS / f"{Path(path).stem}.ipynb", as_version=4).cells
+    explorer_cells = sum(any(WIDGET_VIEW in o.get("data", {}) for o in c.get("outputs", [])) for c in cells)
+    assert len(re.findall(r'<div class="cell\b[^"]*\btag_full-width\b', page)) == explorer_cells
+    [state] = _widget_scripts(page, "application/vnd.jupyter.widget-state+json")
+    views = _widget_scripts(page, WIDGET_VIEW)
+    assert len(views) == explorers_in(path)
+    for view in views:
+        model = state["state"][view["model_id"]]
+        assert model["model_module"] == "anywidget", model["model_module"]
+        assert model["state"].get("_esm"), "the explorer's ES module is not in the stored state"
 
 
 @pytest.mark.parametrize("lesson", sorted(NOTEBOOKS.glob("*.ipynb")), ids=lambda path: path.stem)

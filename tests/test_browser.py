@@ -1,4 +1,4 @@
-"""The four explorers in a real browser: JupyterLab, Notebook 7 and a static page, through Chromium.
+"""The four explorers in a real browser: JupyterLab, Notebook 7 and the book, through Chromium.
 
 For each explorer (lesson 01 similarity, 04 scaling, 05 softmax, 07 playground) and each place it
 runs in, the test moves sliders with the keyboard and with the mouse (and toggles a checkbox where
@@ -12,9 +12,8 @@ printed digit. No page may log a console error or throw, and no request may leav
   data and runtime directories and a settings overrides file that turns autosave and the news popup
   off (so it never writes into the lessons). It opens a lesson, runs all cells from the Run menu,
   then moves the explorer.
-- The static page: ``build/html/`` as ``make html`` left it, served by ``http.server`` on
-  127.0.0.1, with no kernel anywhere. The pages must be newer than the lessons and the library
-  (else the test skips with a hint; under CI it fails).
+- The book's lesson pages, with no kernel anywhere: ``tests/test_book.py`` drives the explorers
+  there with the same moves and checks (``Explorer``, ``Page``).
 
 The explorers follow one DOM contract (attnlib.widgets): a root ``div.attnlib-explorer.attnlib-KIND``;
 controls ``<input data-control=NAME>``; numbers ``<text data-quantity=Q data-row=i data-col=j
@@ -50,7 +49,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import require_build
 
 from attnlib import attention_steps, core, scaling
 from attnlib.projection import qkv
@@ -59,10 +57,9 @@ from attnlib.similarity import similarity
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))  # the tools are scripts, not a package
 import slides_browser  # noqa: E402
-from slides_browser import CHROMIUM, serve  # noqa: E402
+from slides_browser import CHROMIUM  # noqa: E402
 
 NOTEBOOKS = ROOT / "notebooks"
-SITE = ROOT / "build" / "html"
 SETTINGS_OVERRIDES = {
     "@jupyterlab/docmanager-extension:plugin": {"autosave": False},
     "@jupyterlab/apputils-extension:notification": {"fetchNews": "false", "checkForUpdates": False},
@@ -70,8 +67,6 @@ SETTINGS_OVERRIDES = {
 START_TIMEOUT = 120  # s: the server answering
 RUN_TIMEOUT = 240_000  # ms: the page and the kernel starting, every cell of the lesson running
 MOVE_TIMEOUT = 30_000  # ms: a move redrawn (in Jupyter: also its round trip through the kernel)
-WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
-WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
 RUN_ALL = '.lm-Menu-item[data-command="runmenu:run-all"]:not(.lm-mod-disabled)'  # Run ▸ Run All Cells
 ERROR_OUTPUTS = '.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]'
@@ -619,39 +614,12 @@ def notebook7(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         yield server
 
 
-def _stale_or_missing_site() -> str | None:
-    """Why build/html cannot be tested as it is (missing or older than its sources), or None."""
-    pages = [SITE / f"{explorer.lesson}.html" for explorer in EXPLORERS.values()]
-    missing = [page.name for page in pages if not page.exists()]
-    if missing:
-        return f"build/html has no {missing}"
-    sources = [
-        *NOTEBOOKS.glob("*.ipynb"),
-        *(ROOT / "attnlib").rglob("*.py"),
-        *(ROOT / "attnlib").rglob("*.js"),
-        ROOT / "package-lock.json",
-        ROOT / "tools" / "export_html.py",
-        ROOT / "tools" / "execute_notebooks.py",
-    ]
-    newest = max(path.stat().st_mtime for path in sources)
-    stale = [page.name for page in pages if page.stat().st_mtime < newest]
-    return f"build/html is older than the lessons or attnlib: {stale}" if stale else None
-
-
 @contextlib.contextmanager
 def chromium() -> Iterator:
     """Debian's Chromium driven by Playwright (the test skips with a hint where either is missing)."""
     _playwright()
     with slides_browser.chromium() as browser:
         yield browser
-
-
-@pytest.fixture(scope="module")
-def site() -> Iterator[str]:
-    """build/html served on 127.0.0.1 (no kernel anywhere)."""
-    require_build(_stale_or_missing_site(), "make html")
-    with serve(SITE) as url:
-        yield url
 
 
 @pytest.fixture(scope="module")
@@ -718,16 +686,6 @@ KINDS = list(EXPLORERS)
 
 @pytest.mark.slow
 @pytest.mark.parametrize("kind", KINDS)
-def test_explorer_in_static_page(site, page_for, kind):
-    explorer = EXPLORERS[kind]
-    page = page_for(explorer, "static")
-    page.page.goto(f"{site}/{explorer.lesson}.html", wait_until="load")
-    page.wait_for_explorer(MOVE_TIMEOUT)
-    page.exercise()
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("kind", KINDS)
 def test_explorer_in_jupyterlab(lab, page_for, kind):
     explorer = EXPLORERS[kind]
     page = page_for(explorer, "lab")
@@ -750,31 +708,7 @@ def test_explorer_in_notebook_7(notebook7, page_for, kind):
         notebook7.shut_down_sessions()
 
 
-# --- what make html wrote, and what the committed lessons hold ----------------------------------
-
-
-def _scripts(page: str, mime_type: str) -> list[dict]:
-    pattern = rf'<script type="{re.escape(mime_type)}">\s*(.*?)\s*</script>'
-    return [json.loads(body) for body in re.findall(pattern, page, re.DOTALL)]
-
-
-@pytest.mark.parametrize("kind", KINDS)
-def test_static_page_holds_the_explorer_state(kind):
-    """The page of ``make html`` shows the explorer from a stored state and loads nothing remote."""
-    require_build(_stale_or_missing_site(), "make html")
-    explorer = EXPLORERS[kind]
-    page = (SITE / f"{explorer.lesson}.html").read_text(encoding="utf-8")
-    [state] = _scripts(page, WIDGET_STATE)
-    views = _scripts(page, WIDGET_VIEW)
-    assert views, f"{explorer.lesson}.html shows no widget"
-    for view in views:
-        model = state["state"][view["model_id"]]
-        assert model["model_module"] == "anywidget", model["model_module"]
-        assert model["state"].get("_esm"), "the explorer's ES module is not in the stored state"
-    scripts = re.findall(r"<script\b[^>]*\bsrc=[\"']([^\"']+)", page)
-    assert scripts and all(src.startswith("static/") for src in scripts), scripts
-    for src in scripts:
-        assert (SITE / src.split("?")[0]).is_file(), f"{src} is not in build/html"
+# --- what the committed lessons hold ------------------------------------------------------------
 
 
 @pytest.mark.parametrize("notebook", sorted(NOTEBOOKS.glob("*.ipynb")), ids=lambda path: path.stem)

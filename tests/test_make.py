@@ -1,7 +1,8 @@
-"""What the Makefile's two commands do, read from ``make -n`` (which prints and runs nothing)."""
+"""What the Makefile's commands do, read from ``make -n`` (which prints and runs nothing)."""
 
 from __future__ import annotations
 
+import re
 import shlex
 import shutil
 import subprocess
@@ -58,3 +59,26 @@ def test_make_refuses_a_venv_of_another_python(tmp_path: Path) -> None:
     )  # fmt: skip
     assert result.returncode != 0
     assert f"runs Python {sys.version_info[0]}.{sys.version_info[1]}, but PYTHON={other}" in result.stderr
+
+
+def test_make_help_lists_every_target() -> None:
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    phony = re.findall(r"^\.PHONY:(.*)$", makefile, re.MULTILINE)
+    targets = {name for line in phony for name in line.split()}
+    help_text = subprocess.run(["make", "-s", "help"], cwd=ROOT, capture_output=True, text=True, check=True)
+    listed = set(re.findall(r"^make (\S+)", help_text.stdout, re.MULTILINE))
+    assert "book" in targets
+    assert targets == listed, f"make help lists {sorted(listed)}, the Makefile has {sorted(targets)}"
+
+
+def test_make_book_installs_the_book_on_the_lessons_pins_without_the_test_tools(tmp_path: Path) -> None:
+    """The book needs jupyter-book, not pytest, Playwright and the rest; make test needs both."""
+    book = " ".join(_dry_run("book", VENV=str(tmp_path / "venv")))
+    assert "-r requirements.txt" in book
+    assert "-r requirements-book.txt" in book
+    assert "requirements-test.txt" not in book
+    pins = (ROOT / "requirements-book.txt").read_text(encoding="utf-8")
+    assert re.findall(r"^-r (\S+)", pins, re.MULTILINE) == ["requirements.txt"]
+    test = " ".join(_dry_run("test", VENV=str(tmp_path / "venv")))
+    assert "-r requirements-test.txt" in test
+    assert "-r requirements-book.txt" in test

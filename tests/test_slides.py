@@ -192,10 +192,10 @@ def test_a_section_starts_a_slide_and_a_pause_its_notes():
 
 def test_a_page_that_loads_from_another_host_is_caught():
     page = '<script src="static/reveal.js/dist/reveal.js"></script><link href="//cdn.example/a.css">'
-    assert build_slides.outside_urls(
+    assert build_slides.external_urls(
         page + "<style>b { background: url('https://x.example/i.png') }</style>"
     ) == [
         "//cdn.example/a.css",
         "https://x.example/i.png",
     ]
-    assert build_slides.outside_urls(page.split("<link")[0]) == []
+    assert build_slides.external_urls(page.split("<link")[0]) == []

@@ -33,31 +33,26 @@ import copy
 import html
 import itertools
 import re
-import shutil
 import sys
 from pathlib import Path
 
 import nbformat
+from build_book import MATHJAX, ROOT, WIDGET_VIEW, Asset, external_urls
 from nbconvert import SlidesExporter
 from traitlets.config import Config
 
-ROOT = Path(__file__).resolve().parents[1]
 GUIDE = ROOT / "docs" / "instructor_guide.md"
 STATIC = "static"
 WIDTH, HEIGHT = 1280, 720
 THEME = "white"  # its fonts are in the package (the default, "simple", imports Google's)
-# (npm package, what to copy from it, where in static/)
-ASSETS = [
+ASSETS = (
     *(
-        ("reveal.js", part, f"reveal.js/{part}")
+        Asset("reveal.js", part, f"reveal.js/{part}")
         for part in ("dist/reveal.js", "dist/reveal.css", f"dist/theme/{THEME}.css", "dist/theme/fonts")
     ),
-    ("reveal.js", "plugin/notes/notes.js", "reveal.js/plugin/notes/notes.js"),
-    *(
-        ("mathjax3", f"es5/{part}", f"mathjax/{part}")
-        for part in ("tex-chtml.js", "input/tex/extensions", "output/chtml/fonts/woff-v2")
-    ),
-]
+    Asset("reveal.js", "plugin/notes/notes.js", "reveal.js/plugin/notes/notes.js"),
+    *MATHJAX,
+)
 EXPORTER_CONFIG = {
     "reveal_url_prefix": f"{STATIC}/reveal.js",
     "reveal_theme": THEME,
@@ -68,14 +63,9 @@ EXPORTER_CONFIG = {
     "extra_template_basedirs": [str(ROOT / "tools" / "nbconvert_templates")],
     "template_name": "attnlib_slides",
 }
-WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 LIVE = (
     "**Live:** {summary}. Move it in JupyterLab (`make lab`) or on this lesson's page of the book "
     "(`make book`); the picture above is the same explorer, drawn statically."
-)
-# what a page fetches: src="…" / href="…" of a script, link, img…, and CSS url(…)
-FETCHED = re.compile(
-    r"<(?:script|link|img|iframe|source)\b[^>]*?\b(?:src|href)=[\"']([^\"']+)|url\([\"']?([^\"')]+)"
 )
 LESSON_LINK = re.compile(r"""href="(?![a-z][a-z0-9+.-]*:)([^"#/]+)\.ipynb""")
 PART = re.compile(r"^### (\d\d) · .*\n((?:(?!#{1,3} ).*\n)*)", re.MULTILINE)
@@ -192,29 +182,11 @@ def slide_count(deck: nbformat.NotebookNode) -> int:
     return 1 + sum(kind in ("slide", "subslide") for kind in kinds)
 
 
-def outside_urls(page: str) -> list[str]:
-    """URLs that ``page`` (HTML or CSS) would fetch from another host."""
-    urls = [src or css for src, css in FETCHED.findall(page)]
-    return sorted({url for url in urls if re.match(r"(?:[a-z][a-z0-9+.-]*:)?//", url, re.IGNORECASE)})
-
-
 def convert(deck: nbformat.NotebookNode, name: str) -> str:
     """The reveal.js page of a notebook prepared by :func:`deck_notebook`, lesson links pointing at decks."""
     exporter = SlidesExporter(config=Config({"SlidesExporter": EXPORTER_CONFIG}))
     page, _resources = exporter.from_notebook_node(deck, resources={"metadata": {"name": name}})
     return LESSON_LINK.sub(r'href="\1.html', page)
-
-
-def copy_assets(node_modules: Path, static: Path) -> None:
-    """Copy what the decks load from npm packages into ``static``."""
-    for package, source, target in ASSETS:
-        if not (node_modules / package).is_dir():
-            raise FileNotFoundError(f"{node_modules / package} is missing: run `npm ci` in {ROOT} first")
-        (static / target).parent.mkdir(parents=True, exist_ok=True)
-        if (node_modules / package / source).is_dir():
-            shutil.copytree(node_modules / package / source, static / target, dirs_exist_ok=True)
-        else:
-            shutil.copy2(node_modules / package / source, static / target)
 
 
 def index_page(entries: list[tuple[str, str, int]]) -> str:
@@ -234,7 +206,8 @@ def index_page(entries: list[tuple[str, str, int]]) -> str:
 
 def build(paths: list[Path], out: Path, node_modules: Path, guide: Path) -> list[tuple[str, str, int]]:
     """Write the decks of ``paths`` and their assets to ``out``; (file, title, slides) of each deck."""
-    copy_assets(node_modules, out / STATIC)
+    for asset in ASSETS:
+        asset.copy(node_modules, out / STATIC)
     notes = lesson_notes(guide.read_text(encoding="utf-8"))
     pages = {sheet: sheet.read_text(encoding="utf-8") for sheet in (out / STATIC).rglob("*.css")}
     entries = []
@@ -245,8 +218,8 @@ def build(paths: list[Path], out: Path, node_modules: Path, guide: Path) -> list
         title = lesson.cells[0].source.splitlines()[0].lstrip("# ")
         entries.append((f"{path.stem}.html", title, slide_count(deck)))
     for target, page in pages.items():
-        if outside_urls(page):
-            raise RuntimeError(f"{target.name} would load from other hosts: {outside_urls(page)}")
+        if external_urls(page):
+            raise RuntimeError(f"{target.name} would load from other hosts: {external_urls(page)}")
         target.write_text(page, encoding="utf-8")
     (out / "index.html").write_text(index_page(entries), encoding="utf-8")
     return entries

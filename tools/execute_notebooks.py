@@ -9,8 +9,8 @@ whose execution fails is not saved.
 
 Without ``--out`` each lesson is overwritten in place with no widget state (what is committed).
 With ``--out DIR`` the lesson is left alone and its executed copy, with the explorers' widget
-state stored, is written to ``DIR``: the one stage that ``make html`` and ``make book`` read, so
-that their explorers respond with no kernel. The script fails when an explorer shown in such a
+state stored, is written to ``DIR``: the stage that ``make book`` reads, so that the book's
+explorers respond with no kernel. The script fails when an explorer shown in such a
 copy has no stored state.
 """
 
