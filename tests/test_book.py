@@ -28,7 +28,6 @@ from __future__ import annotations
 import html
 import json
 import re
-import sys
 import urllib.parse
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -38,11 +37,10 @@ import nbformat
 import pytest
 import yaml
 from conftest import require_build
+from slides_browser import serve
 from test_browser import EXPLORERS, Page, chromium
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tools"))  # the tools are scripts, not a package
-from slides_browser import serve  # noqa: E402
 
 SITE = ROOT / "build" / "book"
 STUDENT_SITE = ROOT / "build" / "book-student"

@@ -49,15 +49,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import slides_browser
+from slides_browser import CHROMIUM
 
 from attnlib import attention_steps, core, scaling
 from attnlib.projection import qkv
 from attnlib.similarity import similarity
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tools"))  # the tools are scripts, not a package
-import slides_browser  # noqa: E402
-from slides_browser import CHROMIUM  # noqa: E402
 
 NOTEBOOKS = ROOT / "notebooks"
 SETTINGS_OVERRIDES = {

@@ -12,17 +12,15 @@ real notebook.
 from __future__ import annotations
 
 import re
-import sys
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 import nbformat
 import pytest
+from build_slides import lesson_notes
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tools"))  # the tools are scripts, not a package
 
-from build_slides import lesson_notes  # noqa: E402
 
 GUIDE = ROOT / "docs" / "instructor_guide.md"
 TEXT = GUIDE.read_text(encoding="utf-8")

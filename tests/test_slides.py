@@ -19,18 +19,16 @@ The browser tests need Debian's Chromium (``apt-get install chromium``) and Play
 from __future__ import annotations
 
 import re
-import sys
 from pathlib import Path
 
+import build_slides
 import nbformat
 import pytest
+import slides_browser
 from conftest import require_build
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tools"))  # the tools are scripts, not a package
 
-import build_slides  # noqa: E402
-import slides_browser  # noqa: E402
 
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 LESSONS = [path.stem for path in NOTEBOOKS]
