@@ -8,8 +8,9 @@ Leading batch dimensions broadcast. A single query ``Q : (d_k,)`` gives ``(..., 
 ``(..., n_k)``.
 
 Every step is its own function (:func:`raw_scores`, :func:`scale_scores`, :func:`apply_mask`,
-:func:`softmax`, :func:`weighted_sum`) so that lessons can show each one; :func:`attention_steps`
-checks its arguments once, runs the steps in order and keeps every intermediate.
+:func:`softmax`, :func:`weighted_sum`) so that lessons can show each one; each checks what a
+learner passes it. :func:`attention_steps` checks its arguments once, at the door, then runs the
+same steps unchecked, in order, and keeps every intermediate.
 
 The same computation in eight lines of NumPy (lesson 07), without the argument checks, gives the
 same numbers:
@@ -51,6 +52,7 @@ import numpy as np
 import numpy.typing as npt
 
 from attnlib.validation import (
+    all_finite,
     as_axis,
     as_flag,
     as_mask,
@@ -97,14 +99,17 @@ def softmax(x: npt.ArrayLike, axis: int = -1) -> np.ndarray:
     """
     arr = as_real_array(x, "x", allow_neg_inf=True)
     axis = as_axis(axis, arr.shape, "x")
-    if arr.shape[axis] == 0:
-        return np.zeros_like(arr)
-    row_max = np.max(arr, axis=axis, keepdims=True)
-    row_max = np.where(np.isneginf(row_max), 0, row_max)  # all -inf slice: keep exp at 0
     with np.errstate(over="ignore"):  # a spread beyond the float range gives -inf, i.e. exp 0
-        exps = np.exp(arr - row_max)
-    sums = np.sum(exps, axis=axis, keepdims=True)
-    return np.divide(exps, sums, out=np.zeros_like(exps), where=sums > 0)
+        return _softmax(arr, axis)
+
+
+def _softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
+    """:func:`softmax` of checked scores."""
+    row_max = x.max(axis=axis, keepdims=True, initial=-np.inf)
+    row_max[row_max == -np.inf] = 0  # an all -inf (or empty) slice: keep exp at 0
+    exps = np.exp(x - row_max)
+    sums = exps.sum(axis=axis, keepdims=True)
+    return np.divide(exps, sums, out=exps, where=sums > 0)  # an all -inf slice stays 0
 
 
 def default_scale(d_k: int) -> float:
@@ -133,7 +138,10 @@ def raw_scores(Q: npt.ArrayLike, K: npt.ArrayLike) -> np.ndarray:
         Entry ``[i, j]`` is ``Q[i] · K[j]``.
     """
     q, k, single = as_queries_keys(Q, K)
-    scores = _matmul_checked(q, np.swapaxes(k, -1, -2), "raw scores Q Kᵀ")
+    with np.errstate(over="ignore", invalid="ignore"):
+        scores = q @ np.swapaxes(k, -1, -2)
+    if not np.isfinite(scores).all():
+        raise _product_overflow("raw scores Q Kᵀ", scores, q, k)
     return scores[..., 0, :] if single else scores
 
 
@@ -160,10 +168,7 @@ def scale_scores(scores: npt.ArrayLike, scale: float) -> np.ndarray:
         scaled = arr * factor
     finite = np.isfinite(arr)
     if not np.isfinite(scaled[finite]).all():
-        largest = np.abs(arr[finite]).max()
-        raise ValueError(
-            f"scaling the scores by {factor} overflows {scaled.dtype} (largest |score| {largest:.3g})"
-        )
+        raise _scale_overflow(arr[finite], factor, scaled.dtype)
     return scaled
 
 
@@ -206,16 +211,18 @@ def apply_mask(scores: npt.ArrayLike, mask: npt.ArrayLike) -> np.ndarray:
     """
     arr = as_real_array(scores, "scores", allow_neg_inf=True)
     checked = as_mask(mask, arr.shape, arr.dtype)
-    if checked.dtype == bool:
-        return np.where(checked, arr, -np.inf).astype(arr.dtype, copy=False)
     with np.errstate(over="ignore"):  # a sum below the float range is -inf: hidden, as meant
-        masked = arr + checked
+        masked = _apply_mask(arr, checked)
     if np.isposinf(masked).any():
-        raise ValueError(
-            f"adding the mask to the scores overflows {masked.dtype} (largest mask entry "
-            f"{np.max(checked):.3g}, largest score {np.max(arr):.3g}); use 0 to keep and -inf to hide"
-        )
+        raise _mask_overflow(arr, checked, masked.dtype)
     return masked
+
+
+def _apply_mask(scores: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """:func:`apply_mask` with a checked mask."""
+    if mask.dtype == bool:
+        return np.where(mask, scores, -np.inf).astype(scores.dtype, copy=False)
+    return scores + mask
 
 
 def weighted_sum(weights: npt.ArrayLike, V: npt.ArrayLike) -> np.ndarray:
@@ -245,7 +252,12 @@ def weighted_sum(weights: npt.ArrayLike, V: npt.ArrayLike) -> np.ndarray:
         )
     broadcast_batch(("weights", w.shape), ("V", v.shape))
     dtype = np.result_type(w.dtype, v.dtype)
-    return _matmul_checked(w.astype(dtype, copy=False), v.astype(dtype, copy=False), "output weights @ V")
+    w, v = w.astype(dtype, copy=False), v.astype(dtype, copy=False)
+    with np.errstate(over="ignore", invalid="ignore"):
+        output = w @ v
+    if not np.isfinite(output).all():
+        raise _product_overflow("output weights @ V", output, w, v)
+    return output
 
 
 @dataclass(frozen=True)
@@ -299,13 +311,16 @@ def attention_steps(
     """
     Q, K, V, mask, scale, single = attention_arguments(Q, K, V, mask, causal, scale)
 
-    raw = raw_scores(Q, K)  # Q Kᵀ: every query · every key, (..., n_q, n_k)
-    scaled = scale_scores(raw, scale)  # · 1/√d_k unless another scale is given
-    masked = scaled if mask is None else apply_mask(scaled, mask)  # -inf where a key is hidden
-    if causal:
-        masked = apply_mask(masked, causal_mask(Q.shape[-2], K.shape[-2]))  # query i sees keys 0..i
-    weights = softmax(masked, axis=-1)  # over the keys: each row sums to 1
-    output = weighted_sum(weights, V)  # weights V, (..., n_q, d_v)
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow is named below, not warned about
+        raw = Q @ K.swapaxes(-1, -2)  # Q Kᵀ: every query · every key, (..., n_q, n_k)
+        scaled = raw * scale  # · 1/√d_k unless another scale is given
+        masked = scaled if mask is None else _apply_mask(scaled, mask)  # -inf where a key is hidden
+        if causal:
+            masked = _apply_mask(masked, causal_mask(Q.shape[-2], K.shape[-2]))  # query i sees keys 0..i
+        weights = _softmax(masked, axis=-1)  # over the keys: each row sums to 1
+        output = weights @ V  # weights V, (..., n_q, d_v)
+    if not (all_finite(scaled) and all_finite(weights)):
+        raise _attention_overflow(Q, K, raw, scale, scaled, mask)
 
     if single:  # Q was one query (d_k,): drop the n_q axis again
         raw, scaled, masked, weights, output = (a[..., 0, :] for a in (raw, scaled, masked, weights, output))
@@ -403,20 +418,41 @@ def attention_arguments(
         )
     broadcast_batch(("Q", q.shape), ("K", k.shape), ("V", v.shape))
     dtype = np.result_type(q.dtype, v.dtype)
-    factor = default_scale(q.shape[-1]) if scale is None else as_scale(scale)
-    weights_shape = (*np.broadcast_shapes(q.shape[:-2], k.shape[:-2]), q.shape[-2], k.shape[-2])
-    checked_mask = None if mask is None else as_mask(mask, weights_shape, dtype, single=single)
+    factor = 1.0 / math.sqrt(q.shape[-1]) if scale is None else as_scale(scale)  # default_scale
+    checked_mask = None
+    if mask is not None:
+        weights_shape = (*broadcast_batch(("Q", q.shape), ("K", k.shape)), q.shape[-2], k.shape[-2])
+        checked_mask = as_mask(mask, weights_shape, dtype, single=single)
     q, k, v = (a.astype(dtype, copy=False) for a in (q, k, v))
     return AttentionArguments(q, k, v, checked_mask, factor, single)
 
 
-def _matmul_checked(a: np.ndarray, b: np.ndarray, what: str) -> np.ndarray:
-    """``a @ b`` that raises a clear error instead of warning about overflow."""
-    with np.errstate(over="ignore", invalid="ignore"):
-        product = np.matmul(a, b)
-    if not np.isfinite(product).all():
-        raise ValueError(
-            f"the {what} overflow {product.dtype}: the inputs are too large "
-            f"(largest |entry| {np.abs(a).max():.3g} and {np.abs(b).max():.3g})"
-        )
-    return product
+def _attention_overflow(
+    q: np.ndarray, k: np.ndarray, raw: np.ndarray, factor: float, scaled: np.ndarray, mask: np.ndarray | None
+) -> ValueError:
+    """The error of :func:`attention_steps` whose scores or weights are not finite: which step overflowed."""
+    if not np.isfinite(raw).all():
+        return _product_overflow("raw scores Q Kᵀ", raw, q, k)
+    if not np.isfinite(scaled).all():
+        return _scale_overflow(raw, factor, scaled.dtype)
+    return _mask_overflow(scaled, mask, scaled.dtype)  # the scores plus a float mask reached +inf
+
+
+def _product_overflow(what: str, product: np.ndarray, a: np.ndarray, b: np.ndarray) -> ValueError:
+    return ValueError(
+        f"the {what} overflow {product.dtype}: the inputs are too large "
+        f"(largest |entry| {np.abs(a).max():.3g} and {np.abs(b).max():.3g})"
+    )
+
+
+def _scale_overflow(scores: np.ndarray, factor: float, dtype: np.dtype) -> ValueError:
+    return ValueError(
+        f"scaling the scores by {factor} overflows {dtype} (largest |score| {np.abs(scores).max():.3g})"
+    )
+
+
+def _mask_overflow(scores: np.ndarray, mask: np.ndarray | None, dtype: np.dtype) -> ValueError:
+    return ValueError(
+        f"adding the mask to the scores overflows {dtype} (largest mask entry "
+        f"{np.max(mask):.3g}, largest score {np.max(scores):.3g}); use 0 to keep and -inf to hide"
+    )
