@@ -47,7 +47,7 @@ V = np.array([[1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0]])
 CAUSAL = np.tri(2, dtype=bool)
 
 
-def attention(Q, K, V, mask=None):  # noqa: N803 -- attnlib.core's docstring, line for line
+def attention(Q, K, V, mask=None):  # attnlib.core's docstring, line for line
     scores = Q @ np.swapaxes(K, -1, -2)
     scores = scores / np.sqrt(Q.shape[-1])
     if mask is not None:
@@ -121,7 +121,8 @@ def measure(repeats: int, number: int, runs: int) -> dict[str, object]:
 
 
 def rows(result: dict[str, object]) -> dict[str, str]:
-    out = {f"{name} µs (× plain)": f"{us:.1f} ({result['ratio'][name]:.2f}×)" for name, us in result["microseconds"].items()}
+    ratio, small = result["ratio"], result["microseconds"]
+    out = {f"{name} µs (× plain)": f"{us:.1f} ({ratio[name]:.2f}×)" for name, us in small.items()}
     out["lesson 11 training, 300 steps, s"] = f"{result['training_s']:.2f}"
     for part, unit in (("training", "step"), ("bert", "forward")):
         if f"{part}_profile" in result:
@@ -163,7 +164,8 @@ def main() -> None:
         print(f"{label:46s}" + "".join(f"{column.get(label, '-'):>22s}" for column in table.values()))
     print("\n" + "\n".join(f"{key}: {path}" for key, path in names.items()))
     record = {"machine": platform.machine(), "cpus": os.cpu_count(), "numpy": np.__version__, **vars(args)}
-    record.update(compare=str(args.compare), load_before=load_before, load_after=os.getloadavg(), results=results)
+    record.update(compare=str(args.compare), load_before=load_before, load_after=os.getloadavg())
+    record["results"] = results
     RESULTS.write_text(json.dumps(record, indent=2) + "\n")
 
 
