@@ -58,8 +58,8 @@ from attnlib.validation import (
     as_mask,
     as_positive_int,
     as_queries_keys,
+    as_real,
     as_real_array,
-    as_scale,
     broadcast_batch,
 )
 
@@ -159,7 +159,7 @@ def scale_scores(scores: npt.ArrayLike, scale: float) -> np.ndarray:
     numpy.ndarray, same shape as ``scores``
     """
     arr = as_real_array(scores, "scores", allow_neg_inf=True)
-    factor = as_scale(scale)
+    factor = as_real(scale, "scale", example="0.5")
     if np.isneginf(arr).any() and factor <= 0:
         raise ValueError(
             f"scale must be positive when the scores contain -inf (masked entries), got {factor}"
@@ -418,7 +418,7 @@ def attention_arguments(
         )
     broadcast_batch(("Q", q.shape), ("K", k.shape), ("V", v.shape))
     dtype = np.result_type(q.dtype, v.dtype)
-    factor = 1.0 / math.sqrt(q.shape[-1]) if scale is None else as_scale(scale)  # default_scale
+    factor = 1.0 / math.sqrt(q.shape[-1]) if scale is None else as_real(scale, "scale", example="0.5")
     checked_mask = None
     if mask is not None:
         weights_shape = (*broadcast_batch(("Q", q.shape), ("K", k.shape)), q.shape[-2], k.shape[-2])

@@ -29,16 +29,21 @@ __all__ = [
     "as_distributions",
     "as_flag",
     "as_mask",
+    "as_one_line",
     "as_positive_int",
     "as_queries_keys",
+    "as_real",
     "as_real_array",
-    "as_scale",
     "broadcast_batch",
     "check_finite",
+    "is_number",
+    "slider_range",
 ]
 
 
-def as_real_array(x: npt.ArrayLike, name: str, *, allow_neg_inf: bool = False) -> np.ndarray:
+def as_real_array(
+    x: npt.ArrayLike, name: str, *, allow_neg_inf: bool = False, dtype: npt.DTypeLike = None
+) -> np.ndarray:
     """Return ``x`` as a finite floating-point array, or raise a clear error.
 
     Integers (and anything else that is not float32/float64) become float64; float32 and
@@ -52,10 +57,12 @@ def as_real_array(x: npt.ArrayLike, name: str, *, allow_neg_inf: bool = False) -
         The argument's name, used in error messages.
     allow_neg_inf : bool
         Accept ``-inf`` entries (for scores and additive masks).
+    dtype : numpy dtype, optional
+        Return this dtype (``np.float64`` for an explorer's state) instead of float32/float64.
 
     Returns
     -------
-    numpy.ndarray of float32 or float64, same shape as ``x``
+    numpy.ndarray of float32 or float64 (or ``dtype``), same shape as ``x``
 
     Raises
     ------
@@ -80,7 +87,7 @@ def as_real_array(x: npt.ArrayLike, name: str, *, allow_neg_inf: bool = False) -
             raise ValueError(f"{name} has entries too large for float64 (dtype {arr.dtype})")
         arr = cast
     check_finite(arr, name, allow_neg_inf=allow_neg_inf)
-    return arr
+    return arr if dtype is None else arr.astype(dtype, copy=False)
 
 
 def _as_numeric_array(x: object, name: str) -> np.ndarray:
@@ -142,33 +149,46 @@ def check_finite(arr: np.ndarray, name: str, *, allow_neg_inf: bool = False) -> 
         )
 
 
-def as_scale(scale: object, name: str = "scale") -> float:
+def is_number(value: object, *, whole: bool = False) -> bool:
+    """Whether ``value`` is a real number (a whole number if ``whole``), Python's or NumPy's.
+
+    Booleans are not numbers here, although Python counts ``True`` as the integer 1.
+    """
+    return isinstance(value, numbers.Integral if whole else numbers.Real) and not isinstance(
+        value, (bool, np.bool_)
+    )
+
+
+def as_real(value: object, name: str, *, example: str = "") -> float:
     """Return a finite real number as a Python float (which keeps float32 arithmetic float32).
 
     Parameters
     ----------
-    scale : int or float
+    value : int or float
         Python or NumPy real number (not a boolean, a string or an array).
     name : str
         The argument's name, used in error messages.
+    example : str
+        A typical value, shown in the message when ``value`` is not a number (``"0.5"``).
 
     Raises
     ------
     TypeError
-        ``scale`` is not a real number.
+        ``value`` is not a real number.
     ValueError
-        ``scale`` is NaN, infinite, or an integer too large for a float.
+        ``value`` is NaN, infinite, or an integer too large for a float.
     """
-    if isinstance(scale, (bool, np.bool_)) or not isinstance(scale, numbers.Real):
-        raise TypeError(f"{name} must be a real number such as 0.5, got {scale!r}")
+    if not is_number(value):
+        such_as = f" such as {example}" if example else ""
+        raise TypeError(f"{name} must be a real number{such_as}, got {value!r}")
     try:
-        value = float(scale)
+        result = float(value)  # type: ignore[arg-type]
     except OverflowError:
-        digits = len(str(abs(int(scale))))
+        digits = len(str(abs(int(value))))  # type: ignore[call-overload]
         raise ValueError(f"{name} is too large for a float (an integer of {digits} digits)") from None
-    if not math.isfinite(value):
-        raise ValueError(f"{name} must be a finite number, got {value}")
-    return value
+    if not math.isfinite(result):
+        raise ValueError(f"{name} must be a finite number, got {result}")
+    return result
 
 
 def as_positive_int(value: object, name: str, *, minimum: int = 1) -> int:
@@ -183,7 +203,7 @@ def as_positive_int(value: object, name: str, *, minimum: int = 1) -> int:
     minimum : int
         The smallest value allowed (``0`` for counts that may be empty).
     """
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+    if not is_number(value, whole=True):
         raise TypeError(f"{name} must be a whole number, got {value!r}")
     if int(value) < minimum:
         raise ValueError(f"{name} must be at least {minimum}, got {value}")
@@ -208,7 +228,7 @@ def as_axis(axis: object, shape: tuple[int, ...], of: str) -> int:
     of : str
         That array's name, used in error messages.
     """
-    if isinstance(axis, (bool, np.bool_)) or not isinstance(axis, numbers.Integral):
+    if not is_number(axis, whole=True):
         raise TypeError(f"axis must be an integer, got {axis!r}")
     if not -len(shape) <= int(axis) < len(shape):
         raise ValueError(f"axis {axis} is out of range for {of} of shape {shape}")
@@ -369,3 +389,31 @@ def as_mask(
             f"{public_shape} (..., n_q, n_k)"
         )
     return arr
+
+
+def as_one_line(text: object, name: str) -> str:
+    """A non-empty one-line message, or raise naming ``name``."""
+    if not isinstance(text, str):
+        raise TypeError(f"{name} must be a string, got {text!r}")
+    if not text.strip() or "\n" in text:
+        raise ValueError(f"{name} must be a non-empty single line, got {text!r}")
+    return text
+
+
+def slider_range(value_range: tuple[float, float], values: np.ndarray) -> tuple[float, float]:
+    """Sliders' (low, high): ``value_range`` widened to whole numbers that hold every value.
+
+    Parameters
+    ----------
+    value_range : (float, float)
+        The range asked for; finite, low < high.
+    values : numpy.ndarray
+        The start values, which must lie on the sliders.
+    """
+    try:
+        low, high = (float(v) for v in value_range)
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"value_range must be two numbers (low, high), got {value_range!r}") from error
+    if not (math.isfinite(low) and math.isfinite(high) and low < high):
+        raise ValueError(f"value_range must be finite with low < high, got {value_range!r}")
+    return min(low, math.floor(float(values.min()))), max(high, math.ceil(float(values.max())))
