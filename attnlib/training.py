@@ -23,7 +23,6 @@ Everything is float64 and seeded: the same arguments give the same run.
 from __future__ import annotations
 
 import math
-import numbers
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -32,7 +31,7 @@ import numpy.typing as npt
 from attnlib.backward import attention_backward
 from attnlib.core import attention_steps
 from attnlib.positions import sinusoidal
-from attnlib.validation import as_positive_int, as_real_array, as_scale
+from attnlib.validation import as_positive_int, as_real, as_real_array, is_number
 
 __all__ = [
     "PARAMETER_NAMES",
@@ -55,13 +54,13 @@ PARAMETER_NAMES: tuple[str, ...] = ("W_q", "W_k", "W_v", "W_o")
 
 
 def _seed(value: object) -> int:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral) or value < 0:
+    if not (is_number(value, whole=True) and value >= 0):
         raise ValueError(f"seed must be a non-negative integer, got {value!r}")
     return int(value)
 
 
 def _positive_float(value: object, name: str) -> float:
-    number = as_scale(value, name)
+    number = as_real(value, name, example="0.5")
     if number <= 0:
         raise ValueError(f"{name} must be a positive number, got {number}")
     return number
@@ -375,7 +374,7 @@ class TrainingRun:
     def parameters_at(self, step: int) -> dict[str, np.ndarray]:
         """The saved parameters after ``step`` updates (one of ``snapshot_steps``)."""
         matches = np.flatnonzero(self.snapshot_steps == step)
-        if isinstance(step, bool) or not isinstance(step, numbers.Integral) or matches.size == 0:
+        if not is_number(step, whole=True) or matches.size == 0:
             raise ValueError(f"step {step!r} was not saved; saved steps: {self.snapshot_steps.tolist()}")
         return self.snapshots[int(matches[0])]
 

@@ -115,7 +115,9 @@ def _as_numeric_array(x: object, name: str) -> np.ndarray:
     if arr.dtype.kind == "b":
         raise TypeError(f"{name} is boolean; expected real numbers (integers or floats)")
     if arr.dtype.kind not in "iuf":
-        raise TypeError(f"{name} has dtype {arr.dtype}, which is not numeric; expected real numbers")
+        raise TypeError(
+            f"{name} has dtype {arr.dtype}, which is not numeric; {name} must be an array of real numbers"
+        )
     return arr
 
 

@@ -11,7 +11,7 @@ import numpy as np
 from attnlib.checks.answers import placeholder, read_number
 from attnlib.checks.result import CheckResult, failed, passed
 from attnlib.checks.wording import number_text, one_of, ordinal, shape_text
-from attnlib.validation import as_one_line, as_positive_int, as_real
+from attnlib.validation import as_one_line, as_positive_int, as_real, is_number
 
 __all__ = ["MAX_DECIMALS", "check_shape", "check_value", "known_mistakes", "number_verdict", "tolerance"]
 
@@ -164,11 +164,9 @@ def _as_shape(answer: object) -> tuple[int, ...] | None:
             return tuple(int(s) for s in answer.shape)  # type: ignore[attr-defined]
         except (TypeError, ValueError):
             return None
-    if isinstance(answer, numbers.Integral) and not isinstance(answer, (bool, np.bool_)):
+    if is_number(answer, whole=True):
         return (int(answer),)
-    if isinstance(answer, (tuple, list)) and all(
-        isinstance(s, numbers.Integral) and not isinstance(s, (bool, np.bool_)) for s in answer
-    ):
+    if isinstance(answer, (tuple, list)) and all(is_number(s, whole=True) for s in answer):
         return tuple(int(s) for s in answer)
     return None
 

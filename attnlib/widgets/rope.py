@@ -10,8 +10,8 @@ import traitlets
 
 from attnlib.plots.rotary import ROPE_KEY, ROPE_QUERY, rope_limits
 from attnlib.positions import rope
+from attnlib.validation import as_real_array, is_number
 from attnlib.widgets.base import Explorer
-from attnlib.widgets.inputs import real_array
 from attnlib.widgets.modules import module_text
 
 __all__ = ["MAX_POSITION", "RopeExplorer", "rope_explorer"]
@@ -127,7 +127,7 @@ def rope_explorer(
     -------
     RopeExplorer
     """
-    q, k = real_array(query, "query"), real_array(key, "key")
+    q, k = as_real_array(query, "query", dtype=np.float64), as_real_array(key, "key", dtype=np.float64)
     if q.shape != (2,) or k.shape != (2,):
         raise ValueError(
             f"query and key must be 2D vectors of shape (2,), got shapes {q.shape} and {k.shape}"
@@ -156,7 +156,7 @@ def rope_explorer(
 
 
 def _number(value: object, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+    if not is_number(value):
         raise TypeError(f"{name} must be a number, got {value!r}")
     number = float(value)
     if not np.isfinite(number):
