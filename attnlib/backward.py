@@ -53,7 +53,11 @@ def softmax_backward(weights: np.ndarray, d_weights: np.ndarray) -> np.ndarray:
     dA = as_real_array(d_weights, "d_weights")
     if dA.shape != A.shape:
         raise ValueError(f"d_weights must have the weights' shape {A.shape} (..., n), got shape {dA.shape}")
-    dA = dA.astype(np.result_type(A.dtype, dA.dtype), copy=False)
+    return _softmax_backward(A, dA.astype(np.result_type(A.dtype, dA.dtype), copy=False))
+
+
+def _softmax_backward(A: np.ndarray, dA: np.ndarray) -> np.ndarray:
+    """:func:`softmax_backward` of checked weights and gradient."""
     return A * (dA - np.sum(dA * A, axis=-1, keepdims=True))
 
 
@@ -88,11 +92,8 @@ def attention_backward(
         Shaped like ``Q``, ``K`` and ``V``. Where an input was broadcast over batch dimensions,
         its gradient is summed over them.
     """
-    steps = attention_steps(Q, K, V, mask=mask, causal=causal, scale=scale)
-    q, k, v = (
-        as_real_array(x, name).astype(steps.output.dtype, copy=False)
-        for x, name in ((Q, "Q"), (K, "K"), (V, "V"))
-    )
+    steps = attention_steps(Q, K, V, mask=mask, causal=causal, scale=scale)  # checks Q, K, V, mask, scale
+    q, k, v = (np.asarray(x, dtype=steps.output.dtype) for x in (Q, K, V))
     dZ = as_real_array(d_output, "d_output").astype(steps.output.dtype, copy=False)
     if dZ.shape != steps.output.shape:
         raise ValueError(
@@ -106,7 +107,7 @@ def attention_backward(
 
     dV = np.swapaxes(A, -1, -2) @ dZ  # Aᵀ dZ: (..., n_k, d_v)
     dA = dZ @ np.swapaxes(v, -1, -2)  # dZ Vᵀ: (..., n_q, n_k)
-    dS = softmax_backward(A, dA)  # through the softmax (masked entries: A = 0, so 0)
+    dS = _softmax_backward(A, dA)  # through the softmax (masked entries: A = 0, so 0)
     d_raw = dS * steps.scale  # through the scale
     dQ = d_raw @ k  # (..., n_q, d_k)
     dK = np.swapaxes(d_raw, -1, -2) @ q_rows  # (..., n_k, d_k)
