@@ -251,7 +251,7 @@ def weighted_sum(weights: npt.ArrayLike, V: npt.ArrayLike) -> np.ndarray:
             f"(n_k={w.shape[-1]}), V has shape {v.shape} (n_k={v.shape[-2]})"
         )
     broadcast_batch(("weights", w.shape), ("V", v.shape))
-    dtype = np.result_type(w.dtype, v.dtype)
+    dtype = np.promote_types(w.dtype, v.dtype)
     w, v = w.astype(dtype, copy=False), v.astype(dtype, copy=False)
     with np.errstate(over="ignore", invalid="ignore"):
         output = w @ v
@@ -319,8 +319,7 @@ def attention_steps(
             masked = _apply_mask(masked, causal_mask(Q.shape[-2], K.shape[-2]))  # query i sees keys 0..i
         weights = _softmax(masked, axis=-1)  # over the keys: each row sums to 1
         output = weights @ V  # weights V, (..., n_q, d_v)
-    if not (all_finite(scaled) and all_finite(weights)):
-        raise _attention_overflow(Q, K, raw, scale, scaled, mask)
+    _name_any_overflow(Q, K, raw, scale, scaled, masked, mask)
 
     if single:  # Q was one query (d_k,): drop the n_q axis again
         raw, scaled, masked, weights, output = (a[..., 0, :] for a in (raw, scaled, masked, weights, output))
@@ -417,7 +416,7 @@ def attention_arguments(
             f"(n_k={k.shape[-2]}), V has shape {v.shape} (n_k={v.shape[-2]})"
         )
     broadcast_batch(("Q", q.shape), ("K", k.shape), ("V", v.shape))
-    dtype = np.result_type(q.dtype, v.dtype)
+    dtype = np.promote_types(q.dtype, v.dtype)
     factor = 1.0 / math.sqrt(q.shape[-1]) if scale is None else as_real(scale, "scale", example="0.5")
     checked_mask = None
     if mask is not None:
@@ -427,15 +426,27 @@ def attention_arguments(
     return AttentionArguments(q, k, v, checked_mask, factor, single)
 
 
-def _attention_overflow(
-    q: np.ndarray, k: np.ndarray, raw: np.ndarray, factor: float, scaled: np.ndarray, mask: np.ndarray | None
-) -> ValueError:
-    """The error of :func:`attention_steps` whose scores or weights are not finite: which step overflowed."""
-    if not np.isfinite(raw).all():
-        return _product_overflow("raw scores Q Kᵀ", raw, q, k)
-    if not np.isfinite(scaled).all():
-        return _scale_overflow(raw, factor, scaled.dtype)
-    return _mask_overflow(scaled, mask, scaled.dtype)  # the scores plus a float mask reached +inf
+def _name_any_overflow(
+    q: np.ndarray,
+    k: np.ndarray,
+    raw: np.ndarray,
+    factor: float,
+    scaled: np.ndarray,
+    masked: np.ndarray,
+    mask: np.ndarray | None,
+) -> None:
+    """Raise the error of the step of :func:`attention_steps` whose result left the float range, if any did.
+
+    With finite inputs only three steps can: ``Q Kᵀ``, the scaling, and adding a float mask (a
+    boolean mask and the softmax cannot; the weighted sum of finite values with weights that sum
+    to 1 stays within them).
+    """
+    if not all_finite(scaled):
+        if not all_finite(raw):
+            raise _product_overflow("raw scores Q Kᵀ", raw, q, k)
+        raise _scale_overflow(raw, factor, scaled.dtype)
+    if mask is not None and mask.dtype != bool and (masked == np.inf).any():
+        raise _mask_overflow(scaled, mask, scaled.dtype)
 
 
 def _product_overflow(what: str, product: np.ndarray, a: np.ndarray, b: np.ndarray) -> ValueError:

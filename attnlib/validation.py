@@ -76,11 +76,11 @@ def as_real_array(
     arr = _as_numeric_array(x, name)
     if arr.ndim == 0:
         raise ValueError(f"{name} is a 0-dimensional scalar ({arr.item()!r}); expected an array")
-    if arr.dtype.kind in "biu":
+    if arr.dtype.kind in "iu":
         arr = arr.astype(np.float64)
-    elif arr.dtype == np.float16:
+    elif arr.dtype.itemsize == 2:  # float16
         arr = arr.astype(np.float32)
-    elif arr.dtype not in (np.float32, np.float64):  # longdouble: may not fit in float64
+    elif arr.dtype.itemsize > 8:  # longdouble: may not fit in float64
         with np.errstate(over="ignore"):
             cast = arr.astype(np.float64)
         if (np.isinf(cast) & np.isfinite(arr)).any():
@@ -105,20 +105,21 @@ def _as_numeric_array(x: object, name: str) -> np.ndarray:
             f"{name} ({type(x).__name__}) cannot be read as a NumPy array ({exc}); attnlib computes "
             f"with NumPy and keeps no gradients: pass a NumPy array, or {name}.detach() for a tensor"
         ) from exc
-    if arr.dtype == object:
+    kind = arr.dtype.kind
+    if kind in "iuf":
+        return arr
+    if kind == "O":
         raise ValueError(
             f"{name} is ragged, mixes types, or holds integers too large for 64 bits (numpy made an "
             f"object array of shape {arr.shape}); expected a rectangular array of real numbers"
         )
-    if arr.dtype.kind == "c":
+    if kind == "c":
         raise TypeError(f"{name} is complex (dtype {arr.dtype}); attention needs real numbers")
-    if arr.dtype.kind == "b":
+    if kind == "b":
         raise TypeError(f"{name} is boolean; expected real numbers (integers or floats)")
-    if arr.dtype.kind not in "iuf":
-        raise TypeError(
-            f"{name} has dtype {arr.dtype}, which is not numeric; {name} must be an array of real numbers"
-        )
-    return arr
+    raise TypeError(
+        f"{name} has dtype {arr.dtype}, which is not numeric; {name} must be an array of real numbers"
+    )
 
 
 def all_finite(arr: np.ndarray) -> bool:
@@ -309,7 +310,7 @@ def as_queries_keys(Q: npt.ArrayLike, K: npt.ArrayLike) -> tuple[np.ndarray, np.
     if q.shape[-1] == 0:
         raise ValueError(f"d_k is 0 (Q has shape {q.shape}): queries and keys need at least one dimension")
     broadcast_batch(("Q", q.shape), ("K", k.shape))
-    dtype = np.result_type(q.dtype, k.dtype)
+    dtype = np.promote_types(q.dtype, k.dtype)
     return q.astype(dtype, copy=False), k.astype(dtype, copy=False), single
 
 
