@@ -22,7 +22,14 @@ import numpy.typing as npt
 from attnlib.core import scaled_dot_product_attention
 from attnlib.validation import as_positive_int, as_real_array
 
-__all__ = ["MultiHeadArguments", "merge_heads", "multi_head_arguments", "multi_head_attention", "split_heads"]
+__all__ = [
+    "MultiHeadArguments",
+    "heads_attention",
+    "merge_heads",
+    "multi_head_arguments",
+    "multi_head_attention",
+    "split_heads",
+]
 
 
 def split_heads(X: npt.ArrayLike, n_heads: int) -> np.ndarray:
@@ -117,9 +124,28 @@ def multi_head_attention(
     weights : (..., n_heads, n_q, n_k)
         Each head's weights; a query whose every key is masked gets zeros (and a zero head output).
     """
-    heads, xq, xkv, w, mask = multi_head_arguments(
+    checked = multi_head_arguments(
         X_q, X_kv, W_q, W_k, W_v, W_o, n_heads=n_heads, mask=mask, key_padding_mask=key_padding_mask
     )
+    return heads_attention(checked, causal=causal)
+
+
+def heads_attention(arguments: MultiHeadArguments, *, causal: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`multi_head_attention` of arguments that are already checked; it trusts them.
+
+    Parameters
+    ----------
+    arguments : MultiHeadArguments
+        From :func:`multi_head_arguments`, or built from weights checked once, such as those of
+        :mod:`attnlib.model` (checked when the model is loaded).
+    causal : bool
+
+    Returns
+    -------
+    output : (..., n_q, d_out)
+    weights : (..., n_heads, n_q, n_k)
+    """
+    heads, xq, xkv, w, mask = arguments
     Q = _split_heads(xq @ w["W_q"], heads)  # (..., n_heads, n_q, d_k)
     K = _split_heads(xkv @ w["W_k"], heads)  # (..., n_heads, n_k, d_k)
     V = _split_heads(xkv @ w["W_v"], heads)  # (..., n_heads, n_k, d_v)
