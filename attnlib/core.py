@@ -138,10 +138,7 @@ def raw_scores(Q: npt.ArrayLike, K: npt.ArrayLike) -> np.ndarray:
         Entry ``[i, j]`` is ``Q[i] · K[j]``.
     """
     q, k, single = as_queries_keys(Q, K)
-    with np.errstate(over="ignore", invalid="ignore"):
-        scores = q @ np.swapaxes(k, -1, -2)
-    if not np.isfinite(scores).all():
-        raise _product_overflow("raw scores Q Kᵀ", scores, q, k)
+    scores = _matmul_checked(q, np.swapaxes(k, -1, -2), "raw scores Q Kᵀ")
     return scores[..., 0, :] if single else scores
 
 
@@ -252,12 +249,7 @@ def weighted_sum(weights: npt.ArrayLike, V: npt.ArrayLike) -> np.ndarray:
         )
     broadcast_batch(("weights", w.shape), ("V", v.shape))
     dtype = np.promote_types(w.dtype, v.dtype)
-    w, v = w.astype(dtype, copy=False), v.astype(dtype, copy=False)
-    with np.errstate(over="ignore", invalid="ignore"):
-        output = w @ v
-    if not np.isfinite(output).all():
-        raise _product_overflow("output weights @ V", output, w, v)
-    return output
+    return _matmul_checked(w.astype(dtype, copy=False), v.astype(dtype, copy=False), "output weights @ V")
 
 
 @dataclass(frozen=True)
@@ -447,6 +439,15 @@ def _name_any_overflow(
         raise _scale_overflow(raw, factor, scaled.dtype)
     if mask is not None and mask.dtype != bool and (masked == np.inf).any():
         raise _mask_overflow(scaled, mask, scaled.dtype)
+
+
+def _matmul_checked(a: np.ndarray, b: np.ndarray, what: str) -> np.ndarray:
+    """``a @ b`` that raises a clear error instead of warning about overflow."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        product = a @ b
+    if not all_finite(product):
+        raise _product_overflow(what, product, a, b)
+    return product
 
 
 def _product_overflow(what: str, product: np.ndarray, a: np.ndarray, b: np.ndarray) -> ValueError:
