@@ -109,7 +109,7 @@ def _softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
     row_max[row_max == -np.inf] = 0  # an all -inf (or empty) slice: keep exp at 0
     exps = np.exp(x - row_max)
     sums = exps.sum(axis=axis, keepdims=True)
-    return np.divide(exps, sums, out=exps, where=sums > 0)  # an all -inf slice stays 0
+    return np.divide(exps, sums, out=np.zeros_like(exps), where=sums > 0)  # an all -inf slice: zeros
 
 
 def default_scale(d_k: int) -> float:

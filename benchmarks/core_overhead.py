@@ -1,7 +1,10 @@
 """What the argument checks cost: attnlib's attention against the eight NumPy lines of its docstring.
 
-    .venv/bin/python benchmarks/core_overhead.py                       # this checkout's attnlib
-    .venv/bin/python benchmarks/core_overhead.py --compare /other/repo   # and another checkout's
+    OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/core_overhead.py                       # this attnlib
+    OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/core_overhead.py --compare /other/repo   # and another
+
+One BLAS thread (recorded in the JSON): on a busy machine NumPy's BLAS threads, which spin while
+they wait, make the BERT forward's time swing by several times from run to run.
 
 Times, in one process:
 
@@ -155,7 +158,9 @@ def main() -> None:
         )
         results["compared"] = json.loads(child.stdout)
     table = {key: rows(result) for key, result in results.items()}
+    threads = os.environ.get("OPENBLAS_NUM_THREADS", "unset")
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, numpy {np.__version__}")
+    print(f"OPENBLAS_NUM_THREADS={threads}")
     print(f"load average before: {load_before}, after: {os.getloadavg()}")
     print(f"small calls: median of {args.repeats} interleaved repeats of {args.number} calls each\n")
     names = {key: results[key]["attnlib"] for key in results}
@@ -164,6 +169,7 @@ def main() -> None:
         print(f"{label:46s}" + "".join(f"{column.get(label, '-'):>22s}" for column in table.values()))
     print("\n" + "\n".join(f"{key}: {path}" for key, path in names.items()))
     record = {"machine": platform.machine(), "cpus": os.cpu_count(), "numpy": np.__version__, **vars(args)}
+    record["OPENBLAS_NUM_THREADS"] = threads
     record.update(compare=str(args.compare), load_before=load_before, load_after=os.getloadavg())
     record["results"] = results
     RESULTS.write_text(json.dumps(record, indent=2) + "\n")
