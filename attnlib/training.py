@@ -16,7 +16,7 @@ positions of lesson 10 (:func:`attnlib.positions.sinusoidal`)::
 
 Training runs that forward pass, then the backward pass written out (the cross-entropy's
 gradient ``softmax(logits) − onehot``, through ``W_o``, through attention with
-:func:`attnlib.backward.attention_backward`, through the three projections), then one Adam step.
+:func:`attnlib.backward.steps_backward`, through the three projections), then one Adam step.
 Everything is float64 and seeded: the same arguments give the same run.
 """
 
@@ -28,8 +28,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
-from attnlib.backward import attention_backward
-from attnlib.core import attention_steps
+from attnlib.backward import steps_backward
+from attnlib.core import AttentionSteps, attention_steps
 from attnlib.positions import sinusoidal
 from attnlib.validation import as_positive_int, as_real, as_real_array, is_number
 
@@ -219,6 +219,8 @@ class Forward:
     logits : (B, n, vocab_size)
     loss : float
         Mean cross-entropy of ``logits[:, 1:]`` against ``tokens[:, :-1]``.
+    attention : AttentionSteps
+        Every step of the attention (``weights`` and ``Z`` are its weights and output).
     """
 
     X: np.ndarray
@@ -229,6 +231,7 @@ class Forward:
     Z: np.ndarray
     logits: np.ndarray
     loss: float
+    attention: AttentionSteps = field(repr=False, compare=False)
 
 
 def forward(model: Model, parameters: dict[str, npt.ArrayLike], tokens: npt.ArrayLike) -> Forward:
@@ -243,7 +246,7 @@ def _forward(model: Model, p: dict[str, np.ndarray], t: np.ndarray) -> Forward:
     steps = attention_steps(Q, K, V, causal=True, scale=model.scale)
     logits = steps.output @ p["W_o"]
     loss, _ = cross_entropy(logits[:, 1:], t[:, :-1])
-    return Forward(X, Q, K, V, steps.weights, steps.output, logits, loss)
+    return Forward(X, Q, K, V, steps.weights, steps.output, logits, loss, steps)
 
 
 @dataclass(frozen=True)
@@ -276,7 +279,7 @@ def _gradients(model: Model, p: dict[str, np.ndarray], t: np.ndarray) -> Gradien
     _, d_logits[:, 1:] = cross_entropy(f.logits[:, 1:], t[:, :-1])
 
     dZ = d_logits @ p["W_o"].T  # (B, n, d_v)
-    dQ, dK, dV = attention_backward(f.Q, f.K, f.V, dZ, causal=True, scale=model.scale)
+    dQ, dK, dV = steps_backward(f.attention, f.Q, f.K, f.V, dZ)  # through attention, its forward reused
     Xt = np.swapaxes(f.X, -1, -2)  # (B, d_model, n)
     grads = {  # one product per sequence, summed over the batch
         "W_q": (Xt @ dQ).sum(axis=0),  # Xᵀ dQ: (d_model, d_k)
