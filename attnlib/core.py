@@ -99,17 +99,20 @@ def softmax(x: npt.ArrayLike, axis: int = -1) -> np.ndarray:
     """
     arr = as_real_array(x, "x", allow_neg_inf=True)
     axis = as_axis(axis, arr.shape, "x")
-    with np.errstate(over="ignore"):  # a spread beyond the float range gives -inf, i.e. exp 0
+    with np.errstate(over="ignore", invalid="ignore"):  # see _softmax
         return _softmax(arr, axis)
 
 
 def _softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
-    """:func:`softmax` of checked scores."""
-    row_max = x.max(axis=axis, keepdims=True, initial=-np.inf)
-    row_max[row_max == -np.inf] = 0  # an all -inf (or empty) slice: keep exp at 0
+    """:func:`softmax` of checked scores, under ``np.errstate(over="ignore", invalid="ignore")``.
+
+    A spread beyond the float range gives ``exp(-inf) = 0``; an all ``-inf`` slice gives NaN
+    (``-inf − -inf``), whose sum is not ``> 0``, so that slice is left at zero.
+    """
+    row_max = x.max(axis=axis, keepdims=True, initial=-np.inf)  # -inf for an empty slice
     exps = np.exp(x - row_max)
     sums = exps.sum(axis=axis, keepdims=True)
-    return np.divide(exps, sums, out=np.zeros_like(exps), where=sums > 0)  # an all -inf slice: zeros
+    return np.divide(exps, sums, out=np.zeros_like(exps), where=sums > 0)
 
 
 def default_scale(d_k: int) -> float:
@@ -414,7 +417,7 @@ def attention_arguments(
     if mask is not None:
         weights_shape = (*broadcast_batch(("Q", q.shape), ("K", k.shape)), q.shape[-2], k.shape[-2])
         checked_mask = as_mask(mask, weights_shape, dtype, single=single)
-    q, k, v = (a.astype(dtype, copy=False) for a in (q, k, v))
+    q, k, v = q.astype(dtype, copy=False), k.astype(dtype, copy=False), v.astype(dtype, copy=False)
     return AttentionArguments(q, k, v, checked_mask, factor, single)
 
 
