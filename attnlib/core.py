@@ -43,6 +43,7 @@ True
 
 from __future__ import annotations
 
+import functools
 import math
 import sys
 from dataclasses import dataclass
@@ -195,6 +196,15 @@ def causal_mask(n_q: int, n_k: int | None = None) -> np.ndarray:
         raise ValueError(f"a causal mask of n_q={rows} by n_k={cols} is too large to build ({exc})") from None
 
 
+@functools.lru_cache(maxsize=8)
+def _causal_mask(n_q: int, n_k: int) -> np.ndarray:
+    """:func:`causal_mask`, built once per shape and shared, read-only (``np.tri`` takes longer
+    than the rest of a small attention)."""
+    mask = np.tri(n_q, n_k, dtype=bool)
+    mask.flags.writeable = False
+    return mask
+
+
 def apply_mask(scores: npt.ArrayLike, mask: npt.ArrayLike) -> np.ndarray:
     """Apply a boolean or additive mask to (scaled) scores, before the softmax.
 
@@ -311,7 +321,7 @@ def attention_steps(
         scaled = raw * scale  # · 1/√d_k unless another scale is given
         masked = scaled if mask is None else _apply_mask(scaled, mask)  # -inf where a key is hidden
         if causal:
-            masked = _apply_mask(masked, causal_mask(Q.shape[-2], K.shape[-2]))  # query i sees keys 0..i
+            masked = _apply_mask(masked, _causal_mask(Q.shape[-2], K.shape[-2]))  # query i sees keys 0..i
         weights = _softmax(masked, axis=-1)  # over the keys: each row sums to 1
         output = weights @ V  # weights V, (..., n_q, d_v)
     _name_any_overflow(Q, K, raw, scale, scaled, masked, mask)
