@@ -157,9 +157,8 @@ def is_number(value: object, *, whole: bool = False) -> bool:
 
     Booleans are not numbers here, although Python counts ``True`` as the integer 1.
     """
-    return isinstance(value, numbers.Integral if whole else numbers.Real) and not isinstance(
-        value, (bool, np.bool_)
-    )
+    kind = numbers.Integral if whole else numbers.Real
+    return isinstance(value, kind) and not isinstance(value, (bool, np.bool_))
 
 
 def as_real(value: object, name: str, *, example: str = "") -> float:
