@@ -3,15 +3,16 @@
     OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/core_overhead.py                       # this attnlib
     OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/core_overhead.py --compare /other/repo   # and another
 
-One BLAS thread (recorded in the JSON): on a busy machine NumPy's BLAS threads, which spin while
-they wait, make the BERT forward's time swing by several times from run to run.
+Every time is CPU time of the process (``time.process_time``), so that the time it waits for a
+core on a shared machine is not counted, with one BLAS thread (recorded in the JSON): NumPy's
+BLAS threads spin while they wait, and make the BERT forward's time swing from run to run.
 
 Times, in one process:
 
 - ``attention_steps`` and ``scaled_dot_product_attention`` against the plain ``attention`` of
   ``attnlib.core``'s module docstring, on its example (two queries of d_k = 4, the keys are the
-  queries), with and without the causal mask: the median over interleaved repeats of the mean of
-  ``--number`` calls, and the ratio to the plain version (the goal of issue 18: at most 3×);
+  queries), with and without the causal mask: the median over interleaved repeats of the mean CPU
+  time of ``--number`` calls, and the ratio to the plain version (the goal of issue 18: at most 3×);
 - lesson 11's training run (``train(Model(), steps=300)``), median of ``--runs``;
 - the BERT forward of ``benchmarks/model.py`` (all-MiniLM-L6-v2, 12 tokens), median of 50
   calls, when the model's files are installed;
@@ -34,6 +35,7 @@ import pstats
 import statistics
 import subprocess
 import sys
+import time
 import timeit
 from collections.abc import Callable
 from pathlib import Path
@@ -70,12 +72,17 @@ CALLS: dict[str, Callable[[], object]] = {
 BASE = {name: "plain, causal" if "causal" in name else "plain (docstring)" for name in CALLS}
 
 
+def cpu_seconds(call: Callable[[], object], number: int = 1) -> float:
+    """CPU seconds of this process for ``number`` calls: the time it waits for a core is not counted."""
+    return timeit.Timer(call, timer=time.process_time).timeit(number)
+
+
 def small_calls(repeats: int, number: int) -> dict[str, float]:
-    """Median microseconds per call of each of :data:`CALLS`, repeats interleaved."""
+    """Median CPU microseconds per call of each of :data:`CALLS`, repeats interleaved."""
     times: dict[str, list[float]] = {name: [] for name in CALLS}
     for _ in range(repeats):
         for name, call in CALLS.items():
-            times[name].append(timeit.timeit(call, number=number) / number * 1e6)
+            times[name].append(cpu_seconds(call, number) / number * 1e6)
     return {name: statistics.median(t) for name, t in times.items()}
 
 
@@ -112,13 +119,13 @@ def measure(repeats: int, number: int, runs: int) -> dict[str, object]:
         "microseconds": small,
         "ratio": {name: small[name] / small[BASE[name]] for name in CALLS},
     }
-    lesson_11 = [timeit.timeit(lambda: train(Model(), steps=300, seed=0), number=1) for _ in range(runs)]
+    lesson_11 = [cpu_seconds(lambda: train(Model(), steps=300, seed=0)) for _ in range(runs)]
     result["training_s"] = statistics.median(lesson_11)
     result["training_profile"] = profiled(lambda: train(Model(), steps=30, seed=0), 30)
     encode = bert()
     if encode is not None:
         encode()
-        result["bert_ms"] = statistics.median(timeit.timeit(encode, number=1) * 1e3 for _ in range(50))
+        result["bert_ms"] = statistics.median(cpu_seconds(encode) * 1e3 for _ in range(50))
         result["bert_profile"] = profiled(encode, 1)
     return result
 
@@ -126,21 +133,21 @@ def measure(repeats: int, number: int, runs: int) -> dict[str, object]:
 def rows(result: dict[str, object]) -> dict[str, str]:
     ratio, small = result["ratio"], result["microseconds"]
     out = {f"{name} µs (× plain)": f"{us:.1f} ({ratio[name]:.2f}×)" for name, us in small.items()}
-    out["lesson 11 training, 300 steps, s"] = f"{result['training_s']:.2f}"
+    out["lesson 11 training, 300 steps, CPU s"] = f"{result['training_s']:.2f}"
     for part, unit in (("training", "step"), ("bert", "forward")):
         if f"{part}_profile" in result:
             p = result[f"{part}_profile"]
             out[f"{part}: check_finite calls per {unit}"] = f"{p['check_finite_per_unit']:.0f}"
             out[f"{part}: share of time in validation"] = f"{p['validation_share']:.1%}"
     if "bert_ms" in result:
-        out["BERT forward, 12 tokens, ms"] = f"{result['bert_ms']:.2f}"
+        out["BERT forward, 12 tokens, CPU ms"] = f"{result['bert_ms']:.2f}"
     return out
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=41)
-    parser.add_argument("--number", type=int, default=2000)
+    parser.add_argument("--repeats", type=int, default=201)
+    parser.add_argument("--number", type=int, default=200)
     parser.add_argument("--runs", type=int, default=3, help="lesson 11 training runs")
     parser.add_argument("--compare", type=Path, help="another checkout whose attnlib to measure too")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
