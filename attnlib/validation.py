@@ -37,7 +37,6 @@ __all__ = [
     "broadcast_batch",
     "check_finite",
     "is_number",
-    "slider_range",
 ]
 
 
@@ -400,22 +399,3 @@ def as_one_line(text: object, name: str) -> str:
     if not text.strip() or "\n" in text:
         raise ValueError(f"{name} must be a non-empty single line, got {text!r}")
     return text
-
-
-def slider_range(value_range: tuple[float, float], values: np.ndarray) -> tuple[float, float]:
-    """Sliders' (low, high): ``value_range`` widened to whole numbers that hold every value.
-
-    Parameters
-    ----------
-    value_range : (float, float)
-        The range asked for; finite, low < high.
-    values : numpy.ndarray
-        The start values, which must lie on the sliders.
-    """
-    try:
-        low, high = (float(v) for v in value_range)
-    except (TypeError, ValueError) as error:
-        raise ValueError(f"value_range must be two numbers (low, high), got {value_range!r}") from error
-    if not (math.isfinite(low) and math.isfinite(high) and low < high):
-        raise ValueError(f"value_range must be finite with low < high, got {value_range!r}")
-    return min(low, math.floor(float(values.min()))), max(high, math.ceil(float(values.max())))

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from attnlib import apply_mask, attention_steps, raw_scores, scale_scores, softmax, weighted_sum
-from attnlib.validation import all_finite, as_one_line, as_real, as_real_array, is_number, slider_range
+from attnlib.validation import all_finite, as_one_line, as_real, as_real_array, is_number
 
 
 @pytest.mark.parametrize(
@@ -80,15 +80,12 @@ def test_as_real_array_dtype_gives_float64_for_the_explorers():
         as_real_array("ab", "query", dtype=np.float64)
 
 
-def test_as_one_line_and_slider_range():
+def test_as_one_line():
     assert as_one_line("that is 1/d_k.", "why") == "that is 1/d_k."
     with pytest.raises(ValueError, match="why must be a non-empty single line"):
         as_one_line("two\nlines", "why")
     with pytest.raises(TypeError, match="why must be a string"):
         as_one_line(3, "why")
-    assert slider_range((-1, 1), np.array([0.5, 2.2])) == (-1.0, 3)
-    with pytest.raises(ValueError, match="value_range must be finite with low < high"):
-        slider_range((1, -1), np.zeros(2))
 
 
 # --- a learner calling a step directly still gets its checks --------------------------------

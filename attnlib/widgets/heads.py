@@ -15,7 +15,6 @@ from typing import Any
 import numpy as np
 import traitlets
 
-from attnlib.validation import is_number
 from attnlib.widgets.base import Explorer
 from attnlib.widgets.modules import module_text
 
@@ -189,7 +188,7 @@ def head_explorer(
         from attnlib.model import load_model
 
         model = load_model()
-    if not (is_number(max_tokens, whole=True) and 3 <= max_tokens <= 64):
+    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or not 3 <= max_tokens <= 64:
         raise ValueError(f"max_tokens must be a whole number from 3 to 64, got {max_tokens!r}")
     if isinstance(sentences, str) or not sentences:
         raise TypeError("sentences must be a non-empty list of sentences (str)")

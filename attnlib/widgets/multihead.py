@@ -10,9 +10,8 @@ import numpy.typing as npt
 import traitlets
 
 from attnlib.multihead import multi_head_attention
-from attnlib.validation import as_real_array, is_number, slider_range
 from attnlib.widgets.base import Explorer
-from attnlib.widgets.inputs import embeddings_on_sliders
+from attnlib.widgets.inputs import embeddings_on_sliders, real_array, slider_range
 from attnlib.widgets.modules import module_text
 
 __all__ = ["MAX_TOKENS", "N_HEADS", "MultiHeadExplorer", "multi_head_explorer"]
@@ -140,17 +139,14 @@ def multi_head_explorer(
     if isinstance(tokens, str):
         raise TypeError(f"tokens must be a sequence of names, one per embedding, not the string {tokens!r}")
     names = [str(token) for token in tokens]
-    X = as_real_array(embeddings, "embeddings", dtype=np.float64)
+    X = real_array(embeddings, "embeddings")
     if X.ndim != 2 or X.shape[1] != 2:
         raise ValueError(f"embeddings must have shape (n, 2): one 2D vector per token, got shape {X.shape}")
     if len(names) != X.shape[0] or not 1 <= X.shape[0] <= MAX_TOKENS:
         raise ValueError(
             f"give 1 to {MAX_TOKENS} tokens, one per embedding: {len(names)} tokens, {X.shape[0]} embeddings"
         )
-    W = {
-        name: as_real_array(m, name, dtype=np.float64)
-        for name, m in (("W_q", W_q), ("W_k", W_k), ("W_v", W_v), ("W_o", W_o))
-    }
+    W = {name: real_array(m, name) for name, m in (("W_q", W_q), ("W_k", W_k), ("W_v", W_v), ("W_o", W_o))}
     for name, shape in (("W_v", (2, 2 * N_HEADS)), ("W_o", (2 * N_HEADS, 2))):
         if W[name].shape != shape:
             raise ValueError(
@@ -158,7 +154,7 @@ def multi_head_explorer(
             )
     multi_head_attention(X, X, **W, n_heads=N_HEADS)  # W_q and W_k: the errors of the library, named
     low, high = slider_range(value_range, X)
-    if not (is_number(step) and 0 < step <= high - low):
+    if isinstance(step, bool) or not isinstance(step, (int, float)) or not 0 < step <= high - low:
         raise ValueError(f"step must be a positive number no larger than the slider range, got {step!r}")
     return MultiHeadExplorer(
         tokens=names,

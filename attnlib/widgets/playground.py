@@ -12,9 +12,8 @@ import traitlets
 from attnlib import examples
 from attnlib.core import AttentionSteps, attention_steps, default_scale
 from attnlib.projection import qkv
-from attnlib.validation import as_real_array, is_number, slider_range
 from attnlib.widgets.base import Explorer
-from attnlib.widgets.inputs import embeddings_on_sliders
+from attnlib.widgets.inputs import embeddings_on_sliders, real_array, slider_range
 from attnlib.widgets.modules import module_text
 
 __all__ = ["MAX_TOKENS", "Playground", "playground"]
@@ -179,7 +178,7 @@ def playground(
     if isinstance(tokens, str):
         raise TypeError(f"tokens must be a sequence of names, one per embedding, not the string {tokens!r}")
     names = [str(token) for token in tokens]
-    X = as_real_array(embeddings, "embeddings", dtype=np.float64)
+    X = real_array(embeddings, "embeddings")
     if X.ndim != 2 or X.shape[1] != 2:
         raise ValueError(f"embeddings must have shape (n, 2): one 2D vector per token, got shape {X.shape}")
     if len(names) != X.shape[0] or not 1 <= X.shape[0] <= MAX_TOKENS:
@@ -188,7 +187,7 @@ def playground(
         )
     identity = np.eye(2)
     W = {
-        name: identity if given is None else as_real_array(given, name, dtype=np.float64)
+        name: identity if given is None else real_array(given, name)
         for name, given in (("W_q", W_q), ("W_k", W_k), ("W_v", W_v))
     }
     Q, _, V = qkv(X, W["W_q"], W["W_k"], W["W_v"])
@@ -197,12 +196,16 @@ def playground(
             f"W_v must project to 2D values (shape (2, 2)) to draw them, got shape {W['W_v'].shape}"
         )
     low, high = slider_range(value_range, X)
-    if not (is_number(step) and 0 < step <= high - low):
+    if not (isinstance(step, (int, float)) and 0 < step <= high - low):
         raise ValueError(f"step must be a positive number no larger than the slider range, got {step!r}")
-    if not (is_number(max_d_k, whole=True) and max_d_k >= 1):
+    if isinstance(max_d_k, bool) or not isinstance(max_d_k, (int, np.integer)) or max_d_k < 1:
         raise ValueError(f"max_d_k must be a positive integer, got {max_d_k!r}")
     start_d_k = Q.shape[1] if d_k is None else d_k
-    if not (is_number(start_d_k, whole=True) and 1 <= start_d_k <= max_d_k):
+    if (
+        isinstance(start_d_k, bool)
+        or not isinstance(start_d_k, (int, np.integer))
+        or not 1 <= start_d_k <= max_d_k
+    ):
         raise ValueError(f"d_k must be an integer from 1 to max_d_k={max_d_k}, got {start_d_k!r}")
     if not isinstance(causal, (bool, np.bool_)):
         raise TypeError(f"causal must be True or False, got {causal!r}")

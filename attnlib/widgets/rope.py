@@ -10,8 +10,9 @@ import traitlets
 
 from attnlib.plots.rotary import ROPE_KEY, ROPE_QUERY, rope_limits
 from attnlib.positions import rope
-from attnlib.validation import as_real_array, is_number
+from attnlib.validation import is_number
 from attnlib.widgets.base import Explorer
+from attnlib.widgets.inputs import real_array
 from attnlib.widgets.modules import module_text
 
 __all__ = ["MAX_POSITION", "RopeExplorer", "rope_explorer"]
@@ -127,7 +128,7 @@ def rope_explorer(
     -------
     RopeExplorer
     """
-    q, k = as_real_array(query, "query", dtype=np.float64), as_real_array(key, "key", dtype=np.float64)
+    q, k = real_array(query, "query"), real_array(key, "key")
     if q.shape != (2,) or k.shape != (2,):
         raise ValueError(
             f"query and key must be 2D vectors of shape (2,), got shapes {q.shape} and {k.shape}"

@@ -11,8 +11,8 @@ import traitlets
 
 from attnlib import examples, plots
 from attnlib.similarity import similarity
-from attnlib.validation import as_real_array, slider_range
 from attnlib.widgets.base import Explorer
+from attnlib.widgets.inputs import real_array, slider_range
 from attnlib.widgets.modules import module_text
 
 __all__ = ["SimilarityExplorer", "similarity_explorer"]
@@ -119,7 +119,7 @@ def similarity_explorer(
     if a is None or b is None:
         example = examples.four_tokens_2d()
         a, b = example.X[0], example.X[1]
-    u, v = as_real_array(a, "a", dtype=np.float64), as_real_array(b, "b", dtype=np.float64)
+    u, v = real_array(a, "a"), real_array(b, "b")
     if u.shape != (2,) or v.shape != (2,):
         raise ValueError(f"a and b must be 2D vectors of shape (2,), got shapes {u.shape} and {v.shape}")
     if isinstance(labels, str) or len(labels) != 2:

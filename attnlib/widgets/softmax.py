@@ -12,8 +12,8 @@ import traitlets
 from attnlib import examples, plots
 from attnlib.core import raw_scores, softmax
 from attnlib.scaling import entropy
-from attnlib.validation import as_real_array, is_number, slider_range
 from attnlib.widgets.base import Explorer
+from attnlib.widgets.inputs import real_array, slider_range
 from attnlib.widgets.modules import module_text
 
 __all__ = ["MAX_KEYS", "TEMPERATURE_RANGE", "SoftmaxExplorer", "softmax_explorer"]
@@ -149,14 +149,14 @@ def softmax_explorer(
         example = examples.one_query_three_vectors()
         scores = raw_scores(example.Q, example.K)
         labels = ("h1", "h2", "h3") if labels is None else labels
-    values = as_real_array(scores, "scores", dtype=np.float64)
+    values = real_array(scores, "scores")
     if values.ndim != 1 or not 1 <= values.size <= MAX_KEYS:
         raise ValueError(f"scores must be one row of 1 to {MAX_KEYS} numbers, got shape {values.shape}")
     if labels is None:
         labels = [f"k{i + 1}" for i in range(values.size)]
     if isinstance(labels, str) or len(labels) != values.size:
         raise ValueError(f"give one label per score: {values.size} scores, labels {labels!r}")
-    if not is_number(temperature):
+    if isinstance(temperature, bool) or not isinstance(temperature, (int, float, np.floating, np.integer)):
         raise TypeError(f"temperature must be a number, got {temperature!r}")
     if not TEMPERATURE_RANGE[0] <= temperature <= TEMPERATURE_RANGE[1]:
         raise ValueError(f"temperature must be between 0.1 and 10, got {temperature}")
