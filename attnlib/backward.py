@@ -20,10 +20,10 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from attnlib.core import attention_steps
+from attnlib.core import AttentionSteps, attention_steps
 from attnlib.validation import as_distributions, as_real_array
 
-__all__ = ["attention_backward", "softmax_backward"]
+__all__ = ["attention_backward", "softmax_backward", "steps_backward"]
 
 
 def softmax_backward(weights: np.ndarray, d_weights: np.ndarray) -> np.ndarray:
@@ -53,7 +53,11 @@ def softmax_backward(weights: np.ndarray, d_weights: np.ndarray) -> np.ndarray:
     dA = as_real_array(d_weights, "d_weights")
     if dA.shape != A.shape:
         raise ValueError(f"d_weights must have the weights' shape {A.shape} (..., n), got shape {dA.shape}")
-    dA = dA.astype(np.result_type(A.dtype, dA.dtype), copy=False)
+    return _softmax_backward(A, dA.astype(np.result_type(A.dtype, dA.dtype), copy=False))
+
+
+def _softmax_backward(A: np.ndarray, dA: np.ndarray) -> np.ndarray:
+    """:func:`softmax_backward` of checked weights and gradient."""
     return A * (dA - np.sum(dA * A, axis=-1, keepdims=True))
 
 
@@ -88,32 +92,50 @@ def attention_backward(
         Shaped like ``Q``, ``K`` and ``V``. Where an input was broadcast over batch dimensions,
         its gradient is summed over them.
     """
-    steps = attention_steps(Q, K, V, mask=mask, causal=causal, scale=scale)
-    q, k, v = (
-        as_real_array(x, name).astype(steps.output.dtype, copy=False)
-        for x, name in ((Q, "Q"), (K, "K"), (V, "V"))
-    )
+    steps = attention_steps(Q, K, V, mask=mask, causal=causal, scale=scale)  # checks Q, K, V, mask, scale
+    q, k, v = (np.asarray(x, dtype=steps.output.dtype) for x in (Q, K, V))
     dZ = as_real_array(d_output, "d_output").astype(steps.output.dtype, copy=False)
     if dZ.shape != steps.output.shape:
         raise ValueError(
             f"d_output must have the output's shape {steps.output.shape} (..., n_q, d_v), "
             f"got shape {dZ.shape}"
         )
-    single = q.ndim == 1
+    return steps_backward(steps, q, k, v, dZ)
+
+
+def steps_backward(
+    steps: AttentionSteps, Q: np.ndarray, K: np.ndarray, V: np.ndarray, d_output: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`attention_backward` from a forward pass already computed; it trusts its arguments.
+
+    Parameters
+    ----------
+    steps : AttentionSteps
+        ``attention_steps(Q, K, V, ...)``: its weights and scale are used.
+    Q, K, V : numpy.ndarray
+        The arrays ``steps`` was computed from, in the dtype of ``steps.output``.
+    d_output : numpy.ndarray, the shape of ``steps.output``
+
+    Returns
+    -------
+    dQ, dK, dV : numpy.ndarray
+        As :func:`attention_backward`'s.
+    """
+    single = Q.ndim == 1
     A = steps.weights[..., None, :] if single else steps.weights  # (..., n_q, n_k)
-    dZ = dZ[..., None, :] if single else dZ  # (..., n_q, d_v)
-    q_rows = q[None, :] if single else q  # (n_q = 1, d_k) for a single query
+    dZ = d_output[..., None, :] if single else d_output  # (..., n_q, d_v)
+    q_rows = Q[None, :] if single else Q  # (n_q = 1, d_k) for a single query
 
     dV = np.swapaxes(A, -1, -2) @ dZ  # Aᵀ dZ: (..., n_k, d_v)
-    dA = dZ @ np.swapaxes(v, -1, -2)  # dZ Vᵀ: (..., n_q, n_k)
-    dS = softmax_backward(A, dA)  # through the softmax (masked entries: A = 0, so 0)
+    dA = dZ @ np.swapaxes(V, -1, -2)  # dZ Vᵀ: (..., n_q, n_k)
+    dS = _softmax_backward(A, dA)  # through the softmax (masked entries: A = 0, so 0)
     d_raw = dS * steps.scale  # through the scale
-    dQ = d_raw @ k  # (..., n_q, d_k)
+    dQ = d_raw @ K  # (..., n_q, d_k)
     dK = np.swapaxes(d_raw, -1, -2) @ q_rows  # (..., n_k, d_k)
 
     if single:
         dQ = dQ[..., 0, :]
-    return _sum_to(dQ, q.shape), _sum_to(dK, k.shape), _sum_to(dV, v.shape)
+    return _sum_to(dQ, Q.shape), _sum_to(dK, K.shape), _sum_to(dV, V.shape)
 
 
 def _sum_to(grad: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:

@@ -8,8 +8,9 @@ Leading batch dimensions broadcast. A single query ``Q : (d_k,)`` gives ``(..., 
 ``(..., n_k)``.
 
 Every step is its own function (:func:`raw_scores`, :func:`scale_scores`, :func:`apply_mask`,
-:func:`softmax`, :func:`weighted_sum`) so that lessons can show each one; :func:`attention_steps`
-checks its arguments once, runs the steps in order and keeps every intermediate.
+:func:`softmax`, :func:`weighted_sum`) so that lessons can show each one; each checks what a
+learner passes it. :func:`attention_steps` checks its arguments once, at the door, then runs the
+same steps unchecked, in order, and keeps every intermediate.
 
 The same computation in eight lines of NumPy (lesson 07), without the argument checks, gives the
 same numbers:
@@ -42,6 +43,7 @@ True
 
 from __future__ import annotations
 
+import functools
 import math
 import sys
 from dataclasses import dataclass
@@ -51,13 +53,14 @@ import numpy as np
 import numpy.typing as npt
 
 from attnlib.validation import (
+    all_finite,
     as_axis,
     as_flag,
     as_mask,
     as_positive_int,
     as_queries_keys,
+    as_real,
     as_real_array,
-    as_scale,
     broadcast_batch,
 )
 
@@ -97,13 +100,19 @@ def softmax(x: npt.ArrayLike, axis: int = -1) -> np.ndarray:
     """
     arr = as_real_array(x, "x", allow_neg_inf=True)
     axis = as_axis(axis, arr.shape, "x")
-    if arr.shape[axis] == 0:
-        return np.zeros_like(arr)
-    row_max = np.max(arr, axis=axis, keepdims=True)
-    row_max = np.where(np.isneginf(row_max), 0, row_max)  # all -inf slice: keep exp at 0
-    with np.errstate(over="ignore"):  # a spread beyond the float range gives -inf, i.e. exp 0
-        exps = np.exp(arr - row_max)
-    sums = np.sum(exps, axis=axis, keepdims=True)
+    with np.errstate(over="ignore", invalid="ignore"):  # see _softmax
+        return _softmax(arr, axis)
+
+
+def _softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
+    """:func:`softmax` of checked scores, under ``np.errstate(over="ignore", invalid="ignore")``.
+
+    A spread beyond the float range gives ``exp(-inf) = 0``; an all ``-inf`` slice gives NaN
+    (``-inf − -inf``), whose sum is not ``> 0``, so that slice is left at zero.
+    """
+    row_max = x.max(axis=axis, keepdims=True, initial=-np.inf)  # -inf for an empty slice
+    exps = np.exp(x - row_max)
+    sums = exps.sum(axis=axis, keepdims=True)
     return np.divide(exps, sums, out=np.zeros_like(exps), where=sums > 0)
 
 
@@ -151,7 +160,7 @@ def scale_scores(scores: npt.ArrayLike, scale: float) -> np.ndarray:
     numpy.ndarray, same shape as ``scores``
     """
     arr = as_real_array(scores, "scores", allow_neg_inf=True)
-    factor = as_scale(scale)
+    factor = as_real(scale, "scale", example="0.5")
     if np.isneginf(arr).any() and factor <= 0:
         raise ValueError(
             f"scale must be positive when the scores contain -inf (masked entries), got {factor}"
@@ -160,10 +169,7 @@ def scale_scores(scores: npt.ArrayLike, scale: float) -> np.ndarray:
         scaled = arr * factor
     finite = np.isfinite(arr)
     if not np.isfinite(scaled[finite]).all():
-        largest = np.abs(arr[finite]).max()
-        raise ValueError(
-            f"scaling the scores by {factor} overflows {scaled.dtype} (largest |score| {largest:.3g})"
-        )
+        raise _scale_overflow(arr[finite], factor, scaled.dtype)
     return scaled
 
 
@@ -190,6 +196,15 @@ def causal_mask(n_q: int, n_k: int | None = None) -> np.ndarray:
         raise ValueError(f"a causal mask of n_q={rows} by n_k={cols} is too large to build ({exc})") from None
 
 
+@functools.lru_cache(maxsize=8)
+def _causal_mask(n_q: int, n_k: int) -> np.ndarray:
+    """:func:`causal_mask`, built once per shape and shared, read-only (``np.tri`` takes longer
+    than the rest of a small attention)."""
+    mask = np.tri(n_q, n_k, dtype=bool)
+    mask.flags.writeable = False
+    return mask
+
+
 def apply_mask(scores: npt.ArrayLike, mask: npt.ArrayLike) -> np.ndarray:
     """Apply a boolean or additive mask to (scaled) scores, before the softmax.
 
@@ -206,16 +221,18 @@ def apply_mask(scores: npt.ArrayLike, mask: npt.ArrayLike) -> np.ndarray:
     """
     arr = as_real_array(scores, "scores", allow_neg_inf=True)
     checked = as_mask(mask, arr.shape, arr.dtype)
-    if checked.dtype == bool:
-        return np.where(checked, arr, -np.inf).astype(arr.dtype, copy=False)
     with np.errstate(over="ignore"):  # a sum below the float range is -inf: hidden, as meant
-        masked = arr + checked
+        masked = _apply_mask(arr, checked)
     if np.isposinf(masked).any():
-        raise ValueError(
-            f"adding the mask to the scores overflows {masked.dtype} (largest mask entry "
-            f"{np.max(checked):.3g}, largest score {np.max(arr):.3g}); use 0 to keep and -inf to hide"
-        )
+        raise _mask_overflow(arr, checked, masked.dtype)
     return masked
+
+
+def _apply_mask(scores: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """:func:`apply_mask` with a checked mask."""
+    if mask.dtype == bool:
+        return np.where(mask, scores, -np.inf).astype(scores.dtype, copy=False)
+    return scores + mask
 
 
 def weighted_sum(weights: npt.ArrayLike, V: npt.ArrayLike) -> np.ndarray:
@@ -244,7 +261,7 @@ def weighted_sum(weights: npt.ArrayLike, V: npt.ArrayLike) -> np.ndarray:
             f"(n_k={w.shape[-1]}), V has shape {v.shape} (n_k={v.shape[-2]})"
         )
     broadcast_batch(("weights", w.shape), ("V", v.shape))
-    dtype = np.result_type(w.dtype, v.dtype)
+    dtype = np.promote_types(w.dtype, v.dtype)
     return _matmul_checked(w.astype(dtype, copy=False), v.astype(dtype, copy=False), "output weights @ V")
 
 
@@ -299,13 +316,15 @@ def attention_steps(
     """
     Q, K, V, mask, scale, single = attention_arguments(Q, K, V, mask, causal, scale)
 
-    raw = raw_scores(Q, K)  # Q Kᵀ: every query · every key, (..., n_q, n_k)
-    scaled = scale_scores(raw, scale)  # · 1/√d_k unless another scale is given
-    masked = scaled if mask is None else apply_mask(scaled, mask)  # -inf where a key is hidden
-    if causal:
-        masked = apply_mask(masked, causal_mask(Q.shape[-2], K.shape[-2]))  # query i sees keys 0..i
-    weights = softmax(masked, axis=-1)  # over the keys: each row sums to 1
-    output = weighted_sum(weights, V)  # weights V, (..., n_q, d_v)
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow is named below, not warned about
+        raw = Q @ K.swapaxes(-1, -2)  # Q Kᵀ: every query · every key, (..., n_q, n_k)
+        scaled = raw * scale  # · 1/√d_k unless another scale is given
+        masked = scaled if mask is None else _apply_mask(scaled, mask)  # -inf where a key is hidden
+        if causal:
+            masked = _apply_mask(masked, _causal_mask(Q.shape[-2], K.shape[-2]))  # query i sees keys 0..i
+        weights = _softmax(masked, axis=-1)  # over the keys: each row sums to 1
+        output = weights @ V  # weights V, (..., n_q, d_v)
+    _name_any_overflow(Q, K, raw, scale, scaled, masked, mask)
 
     if single:  # Q was one query (d_k,): drop the n_q axis again
         raw, scaled, masked, weights, output = (a[..., 0, :] for a in (raw, scaled, masked, weights, output))
@@ -402,21 +421,63 @@ def attention_arguments(
             f"(n_k={k.shape[-2]}), V has shape {v.shape} (n_k={v.shape[-2]})"
         )
     broadcast_batch(("Q", q.shape), ("K", k.shape), ("V", v.shape))
-    dtype = np.result_type(q.dtype, v.dtype)
-    factor = default_scale(q.shape[-1]) if scale is None else as_scale(scale)
-    weights_shape = (*np.broadcast_shapes(q.shape[:-2], k.shape[:-2]), q.shape[-2], k.shape[-2])
-    checked_mask = None if mask is None else as_mask(mask, weights_shape, dtype, single=single)
-    q, k, v = (a.astype(dtype, copy=False) for a in (q, k, v))
+    dtype = np.promote_types(q.dtype, v.dtype)
+    factor = 1.0 / math.sqrt(q.shape[-1]) if scale is None else as_real(scale, "scale", example="0.5")
+    checked_mask = None
+    if mask is not None:
+        weights_shape = (*broadcast_batch(("Q", q.shape), ("K", k.shape)), q.shape[-2], k.shape[-2])
+        checked_mask = as_mask(mask, weights_shape, dtype, single=single)
+    q, k, v = q.astype(dtype, copy=False), k.astype(dtype, copy=False), v.astype(dtype, copy=False)
     return AttentionArguments(q, k, v, checked_mask, factor, single)
+
+
+def _name_any_overflow(
+    q: np.ndarray,
+    k: np.ndarray,
+    raw: np.ndarray,
+    factor: float,
+    scaled: np.ndarray,
+    masked: np.ndarray,
+    mask: np.ndarray | None,
+) -> None:
+    """Raise the error of the step of :func:`attention_steps` whose result left the float range, if any did.
+
+    With finite inputs only three steps can: ``Q Kᵀ``, the scaling, and adding a float mask (a
+    boolean mask and the softmax cannot; the weighted sum of finite values with weights that sum
+    to 1 stays within them).
+    """
+    if not all_finite(scaled):
+        if not all_finite(raw):
+            raise _product_overflow("raw scores Q Kᵀ", raw, q, k)
+        raise _scale_overflow(raw, factor, scaled.dtype)
+    if mask is not None and mask.dtype != bool and (masked == np.inf).any():
+        raise _mask_overflow(scaled, mask, scaled.dtype)
 
 
 def _matmul_checked(a: np.ndarray, b: np.ndarray, what: str) -> np.ndarray:
     """``a @ b`` that raises a clear error instead of warning about overflow."""
     with np.errstate(over="ignore", invalid="ignore"):
-        product = np.matmul(a, b)
-    if not np.isfinite(product).all():
-        raise ValueError(
-            f"the {what} overflow {product.dtype}: the inputs are too large "
-            f"(largest |entry| {np.abs(a).max():.3g} and {np.abs(b).max():.3g})"
-        )
+        product = a @ b
+    if not all_finite(product):
+        raise _product_overflow(what, product, a, b)
     return product
+
+
+def _product_overflow(what: str, product: np.ndarray, a: np.ndarray, b: np.ndarray) -> ValueError:
+    return ValueError(
+        f"the {what} overflow {product.dtype}: the inputs are too large "
+        f"(largest |entry| {np.abs(a).max():.3g} and {np.abs(b).max():.3g})"
+    )
+
+
+def _scale_overflow(scores: np.ndarray, factor: float, dtype: np.dtype) -> ValueError:
+    return ValueError(
+        f"scaling the scores by {factor} overflows {dtype} (largest |score| {np.abs(scores).max():.3g})"
+    )
+
+
+def _mask_overflow(scores: np.ndarray, mask: np.ndarray | None, dtype: np.dtype) -> ValueError:
+    return ValueError(
+        f"adding the mask to the scores overflows {dtype} (largest mask entry "
+        f"{np.max(mask):.3g}, largest score {np.max(scores):.3g}); use 0 to keep and -inf to hide"
+    )

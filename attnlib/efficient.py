@@ -24,7 +24,7 @@ import numpy as np
 import numpy.typing as npt
 
 from attnlib.core import attention_arguments
-from attnlib.validation import as_positive_int, as_real_array
+from attnlib.validation import as_flag, as_positive_int, as_real_array
 
 __all__ = [
     "OnlineSoftmaxState",
@@ -294,8 +294,7 @@ def tile_schedule(
     """
     rows, cols = as_positive_int(n_q, "n_q"), as_positive_int(n_k, "n_k")
     bq, bk = as_positive_int(block_q, "block_q"), as_positive_int(block_k, "block_k")
-    if not isinstance(causal, (bool, np.bool_)):
-        raise TypeError(f"causal must be True or False, got {causal!r}")
+    as_flag(causal, "causal")
     schedule = []
     for i0 in range(0, rows, bq):
         i1 = min(i0 + bq, rows)

@@ -14,7 +14,6 @@ turn the columns into heads and back.
 
 from __future__ import annotations
 
-import numbers
 from typing import NamedTuple
 
 import numpy as np
@@ -23,13 +22,14 @@ import numpy.typing as npt
 from attnlib.core import scaled_dot_product_attention
 from attnlib.validation import as_positive_int, as_real_array
 
-__all__ = ["MultiHeadArguments", "merge_heads", "multi_head_arguments", "multi_head_attention", "split_heads"]
-
-
-def _n_heads(n_heads: object) -> int:
-    if isinstance(n_heads, bool) or not isinstance(n_heads, numbers.Integral):
-        raise TypeError(f"n_heads must be a whole number of heads, got {n_heads!r}")
-    return as_positive_int(n_heads, "n_heads")
+__all__ = [
+    "MultiHeadArguments",
+    "heads_attention",
+    "merge_heads",
+    "multi_head_arguments",
+    "multi_head_attention",
+    "split_heads",
+]
 
 
 def split_heads(X: npt.ArrayLike, n_heads: int) -> np.ndarray:
@@ -46,13 +46,18 @@ def split_heads(X: npt.ArrayLike, n_heads: int) -> np.ndarray:
         Head ``h`` holds columns ``h·d … (h+1)·d − 1`` of ``X``.
     """
     arr = as_real_array(X, "X")
-    heads = _n_heads(n_heads)
+    heads = as_positive_int(n_heads, "n_heads")
     if arr.ndim < 2:
         raise ValueError(f"X must have shape (..., n, n_heads·d), got shape {arr.shape}")
     width = arr.shape[-1]
     if width % heads:
         raise ValueError(f"X's last dimension {width} does not divide into n_heads={heads} equal heads")
-    split = arr.reshape(*arr.shape[:-1], heads, width // heads)  # (..., n, n_heads, d)
+    return _split_heads(arr, heads)
+
+
+def _split_heads(X: np.ndarray, n_heads: int) -> np.ndarray:
+    """:func:`split_heads` of a checked array."""
+    split = X.reshape(*X.shape[:-1], n_heads, X.shape[-1] // n_heads)  # (..., n, n_heads, d)
     return np.swapaxes(split, -2, -3)  # (..., n_heads, n, d)
 
 
@@ -70,7 +75,12 @@ def merge_heads(X: npt.ArrayLike) -> np.ndarray:
     arr = as_real_array(X, "X")
     if arr.ndim < 3:
         raise ValueError(f"X must have shape (..., n_heads, n, d), got shape {arr.shape}")
-    tokens_first = np.swapaxes(arr, -2, -3)  # (..., n, n_heads, d)
+    return _merge_heads(arr)
+
+
+def _merge_heads(X: np.ndarray) -> np.ndarray:
+    """:func:`merge_heads` of a checked array."""
+    tokens_first = np.swapaxes(X, -2, -3)  # (..., n, n_heads, d)
     return tokens_first.reshape(*tokens_first.shape[:-2], -1)
 
 
@@ -114,13 +124,33 @@ def multi_head_attention(
     weights : (..., n_heads, n_q, n_k)
         Each head's weights; a query whose every key is masked gets zeros (and a zero head output).
     """
-    heads, xq, xkv, w, batch = multi_head_arguments(X_q, X_kv, W_q, W_k, W_v, W_o, n_heads=n_heads)
-    Q = split_heads(xq @ w["W_q"], heads)  # (..., n_heads, n_q, d_k)
-    K = split_heads(xkv @ w["W_k"], heads)  # (..., n_heads, n_k, d_k)
-    V = split_heads(xkv @ w["W_v"], heads)  # (..., n_heads, n_k, d_v)
-    combined = _with_padding(mask, key_padding_mask, n_k=xkv.shape[-2], batch=batch)
-    heads_out, weights = scaled_dot_product_attention(Q, K, V, mask=combined, causal=causal)
-    output = merge_heads(heads_out) @ w["W_o"]  # (..., n_q, d_out)
+    checked = multi_head_arguments(
+        X_q, X_kv, W_q, W_k, W_v, W_o, n_heads=n_heads, mask=mask, key_padding_mask=key_padding_mask
+    )
+    return heads_attention(checked, causal=causal)
+
+
+def heads_attention(arguments: MultiHeadArguments, *, causal: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`multi_head_attention` of arguments that are already checked; it trusts them.
+
+    Parameters
+    ----------
+    arguments : MultiHeadArguments
+        From :func:`multi_head_arguments`, or built from weights checked once, such as those of
+        :mod:`attnlib.model` (checked when the model is loaded).
+    causal : bool
+
+    Returns
+    -------
+    output : (..., n_q, d_out)
+    weights : (..., n_heads, n_q, n_k)
+    """
+    heads, xq, xkv, w, mask = arguments
+    Q = _split_heads(xq @ w["W_q"], heads)  # (..., n_heads, n_q, d_k)
+    K = _split_heads(xkv @ w["W_k"], heads)  # (..., n_heads, n_k, d_k)
+    V = _split_heads(xkv @ w["W_v"], heads)  # (..., n_heads, n_k, d_v)
+    heads_out, weights = scaled_dot_product_attention(Q, K, V, mask=mask, causal=causal)
+    output = _merge_heads(heads_out) @ w["W_o"]  # (..., n_q, d_out)
     return output, weights
 
 
@@ -131,7 +161,7 @@ class MultiHeadArguments(NamedTuple):
     X_q: np.ndarray
     X_kv: np.ndarray
     W: dict[str, np.ndarray]
-    batch: tuple[int, ...]
+    mask: np.ndarray | None
 
 
 def multi_head_arguments(
@@ -143,6 +173,8 @@ def multi_head_arguments(
     W_o: npt.ArrayLike,
     *,
     n_heads: int,
+    mask: npt.ArrayLike | None = None,
+    key_padding_mask: npt.ArrayLike | None = None,
 ) -> MultiHeadArguments:
     """Every shape check of :func:`multi_head_attention`, before anything is computed.
 
@@ -152,9 +184,10 @@ def multi_head_arguments(
     -------
     MultiHeadArguments
         ``n_heads`` as an int, ``X_q`` and ``X_kv`` as float arrays, ``W`` (``"W_q"``, ``"W_k"``,
-        ``"W_v"``, ``"W_o"`` as float matrices) and the broadcast batch shape of ``X_q`` and ``X_kv``.
+        ``"W_v"``, ``"W_o"`` as float matrices) and one mask for every head: ``mask`` with the
+        padded keys hidden too (its shape is checked against the weights' by the attention).
     """
-    heads = _n_heads(n_heads)
+    heads = as_positive_int(n_heads, "n_heads")
     xq, xkv = as_real_array(X_q, "X_q"), as_real_array(X_kv, "X_kv")
     for name, x in (("X_q", xq), ("X_kv", xkv)):
         if x.ndim < 2:
@@ -188,8 +221,8 @@ def multi_head_arguments(
         raise ValueError(
             f"the batch dimensions of X_q {xq.shape} and X_kv {xkv.shape} do not broadcast"
         ) from None
-
-    return MultiHeadArguments(heads, xq, xkv, w, batch)
+    combined = _with_padding(mask, key_padding_mask, n_k=xkv.shape[-2], batch=batch)
+    return MultiHeadArguments(heads, xq, xkv, w, combined)
 
 
 def _check_rows(w_name: str, W: np.ndarray, x_name: str, X: np.ndarray) -> None:

@@ -18,25 +18,19 @@ Two ways to tell it, both as in the papers that introduced them:
 
 from __future__ import annotations
 
-import math
 import numbers
 
 import numpy as np
 import numpy.typing as npt
 
-from attnlib.validation import as_positive_int, as_real_array
+from attnlib.validation import as_positive_int, as_real, as_real_array
 
 __all__ = ["rope", "rope_frequencies", "sinusoidal"]
 
 
 def _check_base(base: object) -> float:
-    if isinstance(base, (bool, np.bool_)) or not isinstance(base, numbers.Real):
-        raise TypeError(f"base must be a real number such as 10000.0, got {base!r}")
-    try:
-        value = float(base)
-    except OverflowError:
-        raise ValueError("base is an integer too large for a float; use 10000.0 (the paper's)") from None
-    if not (math.isfinite(value) and value > 0):
+    value = as_real(base, "base", example="10000.0")
+    if value <= 0:
         raise ValueError(f"base must be a finite positive number, got {value}")
     return value
 
@@ -148,15 +142,14 @@ def rope(x: npt.ArrayLike, positions: npt.ArrayLike | None = None, *, base: floa
         if positions is None
         else _positions(positions, vectors.shape[:-1], arr.shape)
     )
-    with np.errstate(over="ignore"):
-        angles = pos[..., None] * theta  # (..., n, d/2)
-    _check_angles(angles, "rope's positions times its frequencies")
-    cos, sin = np.cos(angles), np.sin(angles)
     even, odd = vectors[..., 0::2].astype(np.float64), vectors[..., 1::2].astype(np.float64)
     rotated = np.empty(vectors.shape, dtype=np.float64)
-    with np.errstate(over="ignore", invalid="ignore"):
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow is named below
+        angles = pos[..., None] * theta  # (..., n, d/2): the angle p · θ_i of each pair
+        cos, sin = np.cos(angles), np.sin(angles)
         rotated[..., 0::2] = even * cos - odd * sin
         rotated[..., 1::2] = even * sin + odd * cos
+    _check_angles(angles, "rope's positions times its frequencies")
     largest = float(np.finfo(arr.dtype).max)
     if not (np.isfinite(rotated).all() and np.abs(rotated).max(initial=0.0) <= largest):
         raise ValueError(

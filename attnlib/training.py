@@ -16,23 +16,22 @@ positions of lesson 10 (:func:`attnlib.positions.sinusoidal`)::
 
 Training runs that forward pass, then the backward pass written out (the cross-entropy's
 gradient ``softmax(logits) − onehot``, through ``W_o``, through attention with
-:func:`attnlib.backward.attention_backward`, through the three projections), then one Adam step.
+:func:`attnlib.backward.steps_backward`, through the three projections), then one Adam step.
 Everything is float64 and seeded: the same arguments give the same run.
 """
 
 from __future__ import annotations
 
 import math
-import numbers
 from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
 
-from attnlib.backward import attention_backward
-from attnlib.core import attention_steps
+from attnlib.backward import steps_backward
+from attnlib.core import AttentionSteps, attention_steps
 from attnlib.positions import sinusoidal
-from attnlib.validation import as_positive_int, as_real_array, as_scale
+from attnlib.validation import as_positive_int, as_real, as_real_array, is_number
 
 __all__ = [
     "PARAMETER_NAMES",
@@ -55,13 +54,13 @@ PARAMETER_NAMES: tuple[str, ...] = ("W_q", "W_k", "W_v", "W_o")
 
 
 def _seed(value: object) -> int:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral) or value < 0:
+    if not (is_number(value, whole=True) and value >= 0):
         raise ValueError(f"seed must be a non-negative integer, got {value!r}")
     return int(value)
 
 
 def _positive_float(value: object, name: str) -> float:
-    number = as_scale(value, name)
+    number = as_real(value, name, example="0.5")
     if number <= 0:
         raise ValueError(f"{name} must be a positive number, got {number}")
     return number
@@ -220,6 +219,8 @@ class Forward:
     logits : (B, n, vocab_size)
     loss : float
         Mean cross-entropy of ``logits[:, 1:]`` against ``tokens[:, :-1]``.
+    attention : AttentionSteps
+        Every step of the attention (``weights`` and ``Z`` are its weights and output).
     """
 
     X: np.ndarray
@@ -230,6 +231,7 @@ class Forward:
     Z: np.ndarray
     logits: np.ndarray
     loss: float
+    attention: AttentionSteps = field(repr=False, compare=False)
 
 
 def forward(model: Model, parameters: dict[str, npt.ArrayLike], tokens: npt.ArrayLike) -> Forward:
@@ -244,7 +246,7 @@ def _forward(model: Model, p: dict[str, np.ndarray], t: np.ndarray) -> Forward:
     steps = attention_steps(Q, K, V, causal=True, scale=model.scale)
     logits = steps.output @ p["W_o"]
     loss, _ = cross_entropy(logits[:, 1:], t[:, :-1])
-    return Forward(X, Q, K, V, steps.weights, steps.output, logits, loss)
+    return Forward(X, Q, K, V, steps.weights, steps.output, logits, loss, steps)
 
 
 @dataclass(frozen=True)
@@ -277,7 +279,7 @@ def _gradients(model: Model, p: dict[str, np.ndarray], t: np.ndarray) -> Gradien
     _, d_logits[:, 1:] = cross_entropy(f.logits[:, 1:], t[:, :-1])
 
     dZ = d_logits @ p["W_o"].T  # (B, n, d_v)
-    dQ, dK, dV = attention_backward(f.Q, f.K, f.V, dZ, causal=True, scale=model.scale)
+    dQ, dK, dV = steps_backward(f.attention, f.Q, f.K, f.V, dZ)  # through attention, its forward reused
     Xt = np.swapaxes(f.X, -1, -2)  # (B, d_model, n)
     grads = {  # one product per sequence, summed over the batch
         "W_q": (Xt @ dQ).sum(axis=0),  # Xᵀ dQ: (d_model, d_k)
@@ -375,7 +377,7 @@ class TrainingRun:
     def parameters_at(self, step: int) -> dict[str, np.ndarray]:
         """The saved parameters after ``step`` updates (one of ``snapshot_steps``)."""
         matches = np.flatnonzero(self.snapshot_steps == step)
-        if isinstance(step, bool) or not isinstance(step, numbers.Integral) or matches.size == 0:
+        if not is_number(step, whole=True) or matches.size == 0:
             raise ValueError(f"step {step!r} was not saved; saved steps: {self.snapshot_steps.tolist()}")
         return self.snapshots[int(matches[0])]
 

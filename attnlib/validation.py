@@ -24,20 +24,25 @@ import numpy as np
 import numpy.typing as npt
 
 __all__ = [
+    "all_finite",
     "as_axis",
     "as_distributions",
     "as_flag",
     "as_mask",
+    "as_one_line",
     "as_positive_int",
     "as_queries_keys",
+    "as_real",
     "as_real_array",
-    "as_scale",
     "broadcast_batch",
     "check_finite",
+    "is_number",
 ]
 
 
-def as_real_array(x: npt.ArrayLike, name: str, *, allow_neg_inf: bool = False) -> np.ndarray:
+def as_real_array(
+    x: npt.ArrayLike, name: str, *, allow_neg_inf: bool = False, dtype: npt.DTypeLike = None
+) -> np.ndarray:
     """Return ``x`` as a finite floating-point array, or raise a clear error.
 
     Integers (and anything else that is not float32/float64) become float64; float32 and
@@ -51,10 +56,12 @@ def as_real_array(x: npt.ArrayLike, name: str, *, allow_neg_inf: bool = False) -
         The argument's name, used in error messages.
     allow_neg_inf : bool
         Accept ``-inf`` entries (for scores and additive masks).
+    dtype : numpy dtype, optional
+        Return this dtype (``np.float64`` for an explorer's state) instead of float32/float64.
 
     Returns
     -------
-    numpy.ndarray of float32 or float64, same shape as ``x``
+    numpy.ndarray of float32 or float64 (or ``dtype``), same shape as ``x``
 
     Raises
     ------
@@ -68,18 +75,18 @@ def as_real_array(x: npt.ArrayLike, name: str, *, allow_neg_inf: bool = False) -
     arr = _as_numeric_array(x, name)
     if arr.ndim == 0:
         raise ValueError(f"{name} is a 0-dimensional scalar ({arr.item()!r}); expected an array")
-    if arr.dtype.kind in "biu":
+    if arr.dtype.kind in "iu":
         arr = arr.astype(np.float64)
-    elif arr.dtype == np.float16:
+    elif arr.dtype.itemsize == 2:  # float16
         arr = arr.astype(np.float32)
-    elif arr.dtype not in (np.float32, np.float64):  # longdouble: may not fit in float64
+    elif arr.dtype.itemsize > 8:  # longdouble: may not fit in float64
         with np.errstate(over="ignore"):
             cast = arr.astype(np.float64)
         if (np.isinf(cast) & np.isfinite(arr)).any():
             raise ValueError(f"{name} has entries too large for float64 (dtype {arr.dtype})")
         arr = cast
     check_finite(arr, name, allow_neg_inf=allow_neg_inf)
-    return arr
+    return arr if dtype is None else arr.astype(dtype, copy=False)
 
 
 def _as_numeric_array(x: object, name: str) -> np.ndarray:
@@ -97,18 +104,26 @@ def _as_numeric_array(x: object, name: str) -> np.ndarray:
             f"{name} ({type(x).__name__}) cannot be read as a NumPy array ({exc}); attnlib computes "
             f"with NumPy and keeps no gradients: pass a NumPy array, or {name}.detach() for a tensor"
         ) from exc
-    if arr.dtype == object:
+    kind = arr.dtype.kind
+    if kind in "iuf":
+        return arr
+    if kind == "O":
         raise ValueError(
             f"{name} is ragged, mixes types, or holds integers too large for 64 bits (numpy made an "
             f"object array of shape {arr.shape}); expected a rectangular array of real numbers"
         )
-    if arr.dtype.kind == "c":
+    if kind == "c":
         raise TypeError(f"{name} is complex (dtype {arr.dtype}); attention needs real numbers")
-    if arr.dtype.kind == "b":
+    if kind == "b":
         raise TypeError(f"{name} is boolean; expected real numbers (integers or floats)")
-    if arr.dtype.kind not in "iuf":
-        raise TypeError(f"{name} has dtype {arr.dtype}, which is not numeric; expected real numbers")
-    return arr
+    raise TypeError(
+        f"{name} has dtype {arr.dtype}, which is not numeric; {name} must be an array of real numbers"
+    )
+
+
+def all_finite(arr: np.ndarray) -> bool:
+    """Whether every entry of ``arr`` is finite (``np.isfinite(arr).all()``, in half the time)."""
+    return np.count_nonzero(np.isfinite(arr)) == arr.size
 
 
 def check_finite(arr: np.ndarray, name: str, *, allow_neg_inf: bool = False) -> None:
@@ -122,6 +137,8 @@ def check_finite(arr: np.ndarray, name: str, *, allow_neg_inf: bool = False) -> 
     allow_neg_inf : bool
         Accept ``-inf`` entries (a masked score).
     """
+    if all_finite(arr):
+        return
     bad = np.isnan(arr) | np.isposinf(arr) | (np.isneginf(arr) & (not allow_neg_inf))
     if bad.any():
         index = tuple(int(i) for i in np.argwhere(bad)[0])
@@ -134,33 +151,45 @@ def check_finite(arr: np.ndarray, name: str, *, allow_neg_inf: bool = False) -> 
         )
 
 
-def as_scale(scale: object, name: str = "scale") -> float:
+def is_number(value: object, *, whole: bool = False) -> bool:
+    """Whether ``value`` is a real number (a whole number if ``whole``), Python's or NumPy's.
+
+    Booleans are not numbers here, although Python counts ``True`` as the integer 1.
+    """
+    kind = numbers.Integral if whole else numbers.Real
+    return isinstance(value, kind) and not isinstance(value, (bool, np.bool_))
+
+
+def as_real(value: object, name: str, *, example: str = "") -> float:
     """Return a finite real number as a Python float (which keeps float32 arithmetic float32).
 
     Parameters
     ----------
-    scale : int or float
+    value : int or float
         Python or NumPy real number (not a boolean, a string or an array).
     name : str
         The argument's name, used in error messages.
+    example : str
+        A typical value, shown in the message when ``value`` is not a number (``"0.5"``).
 
     Raises
     ------
     TypeError
-        ``scale`` is not a real number.
+        ``value`` is not a real number.
     ValueError
-        ``scale`` is NaN, infinite, or an integer too large for a float.
+        ``value`` is NaN, infinite, or an integer too large for a float.
     """
-    if isinstance(scale, (bool, np.bool_)) or not isinstance(scale, numbers.Real):
-        raise TypeError(f"{name} must be a real number such as 0.5, got {scale!r}")
+    if not is_number(value):
+        such_as = f" such as {example}" if example else ""
+        raise TypeError(f"{name} must be a real number{such_as}, got {value!r}")
     try:
-        value = float(scale)
+        result = float(value)  # type: ignore[arg-type]
     except OverflowError:
-        digits = len(str(abs(int(scale))))
+        digits = len(str(abs(int(value))))  # type: ignore[call-overload]
         raise ValueError(f"{name} is too large for a float (an integer of {digits} digits)") from None
-    if not math.isfinite(value):
-        raise ValueError(f"{name} must be a finite number, got {value}")
-    return value
+    if not math.isfinite(result):
+        raise ValueError(f"{name} must be a finite number, got {result}")
+    return result
 
 
 def as_positive_int(value: object, name: str, *, minimum: int = 1) -> int:
@@ -175,7 +204,7 @@ def as_positive_int(value: object, name: str, *, minimum: int = 1) -> int:
     minimum : int
         The smallest value allowed (``0`` for counts that may be empty).
     """
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+    if not is_number(value, whole=True):
         raise TypeError(f"{name} must be a whole number, got {value!r}")
     if int(value) < minimum:
         raise ValueError(f"{name} must be at least {minimum}, got {value}")
@@ -200,7 +229,7 @@ def as_axis(axis: object, shape: tuple[int, ...], of: str) -> int:
     of : str
         That array's name, used in error messages.
     """
-    if isinstance(axis, (bool, np.bool_)) or not isinstance(axis, numbers.Integral):
+    if not is_number(axis, whole=True):
         raise TypeError(f"axis must be an integer, got {axis!r}")
     if not -len(shape) <= int(axis) < len(shape):
         raise ValueError(f"axis {axis} is out of range for {of} of shape {shape}")
@@ -279,7 +308,7 @@ def as_queries_keys(Q: npt.ArrayLike, K: npt.ArrayLike) -> tuple[np.ndarray, np.
     if q.shape[-1] == 0:
         raise ValueError(f"d_k is 0 (Q has shape {q.shape}): queries and keys need at least one dimension")
     broadcast_batch(("Q", q.shape), ("K", k.shape))
-    dtype = np.result_type(q.dtype, k.dtype)
+    dtype = np.promote_types(q.dtype, k.dtype)
     return q.astype(dtype, copy=False), k.astype(dtype, copy=False), single
 
 
@@ -296,6 +325,8 @@ def broadcast_batch(*named_shapes: tuple[str, tuple[int, ...]]) -> tuple[int, ..
     tuple of int
         The broadcast batch shape (all but the last two dimensions).
     """
+    if all(len(shape) <= 2 for _, shape in named_shapes):
+        return ()
     try:
         return np.broadcast_shapes(*(shape[:-2] for _, shape in named_shapes))
     except ValueError:
@@ -359,3 +390,12 @@ def as_mask(
             f"{public_shape} (..., n_q, n_k)"
         )
     return arr
+
+
+def as_one_line(text: object, name: str) -> str:
+    """A non-empty one-line message, or raise naming ``name``."""
+    if not isinstance(text, str):
+        raise TypeError(f"{name} must be a string, got {text!r}")
+    if not text.strip() or "\n" in text:
+        raise ValueError(f"{name} must be a non-empty single line, got {text!r}")
+    return text

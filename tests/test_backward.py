@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from attnlib import scaled_dot_product_attention, softmax
-from attnlib.backward import attention_backward, softmax_backward
+from attnlib import attention_steps, scaled_dot_product_attention, softmax
+from attnlib.backward import attention_backward, softmax_backward, steps_backward
 
 
 def loss(Q, K, V, dZ, **kwargs):
@@ -162,3 +162,17 @@ def test_matches_pytorch_autograd(seed):
             np.testing.assert_array_equal(g[~seen], 0.0)
             g, e = g[seen], e[seen]
         np.testing.assert_allclose(g, e, rtol=1e-10, atol=1e-10, err_msg=f"{name}, {kind}")
+
+
+@pytest.mark.parametrize("single", [False, True])
+def test_steps_backward_reuses_the_forward_and_gives_attention_backwards_gradients(single):
+    rng = np.random.default_rng(5)
+    Q = rng.normal(size=4) if single else rng.normal(size=(2, 3, 4))  # a single query, or a batch of 2
+    K, V = rng.normal(size=(2, 5, 4)), rng.normal(size=(5, 3))  # V broadcast over the batch
+    mask = np.array([True, True, False, True, True])
+    dZ = rng.normal(size=(2, 3) if single else (2, 3, 3))
+    steps = attention_steps(Q, K, V, mask=mask, scale=0.4)
+    expected = attention_backward(Q, K, V, dZ, mask=mask, scale=0.4)
+    for got, want in zip(steps_backward(steps, Q, K, V, dZ), expected, strict=True):
+        assert got.shape == want.shape
+        np.testing.assert_array_equal(got, want)

@@ -172,7 +172,7 @@ def test_shifted_score_answers_that_are_not_a_number(answer, words):
         ({"q": [1.0, 2.0, 3.0]}, ValueError, "even"),
         ({"k": [1.0, 2.0, 3.0, 4.0]}, ValueError, "same length"),
         ({"q": [[1.0, 2.0], [3.0, 4.0]]}, ValueError, "positions|single vectors"),
-        ({"m": float("inf")}, ValueError, "m must be finite"),
+        ({"m": float("inf")}, ValueError, "m must be a finite number"),
         ({"shift": "seven"}, TypeError, "shift"),
         ({"base": 0.0}, ValueError, "base"),
     ],

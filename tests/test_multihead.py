@@ -6,7 +6,14 @@ import numpy as np
 import pytest
 
 from attnlib import scaled_dot_product_attention
-from attnlib.multihead import merge_heads, multi_head_attention, split_heads
+from attnlib.multihead import (
+    MultiHeadArguments,
+    heads_attention,
+    merge_heads,
+    multi_head_arguments,
+    multi_head_attention,
+    split_heads,
+)
 
 
 def weights_for(rng, d_model, d_kv, n_heads, d_k, d_v, d_out, dtype=np.float64):
@@ -223,3 +230,17 @@ def test_a_query_with_no_key_pytorch_conventions_as_lesson_09_states():
     heads = torch.nn.functional.scaled_dot_product_attention(Q, K, V, attn_mask=allowed)
     assert (heads[0, :, 0] == 0).all()
     np.testing.assert_allclose(merge_heads(heads.numpy()) @ W["W_o"], out, rtol=1e-12, atol=1e-12)
+
+
+def test_heads_attention_is_multi_head_attention_on_checked_arguments():
+    rng = np.random.default_rng(8)
+    W = weights_for(rng, 6, 6, 3, 2, 2, 5)
+    X = rng.normal(size=(2, 4, 6))
+    padding = np.array([[True, True, True, False], [True, True, True, True]])
+    expected = multi_head_attention(X, X, **W, n_heads=3, key_padding_mask=padding, causal=True)
+    checked = multi_head_arguments(X, X, **W, n_heads=3, key_padding_mask=padding)
+    # what the BERT encoder builds from weights checked at loading: the padding as a key mask
+    built = MultiHeadArguments(3, X, X, W, padding[:, None, None, :])
+    for arguments in (checked, built):
+        for got, want in zip(heads_attention(arguments, causal=True), expected, strict=True):
+            np.testing.assert_array_equal(got, want)

@@ -18,12 +18,13 @@ import numpy as np
 import numpy.typing as npt
 
 from attnlib.checks.answers import read_array
-from attnlib.checks.inputs import tolerance, whole_number
 from attnlib.checks.mistakes import Mistake, describe, matching
 from attnlib.checks.result import CheckResult, failed, passed
 from attnlib.checks.scale import SCALE_MISTAKES, ScaleMistake, Sizes
+from attnlib.checks.values import tolerance
 from attnlib.checks.wording import numpy_index, shape_text, where
 from attnlib.core import AttentionSteps, attention_steps, default_scale, softmax
+from attnlib.validation import as_positive_int
 
 __all__ = ["ATTENTION_MISTAKES", "STAGES", "AttentionExercise", "check_attention"]
 
@@ -385,7 +386,7 @@ def check_attention(
         raise ValueError(f"what must be one of {sorted(STAGES)}, got {what!r}")
     atol, _ = tolerance(decimals)
     if d_model is not None:
-        d_model = whole_number(d_model, "d_model")
+        d_model = as_positive_int(d_model, "d_model")
     steps = attention_steps(Q, K, V, mask=mask, causal=causal, scale=scale)
     exercise = _exercise(
         steps,

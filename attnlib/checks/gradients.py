@@ -19,10 +19,11 @@ import numpy.typing as npt
 
 from attnlib.backward import softmax_backward
 from attnlib.checks.answers import placeholder, read_array, read_number
-from attnlib.checks.inputs import tolerance, whole_number
 from attnlib.checks.mistakes import Mistake, describe, matching
 from attnlib.checks.result import CheckResult, failed, passed
+from attnlib.checks.values import tolerance
 from attnlib.checks.wording import numpy_index, shape_text
+from attnlib.validation import as_positive_int
 
 __all__ = [
     "DIRECTION_MISTAKES",
@@ -231,7 +232,7 @@ def check_score_direction(
         Passed, or a mistake of :data:`DIRECTION_MISTAKES`.
     """
     exercise = _row_exercise(weights, d_weights)
-    index = whole_number(key, "key", minimum=0)
+    index = as_positive_int(key, "key", minimum=0)
     if index >= exercise.weights.size:
         raise ValueError(f"key must be an index from 0 to {exercise.weights.size - 1}, got {index}")
     exercise = GradientExercise(exercise.weights, exercise.upstream, index)

@@ -10,12 +10,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from attnlib.checks.answers import read_number
-from attnlib.checks.inputs import whole_number
 from attnlib.checks.mistakes import Mistake, describe, matching
 from attnlib.checks.result import CheckResult, failed, passed
 from attnlib.checks.scale import check_scale
 from attnlib.checks.values import check_shape
 from attnlib.counting import multi_head_parameter_counts
+from attnlib.validation import as_positive_int
 
 __all__ = [
     "PARAMETER_MISTAKES",
@@ -107,10 +107,10 @@ PARAMETER_MISTAKES: tuple[Mistake[HeadsExercise], ...] = (
 
 
 def _exercise(d_model: object, n_heads: object, batch: object = 1, n: object = 1) -> HeadsExercise:
-    width, heads = whole_number(d_model, "d_model"), whole_number(n_heads, "n_heads")
+    width, heads = as_positive_int(d_model, "d_model"), as_positive_int(n_heads, "n_heads")
     if width % heads:
         raise ValueError(f"d_model={width} does not divide into n_heads={heads} equal heads")
-    return HeadsExercise(width, heads, whole_number(batch, "batch"), whole_number(n, "n"))
+    return HeadsExercise(width, heads, as_positive_int(batch, "batch"), as_positive_int(n, "n"))
 
 
 def check_split_heads_shape(answer: object, batch: int, n: int, d_model: int, n_heads: int) -> CheckResult:

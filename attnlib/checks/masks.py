@@ -14,11 +14,11 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from attnlib.checks.answers import as_plain, placeholder
-from attnlib.checks.inputs import whole_number
 from attnlib.checks.mistakes import Mistake, describe, matching
 from attnlib.checks.result import CheckResult, failed, passed
 from attnlib.checks.wording import numpy_index, shape_text
 from attnlib.core import causal_mask
+from attnlib.validation import as_positive_int
 
 __all__ = [
     "CAUSAL_MISTAKES",
@@ -182,7 +182,7 @@ def check_causal_mask(answer: object, n: int) -> CheckResult:
         inverted, nothing hidden), 1/0 instead of 0/−∞, a wrong shape, or the first wrong entry.
         The right mask is never shown.
     """
-    size = whole_number(n, "n")
+    size = as_positive_int(n, "n")
     exercise = MaskExercise(allowed=causal_mask(size))
     return _mask_verdict(answer, exercise, CAUSAL_MISTAKES, CAUSAL)
 
@@ -215,8 +215,8 @@ def check_padding_mask(answer: object, lengths: Sequence[int], n_k: int | None =
         raise TypeError(
             f"lengths must be a non-empty sequence of whole numbers, such as [3, 5], got {lengths!r}"
         )
-    real = tuple(whole_number(length, "each entry of lengths", minimum=0) for length in lengths)
-    width = max(real) if n_k is None else whole_number(n_k, "n_k")
+    real = tuple(as_positive_int(length, "each entry of lengths", minimum=0) for length in lengths)
+    width = max(real) if n_k is None else as_positive_int(n_k, "n_k")
     if max(real) > width:
         raise ValueError(f"every length must be at most n_k = {width}, got lengths {list(real)}")
     allowed = np.arange(width) < np.array(real)[:, np.newaxis]

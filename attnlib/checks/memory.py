@@ -14,11 +14,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
-from attnlib.checks.inputs import exercise_number, whole_number
 from attnlib.checks.mistakes import Mistake
 from attnlib.checks.result import CheckResult
 from attnlib.checks.values import number_verdict
 from attnlib.counting import tile_counts, weights_bytes
+from attnlib.validation import as_positive_int, as_real
 
 __all__ = [
     "MEMORY_MISTAKES",
@@ -114,7 +114,9 @@ def check_weights_memory(
         instead of bytes, GB instead of GiB, bits, the heads left out); the right value is never shown.
     """
     ex = WeightsMemory(
-        whole_number(n, "n"), whole_number(batch_heads, "batch_heads"), whole_number(itemsize, "itemsize")
+        as_positive_int(n, "n"),
+        as_positive_int(batch_heads, "batch_heads"),
+        as_positive_int(itemsize, "itemsize"),
     )
     if ex.itemsize not in (4, 8):
         raise ValueError(f"itemsize must be 4 (float32) or 8 (float64), got {ex.itemsize}")
@@ -183,7 +185,7 @@ def check_rescale_factor(answer: object, m: float, m_new: float, *, decimals: in
         Passed; or the mistake (sign swapped, no exponential, a ratio, only the new maximum, no
         rescaling); the right factor is never shown.
     """
-    ex = Maxima(exercise_number(m, "m"), exercise_number(m_new, "m_new"))
+    ex = Maxima(as_real(m, "m"), as_real(m_new, "m_new"))
     if ex.new < ex.old:
         raise ValueError(
             f"the running maximum never shrinks: m_new ({ex.new:g}) must be at least m ({ex.old:g})"
@@ -253,7 +255,7 @@ def check_skipped_blocks(answer: object, n: int, block: int) -> CheckResult:
         Passed; or the mistake (blocks computed instead of skipped, half the blocks, entries
         instead of blocks, both triangles, all blocks); the right count is never shown.
     """
-    ex = Blocks(whole_number(n, "n"), whole_number(block, "block"))
+    ex = Blocks(as_positive_int(n, "n"), as_positive_int(block, "block"))
     right = tile_counts(ex.n, ex.n, block_q=ex.block, block_k=ex.block, causal=True).skipped
     return _verdict(answer, right, SKIP_MISTAKES, ex, 1, "the number of skipped blocks")  # counts: within 0.1
 

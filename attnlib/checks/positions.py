@@ -20,12 +20,12 @@ import numpy as np
 import numpy.typing as npt
 
 from attnlib.checks.answers import placeholder, read_array
-from attnlib.checks.inputs import exercise_number, tolerance, whole_number
 from attnlib.checks.mistakes import Mistake, describe, matching
 from attnlib.checks.result import CheckResult, failed, passed
-from attnlib.checks.values import number_verdict
+from attnlib.checks.values import number_verdict, tolerance
 from attnlib.checks.wording import shape_text
 from attnlib.positions import rope, sinusoidal
+from attnlib.validation import as_positive_int, as_real
 
 __all__ = [
     "SHIFT_MISTAKES",
@@ -166,12 +166,12 @@ def check_sinusoidal(
         wrong shape or the first column that is off. The right entries are never shown.
     """
     ex = EncodingExercise(
-        position=whole_number(position, "position", minimum=0),
-        d_model=whole_number(d_model, "d_model"),
+        position=as_positive_int(position, "position", minimum=0),
+        d_model=as_positive_int(d_model, "d_model"),
         columns=0,
-        base=exercise_number(base, "base"),
+        base=as_real(base, "base"),
     )
-    n_columns = ex.d_model if columns is None else whole_number(columns, "columns")
+    n_columns = ex.d_model if columns is None else as_positive_int(columns, "columns")
     if n_columns > ex.d_model:
         raise ValueError(f"columns must be at most d_model = {ex.d_model}, got {n_columns}")
     ex = EncodingExercise(ex.position, ex.d_model, n_columns, ex.base)
@@ -303,9 +303,9 @@ def check_shifted_score(
     ex = ShiftExercise(
         q=query,
         k=key,
-        m=exercise_number(m, "m"),
-        n=exercise_number(n, "n"),
-        shift=exercise_number(shift, "shift"),
+        m=as_real(m, "m"),
+        n=as_real(n, "n"),
+        shift=as_real(shift, "shift"),
         base=float(base),
     )
     right = ex.score(ex.m + ex.shift, ex.n + ex.shift)

@@ -16,10 +16,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from attnlib.checks.answers import placeholder
-from attnlib.checks.inputs import whole_number
 from attnlib.checks.mistakes import Mistake, describe, matching
 from attnlib.checks.result import CheckResult, failed, passed
 from attnlib.checks.values import number_verdict
+from attnlib.validation import as_positive_int
 
 __all__ = [
     "D_K_MISTAKES",
@@ -124,7 +124,7 @@ def _layer_sizes(config: object) -> AttentionLayer:
     for key in ("hidden_size", "num_attention_heads", "intermediate_size"):
         if key not in config:
             raise ValueError(f"config has no {key!r}: pass the dict read from the model's config.json")
-        sizes[key] = whole_number(config[key], f"config[{key!r}]")
+        sizes[key] = as_positive_int(config[key], f"config[{key!r}]")
     if sizes["hidden_size"] % sizes["num_attention_heads"]:
         raise ValueError("config's hidden_size does not divide into num_attention_heads heads")
     return AttentionLayer(sizes["hidden_size"], sizes["num_attention_heads"], sizes["intermediate_size"])
@@ -265,7 +265,7 @@ def _head_exercise(weights: object, tokens: Sequence[str], query: object) -> Hea
         raise TypeError("tokens must be a sequence of token strings")
     if len(tokens) != w.shape[0]:
         raise ValueError(f"tokens has {len(tokens)} entries, weights has {w.shape[0]} rows")
-    position = whole_number(query, "query", minimum=0)
+    position = as_positive_int(query, "query", minimum=0)
     if position >= w.shape[0]:
         raise ValueError(f"query must be a position from 0 to {w.shape[0] - 1}, got {position}")
     return HeadExercise(weights=w, tokens=tuple(tokens), query=position)

@@ -10,11 +10,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from attnlib.checks.inputs import whole_number
 from attnlib.checks.mistakes import Mistake
 from attnlib.checks.result import CheckResult
 from attnlib.checks.values import number_verdict
 from attnlib.core import default_scale
+from attnlib.validation import as_positive_int
 
 __all__ = ["SCALE_MISTAKES", "ScaleMistake", "Sizes", "check_scale"]
 
@@ -146,10 +146,10 @@ def check_scale(
         The right scale is never shown.
     """
     sizes = Sizes(
-        d_k=whole_number(d_k, "d_k"),
-        n_k=None if n_k is None else whole_number(n_k, "n_k"),
-        d_v=None if d_v is None else whole_number(d_v, "d_v"),
-        d_model=None if d_model is None else whole_number(d_model, "d_model"),
+        d_k=as_positive_int(d_k, "d_k"),
+        n_k=None if n_k is None else as_positive_int(n_k, "n_k"),
+        d_v=None if d_v is None else as_positive_int(d_v, "d_v"),
+        d_model=None if d_model is None else as_positive_int(d_model, "d_model"),
     )
     mistakes = []
     for mistake in SCALE_MISTAKES:

@@ -9,11 +9,14 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from attnlib.checks.answers import placeholder, read_number
-from attnlib.checks.inputs import exercise_number, known_mistakes, tolerance, whole_number
 from attnlib.checks.result import CheckResult, failed, passed
 from attnlib.checks.wording import number_text, one_of, ordinal, shape_text
+from attnlib.validation import as_one_line, as_positive_int, as_real, is_number
 
-__all__ = ["check_shape", "check_value", "number_verdict"]
+__all__ = ["MAX_DECIMALS", "check_shape", "check_value", "known_mistakes", "number_verdict", "tolerance"]
+
+#: More decimals than float64 holds cannot be asked of a learner.
+MAX_DECIMALS = 15
 
 
 def check_value(
@@ -54,7 +57,7 @@ def check_value(
         If ``expected``, ``decimals`` or ``mistakes`` is not valid (``mistakes`` must be a dict of
         one-line strings to finite numbers).
     """
-    right = exercise_number(expected, "expected")
+    right = as_real(expected, "expected")
     return number_verdict(answer, right, decimals=decimals, name=name, mistakes=known_mistakes(mistakes))
 
 
@@ -120,7 +123,7 @@ def check_shape(
         Passed, or: the axes in the wrong order, the wrong number of axes, or which axis differs.
         The right sizes are never shown (only the axes' names, when given).
     """
-    expected = tuple(whole_number(s, "expected_shape entry", minimum=0) for s in _sequence(expected_shape))
+    expected = tuple(as_positive_int(s, "expected_shape entry", minimum=0) for s in _sequence(expected_shape))
     if axes is not None:
         axes = tuple(str(a) for a in axes)
         if len(axes) != len(expected):
@@ -161,10 +164,33 @@ def _as_shape(answer: object) -> tuple[int, ...] | None:
             return tuple(int(s) for s in answer.shape)  # type: ignore[attr-defined]
         except (TypeError, ValueError):
             return None
-    if isinstance(answer, numbers.Integral) and not isinstance(answer, (bool, np.bool_)):
+    if is_number(answer, whole=True):
         return (int(answer),)
-    if isinstance(answer, (tuple, list)) and all(
-        isinstance(s, numbers.Integral) and not isinstance(s, (bool, np.bool_)) for s in answer
-    ):
+    if isinstance(answer, (tuple, list)) and all(is_number(s, whole=True) for s in answer):
         return tuple(int(s) for s in answer)
     return None
+
+
+def tolerance(decimals: object) -> tuple[float, int]:
+    """``(10**-decimals, decimals)`` for ``decimals`` from 0 to :data:`MAX_DECIMALS`, or raise."""
+    digits = as_positive_int(decimals, "decimals", minimum=0)
+    if digits > MAX_DECIMALS:
+        raise ValueError(
+            f"decimals must be at most {MAX_DECIMALS} (float64 holds about 16 digits), got {digits}"
+        )
+    return 10.0**-digits, digits
+
+
+def known_mistakes(mistakes: object) -> list[tuple[str, float]]:
+    """``{diagnosis: wrong value}`` as a list of pairs, or raise saying what a mistake must be."""
+    if mistakes is None:
+        return []
+    if not isinstance(mistakes, Mapping):
+        raise TypeError(
+            "mistakes must be a dict {diagnosis: wrong value}, such as {'that is 1/d_k.': 0.5}; "
+            f"got {type(mistakes).__name__}"
+        )
+    return [
+        (as_one_line(why, "each key of mistakes"), as_real(value, f"mistakes[{why!r}]"))
+        for why, value in mistakes.items()
+    ]

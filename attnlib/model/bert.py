@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from attnlib.multihead import multi_head_attention
+from attnlib.multihead import MultiHeadArguments, heads_attention
 
 __all__ = [
     "BertConfig",
@@ -327,7 +327,10 @@ def embed(
 def self_attention(
     x: np.ndarray, layer: LayerWeights, n_heads: int, key_padding_mask: np.ndarray | None
 ) -> tuple[np.ndarray, np.ndarray]:
-    """One layer's multi-head self-attention with its biases: :func:`attnlib.multihead.multi_head_attention`.
+    """One layer's multi-head self-attention with its biases: :func:`attnlib.multihead.heads_attention`.
+
+    That is :func:`attnlib.multihead.multi_head_attention` without its argument checks: the
+    weights were checked once, by :func:`weights_from_tensors`, and ``x`` is computed here.
 
     Parameters
     ----------
@@ -346,9 +349,9 @@ def self_attention(
     ones = np.ones((*x.shape[:-1], 1), dtype=x.dtype)
     x1 = np.concatenate([x, ones], axis=-1)  # (..., n, d_model + 1): the last column picks the biases
     W_q1, W_k1, W_v1 = layer.with_biases
-    output, weights = multi_head_attention(
-        x1, x1, W_q1, W_k1, W_v1, layer.W_o, n_heads=n_heads, key_padding_mask=key_padding_mask
-    )
+    W = {"W_q": W_q1, "W_k": W_k1, "W_v": W_v1, "W_o": layer.W_o}  # shapes checked by weights_from_tensors
+    keys = None if key_padding_mask is None else key_padding_mask[..., None, None, :]  # (..., 1, 1, n)
+    output, weights = heads_attention(MultiHeadArguments(n_heads, x1, x1, W, keys))
     return output + layer.b_o, weights
 
 

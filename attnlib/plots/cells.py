@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import math
-import numbers
+
+from attnlib.validation import is_number
 
 __all__ = ["MAX_DECIMALS", "SCIENTIFIC_FROM", "check_decimals", "format_cell"]
 
@@ -16,7 +17,7 @@ _MINUS = "−"  # U+2212, the minus sign of "−∞" and of every negative cell
 
 def check_decimals(decimals: object) -> int:
     """Return ``decimals`` as an int from 0 to :data:`MAX_DECIMALS`, or raise ValueError."""
-    if isinstance(decimals, bool) or not isinstance(decimals, numbers.Integral):
+    if not is_number(decimals, whole=True):
         raise ValueError(f"decimals must be a whole number from 0 to {MAX_DECIMALS}, got {decimals!r}")
     if not 0 <= int(decimals) <= MAX_DECIMALS:
         raise ValueError(f"decimals must be from 0 to {MAX_DECIMALS}, got {decimals}")
@@ -50,7 +51,7 @@ def format_cell(value: float, decimals: int = 2) -> str:
     ('1.00e+300', '−1.2e+05')
     """
     decimals = check_decimals(decimals)
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+    if not is_number(value):
         raise ValueError(f"value must be a real number, got {value!r}")
     number = float(value)
     if math.isnan(number):

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import math
-import numbers
 
 import numpy as np
 import numpy.typing as npt
+
+from attnlib.validation import is_number
 
 #: The largest ``|low| + |high|`` of a colour scale: Matplotlib's colour bar adds and scales its
 #: limits, which overflows for limits near the largest float (1.8e308).
@@ -36,9 +37,7 @@ def color_limits(
         ``low < high``, with ``|low| + |high|`` at most :data:`LARGEST_COLOR_VALUE`.
     """
     for name, limit in (("vmin", vmin), ("vmax", vmax)):
-        if limit is not None and (
-            isinstance(limit, bool) or not isinstance(limit, numbers.Real) or not math.isfinite(limit)
-        ):
+        if limit is not None and not (is_number(limit) and math.isfinite(limit)):
             raise ValueError(f"{name} must be a finite real number or None, got {limit!r}")
     if vmin is not None and vmax is not None and not vmin < vmax:
         raise ValueError(f"vmin must be less than vmax, got vmin={vmin!r} and vmax={vmax!r}")
@@ -94,7 +93,7 @@ def check_limits(limits: object, name: str = "limits") -> tuple[float, float]:
     except (TypeError, ValueError):
         raise ValueError(f"{name} must be (low, high), got {limits!r}") from None
     for value in (low, high):
-        if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
+        if not (is_number(value) and math.isfinite(value)):
             raise ValueError(f"{name} must be two finite numbers (low, high), got {limits!r}")
     if not low < high:
         raise ValueError(f"{name} must have low < high, got {limits!r}")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import numbers
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -19,7 +18,7 @@ from attnlib.core import softmax
 from attnlib.plots.cells import format_cell
 from attnlib.plots.limits import check_limits
 from attnlib.plots.styles import OKABE_ITO, RAW_COLOR, figure, style_context
-from attnlib.validation import as_real_array
+from attnlib.validation import as_real_array, is_number
 
 __all__ = ["SoftmaxFigure", "check_temperature", "softmax_figure"]
 
@@ -61,7 +60,7 @@ def check_temperature(temperature: object, scores: np.ndarray) -> float:
     scores : numpy.ndarray
         Finite scores and ``-inf`` (masked).
     """
-    if isinstance(temperature, bool) or not isinstance(temperature, numbers.Real):
+    if not is_number(temperature):
         raise TypeError(f"temperature must be a positive number such as 0.5, got {temperature!r}")
     t = float(temperature)
     if not (math.isfinite(t) and t > 0):

@@ -8,20 +8,15 @@ import numpy as np
 import numpy.typing as npt
 import traitlets
 
+from attnlib.validation import as_real_array
+
 __all__ = ["embeddings_on_sliders", "real_array", "slider_range"]
 
 
 def real_array(value: npt.ArrayLike, name: str) -> np.ndarray:
-    """``value`` as a float64 array of finite numbers, or a ValueError naming ``name``."""
-    if value is None or isinstance(value, str):
-        raise ValueError(f"{name} must be an array of real numbers, got {value!r}")
-    try:
-        array = np.asarray(value, dtype=np.float64)
-    except (TypeError, ValueError) as error:
-        raise ValueError(f"{name} must be an array of real numbers, got {value!r}") from error
-    if not np.isfinite(array).all():
-        raise ValueError(f"{name} must hold finite numbers (no NaN or inf), got {array.tolist()}")
-    return array
+    """``value`` as a float64 array of finite numbers (an explorer's state), or the error of
+    :func:`attnlib.validation.as_real_array` naming ``name``."""
+    return as_real_array(value, name, dtype=np.float64)
 
 
 def slider_range(value_range: tuple[float, float], values: np.ndarray) -> tuple[float, float]:

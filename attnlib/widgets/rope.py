@@ -8,6 +8,7 @@ import traitlets
 
 from attnlib.plots.rotary import ROPE_KEY, ROPE_QUERY, rope_limits
 from attnlib.positions import rope
+from attnlib.validation import is_number
 from attnlib.widgets.base import Explorer
 from attnlib.widgets.inputs import real_array
 from attnlib.widgets.modules import module_text
@@ -134,7 +135,7 @@ def rope_explorer(
 
 
 def _number(value: object, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+    if not is_number(value):
         raise TypeError(f"{name} must be a number, got {value!r}")
     number = float(value)
     if not np.isfinite(number):

@@ -9,6 +9,7 @@ import traitlets
 
 from attnlib import plots
 from attnlib.scaling import D_K_VALUES, entropy, scaling_statistics
+from attnlib.validation import is_number
 from attnlib.widgets.base import Explorer
 from attnlib.widgets.modules import module_text
 
@@ -148,9 +149,9 @@ def scaling_explorer(
     if d_k not in D_K_VALUES:
         raise ValueError(f"d_k must be one of {D_K_VALUES}, got {d_k!r}")
     for name, value, most in (("n_queries", n_queries, 4096), ("n_keys", n_keys, 16)):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 1 <= value <= most:
+        if not (is_number(value, whole=True) and 1 <= value <= most):
             raise ValueError(f"{name} must be an integer from 1 to {most}, got {value!r}")
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+    if not (is_number(seed, whole=True) and seed >= 0):
         raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
     return ScalingExplorer(
         d_k=int(d_k), n_queries=int(n_queries), n_keys=int(n_keys), seed=int(seed), style_name=style
