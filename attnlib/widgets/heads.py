@@ -16,6 +16,7 @@ import numpy as np
 import traitlets
 
 from attnlib.examples import real_model_sentences
+from attnlib.validation import is_number
 from attnlib.widgets.base import Explorer
 from attnlib.widgets.modules import module_text
 
@@ -168,7 +169,7 @@ def head_explorer(
         from attnlib.model import load_model
 
         model = load_model()
-    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or not 3 <= max_tokens <= 64:
+    if not is_number(max_tokens, whole=True) or not 3 <= max_tokens <= 64:
         raise ValueError(f"max_tokens must be a whole number from 3 to 64, got {max_tokens!r}")
     if sentences is None:
         sentences = real_model_sentences()

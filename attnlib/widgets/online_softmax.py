@@ -10,6 +10,7 @@ import traitlets
 from attnlib.core import softmax
 from attnlib.efficient import online_softmax
 from attnlib.examples import online_softmax_row
+from attnlib.validation import is_number
 from attnlib.widgets.base import Explorer
 from attnlib.widgets.modules import module_text
 
@@ -120,9 +121,9 @@ def online_softmax_explorer(
     -------
     OnlineSoftmaxExplorer
     """
-    if isinstance(n_keys, bool) or not isinstance(n_keys, (int, np.integer)) or not 2 <= n_keys <= 32:
+    if not is_number(n_keys, whole=True) or not 2 <= n_keys <= 32:
         raise ValueError(f"n_keys must be an integer from 2 to 32, got {n_keys!r}")
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+    if not is_number(seed, whole=True) or seed < 0:
         raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
     if block_size not in BLOCK_SIZES:
         raise ValueError(f"block_size must be one of {BLOCK_SIZES}, got {block_size!r}")

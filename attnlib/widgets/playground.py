@@ -11,6 +11,7 @@ import traitlets
 from attnlib import examples
 from attnlib.core import AttentionSteps, attention_steps, default_scale
 from attnlib.projection import qkv
+from attnlib.validation import is_number
 from attnlib.widgets.inputs import real_array
 from attnlib.widgets.modules import module_text
 from attnlib.widgets.sliders import EmbeddingExplorer, embedding_arguments
@@ -138,7 +139,7 @@ def playground(
         raise ValueError(
             f"W_v must project to 2D values (shape (2, 2)) to draw them, got shape {W['W_v'].shape}"
         )
-    if isinstance(max_d_k, bool) or not isinstance(max_d_k, (int, np.integer)) or max_d_k < 1:
+    if not is_number(max_d_k, whole=True) or max_d_k < 1:
         raise ValueError(f"max_d_k must be a positive integer, got {max_d_k!r}")
     start_d_k = Q.shape[1] if d_k is None else d_k
     if (

@@ -10,6 +10,7 @@ from typing import Any
 import numpy.typing as npt
 import traitlets
 
+from attnlib.validation import is_number
 from attnlib.widgets.base import Explorer
 from attnlib.widgets.inputs import embeddings_on_sliders, real_array, slider_range
 
@@ -93,7 +94,7 @@ def embedding_arguments(
             f"give 1 to {max_tokens} tokens, one per embedding: {len(names)} tokens, {X.shape[0]} embeddings"
         )
     low, high = slider_range(value_range, X)
-    if isinstance(step, bool) or not isinstance(step, (int, float)) or not 0 < step <= high - low:
+    if not is_number(step) or not 0 < step <= high - low:
         raise ValueError(f"step must be a positive number no larger than the slider range, got {step!r}")
     return {
         "tokens": names,

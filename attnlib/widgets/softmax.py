@@ -10,6 +10,7 @@ import traitlets
 
 from attnlib import examples, plots
 from attnlib.core import raw_scores, softmax
+from attnlib.validation import is_number
 from attnlib.widgets.base import Explorer
 from attnlib.widgets.inputs import real_array, slider_range
 from attnlib.widgets.modules import module_text
@@ -140,7 +141,7 @@ def softmax_explorer(
         labels = [f"k{i + 1}" for i in range(values.size)]
     if isinstance(labels, str) or len(labels) != values.size:
         raise ValueError(f"give one label per score: {values.size} scores, labels {labels!r}")
-    if isinstance(temperature, bool) or not isinstance(temperature, (int, float, np.floating, np.integer)):
+    if not is_number(temperature):
         raise TypeError(f"temperature must be a number, got {temperature!r}")
     if not TEMPERATURE_RANGE[0] <= temperature <= TEMPERATURE_RANGE[1]:
         raise ValueError(f"temperature must be between 0.1 and 10, got {temperature}")
