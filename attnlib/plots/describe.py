@@ -1,0 +1,137 @@
+"""Text alternatives of figures: what a picture shows and its key numbers, from the data drawn.
+
+A drawing tool or figure function that draws data also says what it drew:
+:func:`describe` attaches a :class:`Description` (a sentence or three, and optionally
+:class:`Table` s with the long data) to the Axes or the Figure it drew into.
+:func:`description` gathers them for a whole figure: the figure's own if a figure function wrote
+one, otherwise those of its panels in order, and for a panel that nobody described (drawn with
+Matplotlib's own ``ax.plot``, ``ax.bar`` …) one read from its lines, bars and points
+(:func:`~attnlib.plots.artists.describe_artists`). :func:`~attnlib.plots.show` carries the text
+as the image's alt text and the tables, folded, beside it.
+"""
+
+from __future__ import annotations
+
+import html
+import weakref
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+
+__all__ = ["Description", "Table", "describe", "description", "is_described", "join_sentences"]
+
+
+@dataclass(frozen=True)
+class Table:
+    """Numbers of a figure as a table: a header for every column and for every row.
+
+    Attributes
+    ----------
+    caption : str
+    columns : tuple of str, length n_cols
+        Column headers.
+    rows : tuple of str, length n_rows
+        Row headers.
+    cells : tuple of tuple of str, shape (n_rows, n_cols)
+        The numbers, written as the figure writes them.
+    corner : str
+        The header above the row headers (what the rows are).
+    """
+
+    caption: str
+    columns: tuple[str, ...]
+    rows: tuple[str, ...]
+    cells: tuple[tuple[str, ...], ...]
+    corner: str = ""
+
+    def __post_init__(self) -> None:
+        if len(self.cells) != len(self.rows) or any(len(row) != len(self.columns) for row in self.cells):
+            raise ValueError(
+                f"a table of {len(self.rows)} rows and {len(self.columns)} columns needs that many cells"
+            )
+
+    def html(self) -> str:
+        """The table as HTML: a caption, ``<th scope="col">`` and ``<th scope="row">`` headers."""
+        esc = html.escape
+        head = "".join(f'<th scope="col">{esc(c)}</th>' for c in (self.corner, *self.columns))
+        body = "".join(
+            f'<tr><th scope="row">{esc(r)}</th>' + "".join(f"<td>{esc(v)}</td>" for v in row) + "</tr>"
+            for r, row in zip(self.rows, self.cells, strict=True)
+        )
+        return (
+            f"<table><caption>{esc(self.caption)}</caption><thead><tr>{head}</tr></thead>"
+            f"<tbody>{body}</tbody></table>"
+        )
+
+
+@dataclass(frozen=True)
+class Description:
+    """A figure's text alternative (``text``, never empty) and the long data as ``tables``."""
+
+    text: str
+    tables: tuple[Table, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.text, str) or not self.text.strip():
+            raise ValueError("a description needs text: what the figure shows and its key numbers")
+
+
+_DESCRIBED: weakref.WeakKeyDictionary[Axes | Figure, Description] = weakref.WeakKeyDictionary()
+
+
+def describe(target: Axes | Figure, text: str, tables: Sequence[Table] = ()) -> Description:
+    """Attach what ``target`` (a panel or a whole figure) shows to it, replacing what was there.
+
+    Parameters
+    ----------
+    target : matplotlib.axes.Axes or matplotlib.figure.Figure
+    text : str
+        A sentence or three: what it shows and its key numbers, from the data drawn.
+    tables : sequence of Table
+        Longer data, shown folded beside the figure.
+
+    Returns
+    -------
+    Description
+    """
+    if not isinstance(target, Axes | Figure):
+        raise ValueError(f"only an Axes or a Figure can be described, got {type(target).__name__}")
+    described = Description(text.strip(), tuple(tables))
+    _DESCRIBED[target] = described
+    return described
+
+
+def is_described(target: Axes | Figure) -> bool:
+    """Whether :func:`describe` has attached a description to ``target``."""
+    return target in _DESCRIBED
+
+
+def description(fig: Figure) -> Description:
+    """What ``fig`` shows: its own description, or its panels' joined (each panel once, in order).
+
+    Tables are the figure's own followed by those of its panels.
+    """
+    from attnlib.plots.artists import describe_artists
+
+    panels = [ax for ax in fig.axes if ax.get_visible() and not _is_colorbar(ax)]
+    described = [_DESCRIBED.get(ax) or Description(describe_artists(ax)) for ax in panels]
+    tables = tuple(t for d in described for t in d.tables)
+    own = _DESCRIBED.get(fig)
+    if own is not None:
+        return Description(own.text, own.tables + tables)
+    if not described:
+        raise ValueError("the figure has no panel to describe")
+    prefix = f"{len(described)} panels. " if len(described) > 1 else ""
+    return Description(prefix + join_sentences(d.text for d in described), tables)
+
+
+def join_sentences(parts: object) -> str:
+    """Join texts into one paragraph, each ending with a full stop."""
+    texts = (str(x).strip() for x in parts)
+    return " ".join(p if p.endswith((".", "!", "?")) else p + "." for p in texts if p)
+
+
+def _is_colorbar(ax: Axes) -> bool:
+    return ax.get_label() == "<colorbar>"  # the label Figure.colorbar gives the axes it makes

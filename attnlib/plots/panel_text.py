@@ -1,0 +1,114 @@
+"""The text alternatives of the two drawing tools' panels: a heatmap, and 2D vectors as arrows."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from attnlib.plots.artists import MAX_LISTED
+from attnlib.plots.cells import format_cell
+from attnlib.plots.describe import Description, Table
+
+__all__ = ["MAX_CELLS_LISTED", "heatmap_description", "vectors_description"]
+
+#: A heatmap with at most this many cells lists them all in its text; a larger one names its
+#: largest cell per row (up to :data:`~attnlib.plots.artists.MAX_LISTED` rows) or overall.
+MAX_CELLS_LISTED = 12
+
+
+def heatmap_description(
+    values: np.ndarray,
+    row_labels: Sequence[str],
+    col_labels: Sequence[str],
+    *,
+    title: str | None,
+    xlabel: str,
+    ylabel: str,
+    decimals: int,
+) -> Description:
+    """What a heatmap of ``values`` (shape (n_rows, n_cols), −inf masked) shows, and its table.
+
+    >>> d = heatmap_description(np.array([[0.62, 0.38]]), ["it"], ["animal", "street"],
+    ...                         title="Weights", xlabel="keys", ylabel="queries", decimals=2)
+    >>> d.text
+    'Weights: heatmap of 1 query × 2 keys. it: animal 0.62, street 0.38.'
+    """
+    rows, cols = [str(r) for r in row_labels], [str(c) for c in col_labels]
+    cell = [[format_cell(v, decimals) for v in row] for row in values.tolist()]
+    n_rows, n_cols = values.shape
+    head = f"{title or 'Heatmap'}: heatmap of {_count(n_rows, ylabel)} × {_count(n_cols, xlabel)}"
+    sentences = [head]
+    finite = np.where(np.isfinite(values), values, -np.inf)
+    if values.size <= MAX_CELLS_LISTED:
+        listed = [", ".join(f"{c} {v}" for c, v in zip(cols, line, strict=True)) for line in cell]
+        sentences.append("; ".join(f"{r}: {line}" for r, line in zip(rows, listed, strict=True)))
+    elif n_rows <= MAX_LISTED:
+        best = np.argmax(finite, axis=1)
+        largest = [f"{r}: {cols[j]} {cell[i][j]}" for i, (r, j) in enumerate(zip(rows, best, strict=True))]
+        sentences.append("Largest in each row: " + "; ".join(largest))
+    elif np.isfinite(values).any():
+        top = np.unravel_index(np.argmax(finite), values.shape)
+        low = np.unravel_index(np.argmin(np.where(np.isfinite(values), values, np.inf)), values.shape)
+        sentences.append(
+            f"Largest {cell[top[0]][top[1]]} ({rows[top[0]]}, {cols[top[1]]}); smallest "
+            f"{cell[low[0]][low[1]]} ({rows[low[0]]}, {cols[low[1]]})"
+        )
+    masked = int(np.isneginf(values).sum())
+    if masked:
+        sentences.append(f"{masked} of {values.size} cells masked (−∞, hatched)")
+    if values.size > MAX_CELLS_LISTED:
+        sentences.append("Every value is in the table below the figure")
+    table = Table(
+        caption=title or "Heatmap",
+        columns=tuple(cols),
+        rows=tuple(rows),
+        cells=tuple(tuple(line) for line in cell),
+        corner=f"{ylabel} \\ {xlabel}",
+    )
+    return Description(". ".join(sentences) + ".", (table,))
+
+
+def vectors_description(
+    tips: np.ndarray, tails: np.ndarray, labels: Sequence[str], *, title: str | None
+) -> Description:
+    """What arrows from ``tails`` to ``tips`` (shape (n, 2)) show, and a table if there are many.
+
+    >>> vectors_description(np.array([[1.0, 0.5], [-0.2, 1.0]]), np.zeros((2, 2)), ["cat", "dog"],
+    ...                     title="Two tokens").text
+    'Two tokens: 2 arrows from the origin: cat (1.00, 0.50), dog (−0.20, 1.00).'
+    """
+    names = [str(label) or f"arrow {i + 1}" for i, label in enumerate(labels)]
+    from_origin = not np.any(tails)
+
+    def point(p: np.ndarray) -> str:
+        return f"({format_cell(float(p[0]))}, {format_cell(float(p[1]))})"
+
+    head = f"{title + ': ' if title else ''}{len(names)} arrow{'s' if len(names) != 1 else ''}"
+    head += " from the origin" if from_origin else ""
+    if len(names) > MAX_LISTED:
+        table = Table(
+            caption=title or "Arrows",
+            columns=("x", "y") if from_origin else ("from x", "from y", "to x", "to y"),
+            rows=tuple(names),
+            cells=tuple(
+                tuple(format_cell(float(v)) for v in (tip if from_origin else (*tail, *tip)))
+                for tip, tail in zip(tips, tails, strict=True)
+            ),
+            corner="arrow",
+        )
+        return Description(f"{head}. Their ends are in the table below the figure.", (table,))
+    if from_origin:
+        listed = ", ".join(f"{n} {point(tip)}" for n, tip in zip(names, tips, strict=True))
+    else:
+        listed = ", ".join(
+            f"{n} from {point(tail)} to {point(tip)}" for n, tip, tail in zip(names, tips, tails, strict=True)
+        )
+    return Description(f"{head}: {listed}.")
+
+
+def _count(n: int, label: str) -> str:
+    word = label.strip() or "entries"
+    if n == 1 and word.endswith("s") and not word.endswith("ss"):
+        word = word[:-1]
+    return f"{n} {word}"
