@@ -10,7 +10,15 @@ from attnlib.plots.artists import MAX_LISTED
 from attnlib.plots.cells import format_cell
 from attnlib.plots.describe import Description, Table
 
-__all__ = ["MAX_CELLS_LISTED", "heatmap_description", "vectors_description"]
+__all__ = [
+    "MAX_CELLS_LISTED",
+    "heatmap_description",
+    "largest_per_row",
+    "listed_points",
+    "point",
+    "value_range",
+    "vectors_description",
+]
 
 #: A heatmap with at most this many cells lists them all in its text; a larger one names its
 #: largest cell per row (up to :data:`~attnlib.plots.artists.MAX_LISTED` rows) or overall.
@@ -81,9 +89,6 @@ def vectors_description(
     names = [str(label) or f"arrow {i + 1}" for i, label in enumerate(labels)]
     from_origin = not np.any(tails)
 
-    def point(p: np.ndarray) -> str:
-        return f"({format_cell(float(p[0]))}, {format_cell(float(p[1]))})"
-
     head = f"{title + ': ' if title else ''}{len(names)} arrow{'s' if len(names) != 1 else ''}"
     head += " from the origin" if from_origin else ""
     if len(names) > MAX_LISTED:
@@ -112,3 +117,40 @@ def _count(n: int, label: str) -> str:
     if n == 1 and word.endswith("s") and not word.endswith("ss"):
         word = word[:-1]
     return f"{n} {word}"
+
+
+def largest_per_row(values: np.ndarray, rows: Sequence[str], cols: Sequence[str], decimals: int = 2) -> str:
+    """Each row's largest entry (shape (n_rows, n_cols)), as ``"row → column value"``; −inf skipped.
+
+    >>> largest_per_row(np.array([[0.2, 0.8], [0.6, 0.4]]), ["a", "b"], ["x", "y"])
+    'a → y 0.80; b → x 0.60'
+    """
+    best = np.argmax(np.where(np.isfinite(values), values, -np.inf), axis=1)
+    return "; ".join(
+        f"{r} → {cols[j]} {format_cell(float(values[i, j]), decimals)}"
+        for i, (r, j) in enumerate(zip(rows, best, strict=True))
+    )
+
+
+def listed_points(names: Sequence[str], points: np.ndarray) -> str:
+    """2D points (shape (n, 2)) as ``"name (x, y)"``, two decimals.
+
+    >>> listed_points(["she", "it"], np.array([[1.0, -0.5], [0.25, 2.0]]))
+    'she (1.00, −0.50), it (0.25, 2.00)'
+    """
+    return ", ".join(f"{n} {point(p)}" for n, p in zip(names, points, strict=True))
+
+
+def point(p: np.ndarray) -> str:
+    """A 2D point ``(x, y)``, two decimals, a real minus sign."""
+    return f"({format_cell(float(p[0]))}, {format_cell(float(p[1]))})"
+
+
+def value_range(values: np.ndarray, decimals: int = 2) -> str:
+    """``"from low to high"`` over the finite values (−inf masked entries left out)."""
+    finite = values[np.isfinite(values)]
+    if finite.size == 0:
+        return "none finite"
+    return (
+        f"from {format_cell(float(finite.min()), decimals)} to {format_cell(float(finite.max()), decimals)}"
+    )
