@@ -21,14 +21,17 @@ MAX_LISTED = 8
 
 
 def number(value: float) -> str:
-    """A number as an alt text writes it: 3 significant digits, a real minus sign.
+    """A number as an alt text writes it: 3 significant digits (whole from 1000 to a million), a
+    real minus sign.
 
-    >>> number(0.61803), number(-2.5), number(12345.0), number(float("-inf"))
-    ('0.618', '−2.5', '1.23e+04', '−∞')
+    >>> number(0.61803), number(-2.5), number(1024.0), number(12345.6), number(2.5e7), number(float("-inf"))
+    ('0.618', '−2.5', '1024', '12346', '2.5e+07', '−∞')
     """
+    value = float(value)
     if np.isinf(value):
         return "−∞" if value < 0 else "∞"
-    return f"{value:.3g}".replace("-", "−")
+    whole = 1000 <= abs(value) < 1e6 or (value.is_integer() and abs(value) < 1e6)
+    return (f"{value:.0f}" if whole else f"{value:.3g}").replace("-", "−")
 
 
 def describe_artists(ax: Axes) -> str:
@@ -77,9 +80,7 @@ def _line(line: Line2D) -> str:
 def _bars(ax: Axes, bars: BarContainer) -> str:
     centres = [p.get_x() + p.get_width() / 2 for p in bars.patches]
     heights = [p.get_height() for p in bars.patches]
-    tick_labels = zip(ax.get_xticks(), ax.get_xticklabels(), strict=True)
-    ticks = {round(float(t), 6): label.get_text() for t, label in tick_labels}
-    names = [_bar_name(ticks.get(round(c, 6), ""), c) for c in centres]
+    names = [_bar_name(ax, c) for c in centres]
     name = _name(bars.get_label(), "bars")
     if len(heights) <= MAX_LISTED:
         return f"{name}: " + ", ".join(f"{n}: {number(h)}" for n, h in zip(names, heights, strict=True))
@@ -90,14 +91,25 @@ def _bars(ax: Axes, bars: BarContainer) -> str:
     )
 
 
-def _bar_name(tick: str, centre: float) -> str:
-    """A bar's name: its tick label if that is a word, else its position."""
-    try:
-        float(tick.replace("−", "-"))
-    except ValueError:
-        if tick.strip():
-            return tick
+def _bar_name(ax: Axes, centre: float) -> str:
+    """A bar's name: the label of the nearest tick (within half the ticks' spacing) if that is a
+    word (bars side by side sit beside their tick), else its position."""
+    ticks = np.asarray(ax.get_xticks(), dtype=float)
+    if ticks.size:
+        spacing = float(np.min(np.diff(ticks))) if ticks.size > 1 else 1.0
+        nearest = int(np.argmin(np.abs(ticks - centre)))
+        tick = ax.get_xticklabels()[nearest].get_text()
+        if abs(ticks[nearest] - centre) < spacing / 2 and tick.strip() and not _is_number(tick):
+            return " ".join(tick.split())
     return f"x = {number(centre)}"
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text.replace("−", "-"))
+    except ValueError:
+        return False
+    return True
 
 
 def _points(points: PathCollection) -> str:

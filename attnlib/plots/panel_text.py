@@ -42,7 +42,10 @@ def heatmap_description(
     >>> d.text
     'Weights: heatmap of 1 query × 2 keys. it: animal 0.62, street 0.38.'
     """
-    rows, cols = [str(r) for r in row_labels], [str(c) for c in col_labels]
+    rows, cols = (
+        [" ".join(str(r).split()) for r in row_labels],
+        [" ".join(str(c).split()) for c in col_labels],
+    )
     cell = [[format_cell(v, decimals) for v in row] for row in values.tolist()]
     n_rows, n_cols = values.shape
     head = f"{title or 'Heatmap'}: heatmap of {_count(n_rows, ylabel)} × {_count(n_cols, xlabel)}"
