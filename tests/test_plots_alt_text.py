@@ -7,6 +7,7 @@ numpy), never typed in, and written the way the figures write them (``format_cel
 from __future__ import annotations
 
 import html
+import io
 import re
 
 import numpy as np
@@ -162,6 +163,24 @@ def test_figure_bundle_carries_the_same_text_in_every_form():
     assert data["text/plain"] == text
     assert f'alt="{html.escape(text)}"' in data["text/html"]
     assert "<details><summary>" in data["text/html"] and "<table>" in data["text/html"]
+
+
+@pytest.mark.parametrize("style", ["light", "dark"])
+def test_figures_are_opaque_so_they_read_on_light_and_dark_pages(style):
+    from PIL import Image
+
+    fig, axes = plots.figure(figsize=(1.0, 1.0), style=style)
+    plots.heatmap(axes[0, 0], np.eye(2), ["a", "b"], ["x", "y"], colorbar=False)
+    with Image.open(io.BytesIO(plots.png_bytes(fig, dpi=20))) as image:
+        alpha = np.asarray(image.convert("RGBA"))[..., 3]
+    assert alpha.min() == 255
+
+
+def test_no_text_colour_reads_on_both_white_and_a_dark_page():
+    """Why figures are opaque rather than transparent (attnlib.plots.styles)."""
+    greys = [f"#{v:02x}{v:02x}{v:02x}" for v in range(256)]
+    best = max(min(plots.contrast_ratio(g, "#ffffff"), plots.contrast_ratio(g, "#111111")) for g in greys)
+    assert 4.3 < best < 4.5
 
 
 # --- the lessons' figure functions -------------------------------------------------------------------
