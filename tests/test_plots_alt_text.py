@@ -138,6 +138,13 @@ def test_a_figure_of_several_panels_says_how_many():
     assert re.match(r"2 panels\. left: .*\. right: 2 arrows", alt(fig))
 
 
+def test_a_spare_panel_switched_off_is_left_out():
+    fig, axes = plots.figure(1, 2)
+    plots.heatmap(axes[0, 0], np.eye(2), ["a", "b"], ["x", "y"], title="only")
+    axes[0, 1].set_axis_off()
+    assert alt(fig).startswith("only: heatmap")
+
+
 def test_table_html_has_row_and_column_headers_and_escapes():
     table = plots.Table("a < b", ("k&1",), ("q",), (("0.50",),), corner="queries")
     page = table.html()

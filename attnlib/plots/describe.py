@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import html
 import weakref
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+
+from attnlib.plots.artists import describe_artists
 
 __all__ = ["Description", "Table", "describe", "description", "is_described", "join_sentences"]
 
@@ -113,9 +115,7 @@ def description(fig: Figure) -> Description:
 
     Tables are the figure's own followed by those of its panels.
     """
-    from attnlib.plots.artists import describe_artists
-
-    panels = [ax for ax in fig.axes if ax.get_visible() and not _is_colorbar(ax)]
+    panels = [ax for ax in fig.axes if ax.get_visible() and not _is_colorbar(ax) and not _is_blank(ax)]
     described = [_DESCRIBED.get(ax) or Description(describe_artists(ax)) for ax in panels]
     tables = tuple(t for d in described for t in d.tables)
     own = _DESCRIBED.get(fig)
@@ -127,10 +127,15 @@ def description(fig: Figure) -> Description:
     return Description(prefix + join_sentences(d.text for d in described), tables)
 
 
-def join_sentences(parts: object) -> str:
+def join_sentences(parts: Iterable[object]) -> str:
     """Join texts into one paragraph, each ending with a full stop."""
     texts = (str(x).strip() for x in parts)
     return " ".join(p if p.endswith((".", "!", "?")) else p + "." for p in texts if p)
+
+
+def _is_blank(ax: Axes) -> bool:
+    """A spare panel switched off with nothing in it (``ax.set_axis_off()`` in a grid)."""
+    return not ax.axison and not ax.has_data() and not ax.texts and not ax.get_title()
 
 
 def _is_colorbar(ax: Axes) -> bool:
