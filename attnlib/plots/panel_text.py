@@ -117,7 +117,9 @@ def vectors_description(
 
 def _count(n: int, label: str) -> str:
     word = label.strip() or "entries"
-    if n == 1 and word.endswith("s") and not word.endswith("ss"):
+    if n == 1 and word.endswith("ies"):
+        word = word[:-3] + "y"
+    elif n == 1 and word.endswith("s") and not word.endswith("ss"):
         word = word[:-1]
     return f"{n} {word}"
 
