@@ -172,6 +172,25 @@ def test_figure_bundle_carries_the_same_text_in_every_form():
     assert "<details><summary>" in data["text/html"] and "<table>" in data["text/html"]
 
 
+def test_raw_and_scaled_differ_by_more_than_colour():
+    view = plots.scaling_figure(64)
+    assert {bar.get_hatch() for bar in view.raw_bars} == {plots.RAW_HATCH}
+    assert {bar.get_hatch() for bar in view.scaled_bars} == {None}
+    assert view.raw_hist.get_hatch() == plots.RAW_HATCH and view.scaled_hist.get_hatch() is None
+    assert view.raw_marker.get_marker() != view.scaled_marker.get_marker()
+    raw_line, scaled_line = view.variance.lines[:2]
+    assert raw_line.get_marker() != scaled_line.get_marker()
+    row = {
+        "n": 256,
+        "batch_heads": 1,
+        "causal": False,
+        "seconds": {"naive": 0.1, "tiled": 0.01, "torch": 0.02, "torch1": 0.03},
+        "peak_bytes": {"naive": 2**20, "tiled": 2**18, "torch": 2**17},
+    }
+    lines = at_scale.benchmark_figure({"rows": [row]}, batch_heads=1).axes[0].lines
+    assert len({line.get_marker() for line in lines}) == len(lines) == 4
+
+
 @pytest.mark.parametrize("style", ["light", "dark"])
 def test_figures_are_opaque_so_they_read_on_light_and_dark_pages(style):
     from PIL import Image

@@ -39,6 +39,7 @@ from attnlib.plots.sqrt_dk import ScalingFigure, scaling_bins, scaling_figure
 from attnlib.plots.styles import (
     OKABE_ITO,
     RAW_COLOR,
+    RAW_HATCH,
     SCALED_COLOR,
     STYLES,
     check_style,
@@ -50,6 +51,7 @@ from attnlib.plots.temperature import SoftmaxFigure, softmax_figure
 __all__ = [
     "OKABE_ITO",
     "RAW_COLOR",
+    "RAW_HATCH",
     "SCALED_COLOR",
     "STYLES",
     "Arrows",

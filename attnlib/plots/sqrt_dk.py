@@ -15,14 +15,11 @@ from matplotlib.text import Text
 from matplotlib.ticker import PercentFormatter
 
 from attnlib.plots.describe import Table, describe, join_sentences
-from attnlib.plots.styles import RAW_COLOR, SCALED_COLOR, figure, style_context
+from attnlib.plots.styles import RAW_COLOR, RAW_HATCH, SCALED_COLOR, figure, style_context
 from attnlib.scaling import D_K_VALUES, ScalingStatistics, entropy, scaling_statistics
 from attnlib.validation import as_positive_int
 
-__all__ = ["RAW_HATCH", "ScalingFigure", "scaling_bins", "scaling_description", "scaling_figure"]
-
-#: Raw scores' bars and areas are hatched as well as coloured (no meaning by colour alone).
-RAW_HATCH = "//"
+__all__ = ["ScalingFigure", "scaling_bins", "scaling_description", "scaling_figure"]
 
 
 @dataclass(frozen=True)

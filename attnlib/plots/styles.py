@@ -34,6 +34,7 @@ from matplotlib.layout_engine import ConstrainedLayoutEngine
 __all__ = [
     "OKABE_ITO",
     "RAW_COLOR",
+    "RAW_HATCH",
     "SCALED_COLOR",
     "STYLES",
     "check_style",
@@ -49,6 +50,8 @@ OKABE_ITO = ("#E69F00", "#56B4E9", "#009E73", "#CC79A7", "#0072B2", "#D55E00", "
 RAW_COLOR = OKABE_ITO[5]
 #: ... and scaled scores q·k/√d_k (blue).
 SCALED_COLOR = OKABE_ITO[4]
+#: Raw scores' bars and areas are hatched as well as coloured: told from scaled ones in greyscale.
+RAW_HATCH = "//"
 
 _BASE = {
     "font.size": 10,
