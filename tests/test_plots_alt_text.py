@@ -18,6 +18,7 @@ from attnlib import attention_steps, examples, plots, qkv, softmax
 from attnlib.multihead import multi_head_attention
 from attnlib.plots import at_scale
 from attnlib.plots.artists import number
+from attnlib.plots.descriptions import MAX_ALT_LENGTH
 from attnlib.plots.heads import two_heads_figure
 from attnlib.plots.heads_grid import heads_grid_figure
 from attnlib.plots.rotary import ROPE_KEY, ROPE_QUERY, rope_figure
@@ -145,6 +146,23 @@ def test_a_spare_panel_switched_off_is_left_out():
     assert alt(fig).startswith("only: heatmap")
 
 
+def test_a_figure_of_many_panels_keeps_its_text_short_and_its_numbers_in_tables():
+    rng = np.random.default_rng(5)
+    matrices = [softmax(rng.normal(size=(3, 3))) for _ in range(6)]
+    tokens = ["she", "likes", "coffee"]
+    fig, axes = plots.figure(2, 3)
+    for k, (ax, m) in enumerate(zip(axes.flat, matrices, strict=True)):
+        plots.heatmap(ax, m, tokens, tokens, title=f"head {k}")
+    described = plots.description(fig)
+    assert len(described.text) <= 2 * MAX_ALT_LENGTH
+    for k, m in enumerate(matrices):
+        assert f"head {k}: heatmap of 3 queries × 3 keys, values from {fmt(m.min())} to {fmt(m.max())}" in (
+            described.text
+        )
+        assert described.tables[k].cells == tuple(tuple(fmt(v) for v in row) for row in m)
+    assert described.text.endswith("Every value is in the tables below the figure.")
+
+
 def test_table_html_has_row_and_column_headers_and_escapes():
     table = plots.Table("a < b", ("k&1",), ("q",), (("0.50",),), corner="queries")
     page = table.html()
@@ -223,7 +241,14 @@ def test_attention_figure_names_each_querys_largest_weight_and_the_outputs():
         assert f"{token} → {ex.tokens[j]} {fmt(steps.weights[i, j])}" in text
         assert f"{token} ({fmt(steps.output[i, 0])}, {fmt(steps.output[i, 1])})" in text
     assert f"Raw scores from {fmt(steps.raw_scores.min())} to {fmt(steps.raw_scores.max())}" in text
-    assert [t.caption for t in tables(view.figure)] == ["2. Raw scores Q Kᵀ", "3. Weights softmax(Q Kᵀ/√d_k)"]
+    captions = [t.caption for t in tables(view.figure)]
+    assert captions == [
+        "1. Embeddings X",
+        "2. Raw scores Q Kᵀ",
+        "3. Weights softmax(Q Kᵀ/√d_k)",
+        "4. Outputs (weights · V)",
+    ]
+    assert tables(view.figure)[3].cells[1] == (fmt(steps.output[1, 0]), fmt(steps.output[1, 1]))
 
 
 def test_similarity_figure_gives_the_numbers_of_its_box():

@@ -20,7 +20,7 @@ the long data as tables that :func:`show` folds beside the image.
 Modules: :mod:`~attnlib.plots.styles`, :mod:`~attnlib.plots.contrast`,
 :mod:`~attnlib.plots.cells`, :mod:`~attnlib.plots.limits`, :mod:`~attnlib.plots.heatmaps`,
 :mod:`~attnlib.plots.arrows`, :mod:`~attnlib.plots.labels`, :mod:`~attnlib.plots.png`,
-:mod:`~attnlib.plots.describe`, :mod:`~attnlib.plots.artists`, :mod:`~attnlib.plots.panel_text` (the
+:mod:`~attnlib.plots.descriptions`, :mod:`~attnlib.plots.artists`, :mod:`~attnlib.plots.panel_text` (the
 tools); :mod:`~attnlib.plots.overview`, :mod:`~attnlib.plots.dot_product`,
 :mod:`~attnlib.plots.sqrt_dk`, :mod:`~attnlib.plots.temperature` (the lessons' pictures).
 """
@@ -28,7 +28,7 @@ tools); :mod:`~attnlib.plots.overview`, :mod:`~attnlib.plots.dot_product`,
 from attnlib.plots.arrows import Arrows, vectors
 from attnlib.plots.cells import format_cell
 from attnlib.plots.contrast import contrast_ratio, readable_color, relative_luminance, text_color_on
-from attnlib.plots.describe import Description, Table, describe, description
+from attnlib.plots.descriptions import Description, Table, describe, description
 from attnlib.plots.dot_product import SimilarityFigure, similarity_figure, similarity_text
 from attnlib.plots.heatmaps import Heatmap, heatmap
 from attnlib.plots.labels import place_labels

@@ -13,7 +13,7 @@ from matplotlib.quiver import Quiver
 from matplotlib.text import Text
 
 from attnlib.plots.contrast import readable_color
-from attnlib.plots.describe import describe, is_described
+from attnlib.plots.descriptions import describe, is_described
 from attnlib.plots.labels import LabelPlacer
 from attnlib.plots.limits import check_limits, square_limits
 from attnlib.plots.panel_text import vectors_description
@@ -119,8 +119,8 @@ def vectors(
             ax.set_title(title)
     LabelPlacer.of(ax).add(quiver, texts, spread=spread_labels)
     if any(str(label) for label in labels) or not is_described(ax):  # faint unnamed arrows add nothing
-        text = vectors_description(tips, tails, labels, title=title)
-        describe(ax, text.text, text.tables)
+        said = vectors_description(tips, tails, labels, title=title)
+        describe(ax, said.text, said.tables, said.short)
     return Arrows(quiver, texts, bool(spread_labels))
 
 

@@ -15,7 +15,7 @@ from matplotlib.patches import Rectangle
 from attnlib.counting import operation_counts, tile_counts, tiled_bytes, weights_bytes
 from attnlib.efficient import online_softmax, tile_schedule
 from attnlib.plots.artists import number
-from attnlib.plots.describe import Table, describe, join_sentences
+from attnlib.plots.descriptions import Table, describe, join_sentences
 from attnlib.plots.styles import OKABE_ITO, RAW_COLOR, SCALED_COLOR, figure, style_context
 from attnlib.validation import as_positive_int, as_real_array
 

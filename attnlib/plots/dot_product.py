@@ -16,7 +16,7 @@ from matplotlib.text import Text
 
 from attnlib.plots.arrows import Arrows, vectors
 from attnlib.plots.cells import format_cell
-from attnlib.plots.describe import describe, join_sentences
+from attnlib.plots.descriptions import describe, join_sentences
 from attnlib.plots.limits import square_limits
 from attnlib.plots.panel_text import listed_points
 from attnlib.plots.styles import OKABE_ITO, figure, style_context

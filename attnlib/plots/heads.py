@@ -12,7 +12,7 @@ from matplotlib.figure import Figure
 
 from attnlib.multihead import multi_head_attention
 from attnlib.plots.arrows import vectors
-from attnlib.plots.describe import describe, join_sentences
+from attnlib.plots.descriptions import describe, join_sentences
 from attnlib.plots.heatmaps import Heatmap, heatmap
 from attnlib.plots.limits import square_limits
 from attnlib.plots.panel_text import largest_per_row, listed_points

@@ -10,7 +10,7 @@ import numpy.typing as npt
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from attnlib.plots.describe import Table, describe, join_sentences
+from attnlib.plots.descriptions import Table, describe, join_sentences
 from attnlib.plots.styles import figure, style_context
 
 __all__ = ["HeadsGrid", "heads_grid_description", "heads_grid_figure"]

@@ -19,7 +19,7 @@ from matplotlib.transforms import Bbox
 
 from attnlib.plots.cells import check_decimals, format_cell
 from attnlib.plots.contrast import text_color_on
-from attnlib.plots.describe import describe
+from attnlib.plots.descriptions import describe
 from attnlib.plots.limits import color_limits
 from attnlib.plots.panel_text import heatmap_description
 from attnlib.plots.styles import drawing_style
@@ -153,7 +153,7 @@ def heatmap(
     said = heatmap_description(
         values, row_labels, col_labels, title=title, xlabel=xlabel, ylabel=ylabel, decimals=decimals
     )
-    describe(ax, said.text, said.tables)
+    describe(ax, said.text, said.tables, said.short)
     return Heatmap(ax, mesh, texts, mesh.colorbar, decimals)
 
 

@@ -13,7 +13,7 @@ from matplotlib.figure import Figure
 from attnlib.core import AttentionSteps
 from attnlib.plots.arrows import Arrows, vectors
 from attnlib.plots.artists import MAX_LISTED
-from attnlib.plots.describe import describe, join_sentences
+from attnlib.plots.descriptions import describe, join_sentences
 from attnlib.plots.heatmaps import Heatmap, heatmap
 from attnlib.plots.limits import square_limits
 from attnlib.plots.panel_text import largest_per_row, listed_points, value_range

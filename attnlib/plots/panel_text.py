@@ -8,7 +8,7 @@ import numpy as np
 
 from attnlib.plots.artists import MAX_LISTED
 from attnlib.plots.cells import format_cell
-from attnlib.plots.describe import Description, Table
+from attnlib.plots.descriptions import Description, Table
 
 __all__ = [
     "MAX_CELLS_LISTED",
@@ -77,13 +77,16 @@ def heatmap_description(
         cells=tuple(tuple(line) for line in cell),
         corner=f"{ylabel} \\ {xlabel}",
     )
-    return Description(". ".join(sentences) + ".", (table,))
+    short = f"{head}, values {value_range(values, decimals)}"
+    if masked:
+        short += f", {masked} masked"
+    return Description(". ".join(sentences) + ".", (table,), short + ".")
 
 
 def vectors_description(
     tips: np.ndarray, tails: np.ndarray, labels: Sequence[str], *, title: str | None
 ) -> Description:
-    """What arrows from ``tails`` to ``tips`` (shape (n, 2)) show, and a table if there are many.
+    """What arrows from ``tails`` to ``tips`` (shape (n, 2)) show: listed if they are few, and a table.
 
     >>> vectors_description(np.array([[1.0, 0.5], [-0.2, 1.0]]), np.zeros((2, 2)), ["cat", "dog"],
     ...                     title="Two tokens").text
@@ -94,25 +97,25 @@ def vectors_description(
 
     head = f"{title + ': ' if title else ''}{len(names)} arrow{'s' if len(names) != 1 else ''}"
     head += " from the origin" if from_origin else ""
+    table = Table(
+        caption=title or "Arrows",
+        columns=("x", "y") if from_origin else ("from x", "from y", "to x", "to y"),
+        rows=tuple(names),
+        cells=tuple(
+            tuple(format_cell(float(v)) for v in (tip if from_origin else (*tail, *tip)))
+            for tip, tail in zip(tips, tails, strict=True)
+        ),
+        corner="arrow",
+    )
     if len(names) > MAX_LISTED:
-        table = Table(
-            caption=title or "Arrows",
-            columns=("x", "y") if from_origin else ("from x", "from y", "to x", "to y"),
-            rows=tuple(names),
-            cells=tuple(
-                tuple(format_cell(float(v)) for v in (tip if from_origin else (*tail, *tip)))
-                for tip, tail in zip(tips, tails, strict=True)
-            ),
-            corner="arrow",
-        )
-        return Description(f"{head}. Their ends are in the table below the figure.", (table,))
+        return Description(f"{head}. Their ends are in the table below the figure.", (table,), f"{head}.")
     if from_origin:
         listed = ", ".join(f"{n} {point(tip)}" for n, tip in zip(names, tips, strict=True))
     else:
         listed = ", ".join(
             f"{n} from {point(tail)} to {point(tip)}" for n, tip, tail in zip(names, tips, tails, strict=True)
         )
-    return Description(f"{head}: {listed}.")
+    return Description(f"{head}: {listed}.", (table,), f"{head}.")
 
 
 def _count(n: int, label: str) -> str:

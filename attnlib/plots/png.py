@@ -9,7 +9,7 @@ import io
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from attnlib.plots.describe import description
+from attnlib.plots.descriptions import description
 
 __all__ = ["TABLE_SUMMARY", "figure_bundle", "png_bytes", "show"]
 

@@ -20,7 +20,7 @@ from matplotlib.text import Text
 
 from attnlib.plots.arrows import Arrows, vectors
 from attnlib.plots.cells import format_cell
-from attnlib.plots.describe import describe, join_sentences
+from attnlib.plots.descriptions import describe, join_sentences
 from attnlib.plots.panel_text import point
 from attnlib.plots.styles import OKABE_ITO, RAW_COLOR, figure, style_context
 from attnlib.positions import rope

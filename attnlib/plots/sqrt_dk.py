@@ -14,7 +14,7 @@ from matplotlib.patches import StepPatch
 from matplotlib.text import Text
 from matplotlib.ticker import PercentFormatter
 
-from attnlib.plots.describe import Table, describe, join_sentences
+from attnlib.plots.descriptions import Table, describe, join_sentences
 from attnlib.plots.styles import RAW_COLOR, RAW_HATCH, SCALED_COLOR, figure, style_context
 from attnlib.scaling import D_K_VALUES, ScalingStatistics, entropy, scaling_statistics
 from attnlib.validation import as_positive_int

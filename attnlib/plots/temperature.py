@@ -18,7 +18,7 @@ from matplotlib.text import Text
 from attnlib.core import softmax
 from attnlib.plots.artists import MAX_LISTED
 from attnlib.plots.cells import format_cell
-from attnlib.plots.describe import Table, describe
+from attnlib.plots.descriptions import Table, describe
 from attnlib.plots.limits import check_limits
 from attnlib.plots.styles import OKABE_ITO, RAW_COLOR, figure, style_context
 from attnlib.validation import as_real_array

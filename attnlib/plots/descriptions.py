@@ -22,7 +22,15 @@ from matplotlib.figure import Figure
 
 from attnlib.plots.artists import describe_artists
 
-__all__ = ["Description", "Table", "describe", "description", "is_described", "join_sentences"]
+__all__ = [
+    "MAX_ALT_LENGTH",
+    "Description",
+    "Table",
+    "describe",
+    "description",
+    "is_described",
+    "join_sentences",
+]
 
 
 @dataclass(frozen=True)
@@ -68,12 +76,21 @@ class Table:
         )
 
 
+#: A figure whose panels' texts together are longer than this takes each panel's short text.
+MAX_ALT_LENGTH = 400
+
+
 @dataclass(frozen=True)
 class Description:
-    """A figure's text alternative (``text``, never empty) and the long data as ``tables``."""
+    """A figure's text alternative (``text``, never empty) and the long data as ``tables``.
+
+    ``short``, if given, is what the panel says in a figure of several panels whose texts
+    together would be longer than :data:`MAX_ALT_LENGTH` (its numbers then being in ``tables``).
+    """
 
     text: str
     tables: tuple[Table, ...] = ()
+    short: str | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.text, str) or not self.text.strip():
@@ -83,7 +100,9 @@ class Description:
 _DESCRIBED: weakref.WeakKeyDictionary[Axes | Figure, Description] = weakref.WeakKeyDictionary()
 
 
-def describe(target: Axes | Figure, text: str, tables: Sequence[Table] = ()) -> Description:
+def describe(
+    target: Axes | Figure, text: str, tables: Sequence[Table] = (), short: str | None = None
+) -> Description:
     """Attach what ``target`` (a panel or a whole figure) shows to it, replacing what was there.
 
     Parameters
@@ -93,6 +112,8 @@ def describe(target: Axes | Figure, text: str, tables: Sequence[Table] = ()) -> 
         A sentence or three: what it shows and its key numbers, from the data drawn.
     tables : sequence of Table
         Longer data, shown folded beside the figure.
+    short : str, optional
+        A shorter text for a figure of many panels (:class:`Description`).
 
     Returns
     -------
@@ -100,7 +121,7 @@ def describe(target: Axes | Figure, text: str, tables: Sequence[Table] = ()) -> 
     """
     if not isinstance(target, Axes | Figure):
         raise ValueError(f"only an Axes or a Figure can be described, got {type(target).__name__}")
-    described = Description(text.strip(), tuple(tables))
+    described = Description(text.strip(), tuple(tables), short)
     _DESCRIBED[target] = described
     return described
 
@@ -124,7 +145,13 @@ def description(fig: Figure) -> Description:
     if not described:
         raise ValueError("the figure has no panel to describe")
     prefix = f"{len(described)} panels. " if len(described) > 1 else ""
-    return Description(prefix + join_sentences(d.text for d in described), tables)
+    text = prefix + join_sentences(d.text for d in described)
+    if len(text) > MAX_ALT_LENGTH and any(d.short for d in described):
+        text = prefix + join_sentences([*(d.short or d.text for d in described), _SEE_TABLES])
+    return Description(text, tables)
+
+
+_SEE_TABLES = "Every value is in the tables below the figure"
 
 
 def join_sentences(parts: Iterable[object]) -> str:
