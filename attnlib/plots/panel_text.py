@@ -48,7 +48,8 @@ def heatmap_description(
     )
     cell = [[format_cell(v, decimals) for v in row] for row in values.tolist()]
     n_rows, n_cols = values.shape
-    head = f"{title or 'Heatmap'}: heatmap of {_count(n_rows, ylabel)} × {_count(n_cols, xlabel)}"
+    shape = f"{_count(n_rows, ylabel, 'row')} × {_count(n_cols, xlabel, 'column')}"
+    head = f"{title or 'Heatmap'}: heatmap of {shape}"
     sentences = [head]
     finite = np.where(np.isfinite(values), values, -np.inf)
     if values.size <= MAX_CELLS_LISTED:
@@ -118,11 +119,18 @@ def vectors_description(
     return Description(f"{head}: {listed}.", (table,), f"{head}.")
 
 
-def _count(n: int, label: str) -> str:
-    word = label.strip() or "entries"
+def _count(n: int, label: str, axis: str) -> str:
+    """``"3 queries"`` for a plural label, ``"1 query"``; ``"4 columns (output)"`` for another one.
+
+    >>> _count(3, "queries", "row"), _count(1, "queries", "row"), _count(4, "output", "column")
+    ('3 queries', '1 query', '4 columns (output)')
+    """
+    word = " ".join(label.split())
+    if not word.endswith("s"):
+        return f"{n} {axis}{'s' if n != 1 else ''}" + (f" ({word})" if word else "")
     if n == 1 and word.endswith("ies"):
         word = word[:-3] + "y"
-    elif n == 1 and word.endswith("s") and not word.endswith("ss"):
+    elif n == 1 and not word.endswith("ss"):
         word = word[:-1]
     return f"{n} {word}"
 
