@@ -1078,7 +1078,9 @@ def test_png_bytes_draws_the_style_background():
     assert tuple(corner) == (0x1E, 0x1E, 0x1E)
 
 
-def test_show_displays_only_a_png(monkeypatch, capsys):
+def test_show_displays_the_png_with_its_text_alternative(monkeypatch, capsys):
+    import base64
+
     import IPython.display
 
     shown = []
@@ -1089,10 +1091,14 @@ def test_show_displays_only_a_png(monkeypatch, capsys):
 
     assert len(shown) == 1
     (bundle,), kwargs = shown[0]
-    assert kwargs == {"raw": True}
-    assert list(bundle) == ["image/png"]
-    assert bundle["image/png"][:8] == PNG_MAGIC
-    assert png_size(bundle["image/png"]) == (80, 60)
+    alt = plots.description(fig).text
+    assert kwargs == {"raw": True, "metadata": {"image/png": {"alt": alt}}}
+    assert sorted(bundle) == ["image/png", "text/html", "text/plain"]
+    png = base64.b64decode(bundle["image/png"])
+    assert png[:8] == PNG_MAGIC
+    assert png_size(png) == (80, 60)
+    assert bundle["text/plain"] == alt
+    assert bundle["text/html"].startswith(f'<img src="data:image/png;base64,{bundle["image/png"]}" alt="')
     assert capsys.readouterr() == ("", "")  # no "<Figure size ...>" text anywhere
 
 

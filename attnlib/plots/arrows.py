@@ -13,8 +13,10 @@ from matplotlib.quiver import Quiver
 from matplotlib.text import Text
 
 from attnlib.plots.contrast import readable_color
+from attnlib.plots.descriptions import describe, is_described
 from attnlib.plots.labels import LabelPlacer
 from attnlib.plots.limits import check_limits, square_limits
+from attnlib.plots.panel_text import vectors_description
 from attnlib.plots.styles import OKABE_ITO, drawing_style
 from attnlib.validation import as_real_array
 
@@ -87,7 +89,9 @@ def vectors(
     A label has its arrow's colour, darkened or lightened until it reads on the background
     (contrast at least 4.5:1, :func:`~attnlib.plots.readable_color`). In a figure made by
     :func:`figure`, everything is drawn in the figure's style: title, grid, the lines through the
-    origin.
+    origin. The panel's text alternative lists the arrows and their ends
+    (:func:`~attnlib.plots.panel_text.vectors_description`); arrows without labels drawn into a
+    panel that has one (faint "before" arrows) leave it as it is.
     """
     if len(colors) == 0:
         raise ValueError("colors must name at least one colour (they are cycled over the vectors)")
@@ -114,6 +118,9 @@ def vectors(
         if title:
             ax.set_title(title)
     LabelPlacer.of(ax).add(quiver, texts, spread=spread_labels)
+    if any(str(label) for label in labels) or not is_described(ax):  # faint unnamed arrows add nothing
+        said = vectors_description(tips, tails, labels, title=title)
+        describe(ax, said.text, said.tables, said.short)
     return Arrows(quiver, texts, bool(spread_labels))
 
 

@@ -14,6 +14,8 @@ from matplotlib.patches import Rectangle
 
 from attnlib.counting import operation_counts, tile_counts, tiled_bytes, weights_bytes
 from attnlib.efficient import online_softmax, tile_schedule
+from attnlib.plots.artists import number
+from attnlib.plots.descriptions import Table, describe, join_sentences
 from attnlib.plots.styles import OKABE_ITO, RAW_COLOR, SCALED_COLOR, figure, style_context
 from attnlib.validation import as_positive_int, as_real_array
 
@@ -68,6 +70,27 @@ def memory_wall_figure(
         ax_o.set_ylabel("operations")
         for ax in (ax_m, ax_o):
             ax.grid(True, which="major", alpha=0.4)
+    over = [int(s) for s, gib in zip(n, naive, strict=True) if gib > laptop_gib]
+    wall = (
+        f"pass a laptop's {laptop_gib:g} GiB from n = {over[0]}" if over else f"stay under {laptop_gib:g} GiB"
+    )
+    text = join_sentences(
+        [
+            f"Memory and operations of one attention head (d = {d}) against the sequence length n, from "
+            f"{n[0]} to {n[-1]}, on log axes",
+            f"The n × n float32 weights grow from {number(naive[0])} to {number(naive[-1])} GiB and {wall}; "
+            f"tiled attention with blocks of {block} holds {number(tiled[0])} to {number(tiled[-1])} GiB",
+            f"Operations grow from {number(ops[0])} to {number(ops[-1])}",
+        ]
+    )
+    table = Table(
+        caption="Memory and operations of one head",
+        columns=("naive weights (GiB)", "tiled (GiB)", "operations"),
+        rows=tuple(str(s) for s in n), cells=tuple(
+            (number(a), number(b), number(c)) for a, b, c in zip(naive, tiled, ops, strict=True)
+        ), corner="n",
+    )  # fmt: skip
+    describe(fig, text, [table])
     return fig
 
 
@@ -108,6 +131,29 @@ def online_softmax_figure(scores: npt.ArrayLike, block_size: int, *, style: str 
         ax_l.set_title("Running sum l = Σ exp(s_j − m)")
         ax_l.set_xlabel("blocks read")
         ax_l.set_ylabel("l")
+    grew = [
+        f"× {st.rescale:.3f} after block {b}"
+        for b, st in enumerate(states, start=1)
+        if b > 1 and st.rescale < 1
+    ]
+    text = join_sentences(
+        [
+            f"One row of {s.size} scores read in {len(states)} blocks of {block_size}: the running maximum m "
+            f"after each block is {', '.join(number(st.maximum) for st in states)}; the running sum l is "
+            f"{', '.join(number(st.total) for st in states)}",
+            f"Where the maximum grew, the sum before was rescaled: {'; '.join(grew)}" if grew else
+            "The maximum never grew after the first block, so the sum was never rescaled",
+        ]
+    )  # fmt: skip
+    table = Table(
+        caption="The online softmax, block by block", columns=("keys", "maximum m", "sum l", "rescale"),
+        rows=tuple(str(b) for b in range(1, len(states) + 1)),
+        cells=tuple(
+            (f"{st.start}–{st.stop - 1}", number(st.maximum), number(st.total), f"{st.rescale:.3f}")
+            for st in states
+        ), corner="block",
+    )  # fmt: skip
+    describe(fig, text, [table])
     return fig
 
 
@@ -127,6 +173,7 @@ def tiles_figure(n: int, block: int, *, style: str = "light") -> Figure:
     """
     size, b = as_positive_int(n, "n"), as_positive_int(block, "block")
     fig, axes = figure(1, 2, figsize=(8.0, 4.0), style=style)
+    said: list[str] = []
     with style_context(style):
         for ax, causal in zip(axes[0], (False, True), strict=True):
             schedule = tile_schedule(size, size, block_q=b, block_k=b, causal=causal)
@@ -148,6 +195,18 @@ def tiles_figure(n: int, block: int, *, style: str = "light") -> Figure:
             ax.set_ylabel("queries")
             kind = "causal" if causal else "no mask"
             ax.set_title(f"{kind}: {computed} of {total} blocks computed")
+            said.append(f"{kind}: {computed} of {total} blocks computed")
+    describe(
+        fig,
+        join_sentences(
+            [
+                f"The blocks of {b} × {b} scores that tiled attention computes for {size} queries and keys",
+                "; ".join(said),
+                "Under the causal mask the blocks on the diagonal are partly masked (hatched) and those "
+                "above it are skipped (blank)",
+            ]
+        ),
+    )
     return fig
 
 
@@ -173,6 +232,7 @@ def benchmark_figure(results: Mapping[str, Any], *, batch_heads: int = 8, style:
         "torch": "PyTorch",
         "torch1": "PyTorch, 1 thread",
     }
+    markers = {"naive": "o", "tiled": "s", "torch": "^", "torch1": "v"}  # a shape as well as a colour
     fig, axes = figure(1, 3, figsize=(13.0, 3.8), style=style)
     with style_context(style):
         for ax, causal in zip(axes[0][:2], (False, True), strict=True):
@@ -181,7 +241,8 @@ def benchmark_figure(results: Mapping[str, Any], *, batch_heads: int = 8, style:
                 points = [(r["n"], r["seconds"][key]) for r in chosen if r["seconds"].get(key) is not None]
                 if points:
                     x, y = zip(*points, strict=True)
-                    ax.loglog(x, np.array(y) * 1e3, "o-", base=2, color=colors[key], label=names[key])
+                    ax.loglog(x, np.array(y) * 1e3, "-", marker=markers[key], base=2, color=colors[key],
+                              label=names[key])  # fmt: skip
             ax.set_title(f"Time, {batch_heads} heads, {'causal' if causal else 'no mask'}")
             ax.set_xlabel("n")
             ax.set_ylabel("ms (median)")
@@ -193,10 +254,53 @@ def benchmark_figure(results: Mapping[str, Any], *, batch_heads: int = 8, style:
             points = [(r["n"], r["peak_bytes"][key]) for r in chosen if r["peak_bytes"].get(key)]
             if points:
                 x, y = zip(*points, strict=True)
-                ax.loglog(x, np.array(y) / 2**20, "o-", base=2, color=colors[key], label=names[key])
+                ax.loglog(x, np.array(y) / 2**20, "-", marker=markers[key], base=2, color=colors[key],
+                          label=names[key])  # fmt: skip
         ax.set_title(f"Peak extra memory, {batch_heads} heads")
         ax.set_xlabel("n")
         ax.set_ylabel("MiB")
         ax.grid(True, alpha=0.4)
         ax.legend(fontsize=8)
+    text, table = benchmark_description(rows, names, batch_heads)
+    describe(fig, text, [table])
     return fig
+
+
+def benchmark_description(
+    rows: Sequence[Mapping[str, Any]], names: Mapping[str, str], batch_heads: int
+) -> tuple[str, Table]:
+    """The text alternative of :func:`benchmark_figure`: the times at the largest n, and a table."""
+    keys = [k for k in names if any(r["seconds"].get(k) is not None for r in rows)]
+    largest = max(r["n"] for r in rows)
+
+    def at(row: Mapping[str, Any]) -> str:
+        kind = "causal" if row["causal"] else "no mask"
+        times = ", ".join(
+            f"{names[k]} {number(row['seconds'][k] * 1e3)} ms" for k in keys if row["seconds"].get(k)
+        )
+        return f"{kind}: {times}"
+
+    text = join_sentences(
+        [
+            f"Median time and peak extra memory of attention against n for {batch_heads} heads, "
+            f"n from {min(r['n'] for r in rows)} to {largest}, on log axes",
+            f"At n = {largest}, " + "; ".join(at(r) for r in rows if r["n"] == largest),
+            "Every measurement is in the table below the figure",
+        ]
+    )
+    columns = [f"{names[k]} (ms)" for k in keys] + [f"{names[k]} (MiB)" for k in keys]
+    table = Table(
+        caption=f"Median time and peak extra memory, {batch_heads} heads", columns=tuple(columns),
+        rows=tuple(f"n = {r['n']}, {'causal' if r['causal'] else 'no mask'}" for r in rows),
+        cells=tuple(
+            tuple(_measured(r["seconds"].get(k), 1e3) for k in keys)
+            + tuple(_measured(r["peak_bytes"].get(k), 2.0**-20) for k in keys)
+            for r in rows
+        ),
+        corner="run",
+    )  # fmt: skip
+    return text, table
+
+
+def _measured(value: float | None, unit: float) -> str:
+    return "–" if value is None else number(value * unit)

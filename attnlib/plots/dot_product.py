@@ -15,12 +15,15 @@ from matplotlib.lines import Line2D
 from matplotlib.text import Text
 
 from attnlib.plots.arrows import Arrows, vectors
+from attnlib.plots.cells import format_cell
+from attnlib.plots.descriptions import describe, join_sentences
 from attnlib.plots.limits import square_limits
+from attnlib.plots.panel_text import listed_points
 from attnlib.plots.styles import OKABE_ITO, figure, style_context
 from attnlib.similarity import Similarity, similarity
 from attnlib.validation import as_real_array
 
-__all__ = ["SimilarityFigure", "similarity_figure", "similarity_text"]
+__all__ = ["SimilarityFigure", "similarity_description", "similarity_figure", "similarity_text"]
 
 
 @dataclass(frozen=True)
@@ -105,7 +108,26 @@ def similarity_figure(
             bbox={"boxstyle": "round", "facecolor": mpl.rcParams["axes.facecolor"],
                   "edgecolor": mpl.rcParams["grid.color"], "alpha": 0.9},
         )  # fmt: skip
+    describe(fig, similarity_description(u, v, labels, title))
     return SimilarityFigure(fig, ax, arrows, shadow, drop, arc, readout)
+
+
+def similarity_description(a: np.ndarray, b: np.ndarray, labels: Sequence[str], title: str) -> str:
+    """The text alternative of :func:`similarity_figure`: both vectors and the numbers in the box."""
+    sim = similarity(a, b)
+    p, q = labels
+    numbers = f"{p}·{q} = {format_cell(sim.dot)}, |{p}| |{q}| = {format_cell(sim.norm_a * sim.norm_b)}"
+    if sim.cosine is None or sim.angle_degrees is None:
+        numbers += ", cos θ undefined (a zero vector has no direction)"
+    else:
+        numbers += f", cos θ = {format_cell(sim.cosine, 3)}, θ = {format_cell(sim.angle_degrees, 1)}°"
+    return join_sentences(
+        [
+            f"{title}: arrows {listed_points([p, q], np.stack([a, b]))} from the origin, "
+            f"{q} projected onto {p}",
+            numbers,
+        ]
+    )
 
 
 def similarity_text(a: npt.ArrayLike, b: npt.ArrayLike, labels: Sequence[str] = ("a", "b")) -> str:

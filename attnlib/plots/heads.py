@@ -12,12 +12,14 @@ from matplotlib.figure import Figure
 
 from attnlib.multihead import multi_head_attention
 from attnlib.plots.arrows import vectors
+from attnlib.plots.descriptions import describe, join_sentences
 from attnlib.plots.heatmaps import Heatmap, heatmap
 from attnlib.plots.limits import square_limits
+from attnlib.plots.panel_text import largest_per_row, listed_points
 from attnlib.plots.styles import figure
 from attnlib.validation import as_real_array
 
-__all__ = ["TwoHeadsFigure", "two_heads_figure"]
+__all__ = ["TwoHeadsFigure", "two_heads_description", "two_heads_figure"]
 
 #: The columns of the concatenation of two heads with 2D values.
 CONCAT_COLUMNS = ("h1 x", "h1 y", "h2 x", "h2 y")
@@ -45,6 +47,23 @@ class TwoHeadsFigure:
     weights: np.ndarray
     concat: np.ndarray
     output: np.ndarray
+
+
+def two_heads_description(tokens: Sequence[str], weights: np.ndarray, output: np.ndarray) -> str:
+    """The text alternative of :func:`two_heads_figure`: weights (2, n, n) and output (n, 2)."""
+    names = [str(t) for t in tokens]
+    return join_sentences(
+        [
+            f"Self-attention with two heads over {len(names)} tokens ({', '.join(names)}) in eight panels: "
+            "the embeddings, each head's weights and output, the output concat · W_o, and the matrices "
+            "concat and W_o",
+            *(
+                f"Largest weight of each query in head {h + 1}: {largest_per_row(weights[h], names, names)}"
+                for h in range(2)
+            ),
+            f"Outputs: {listed_points(names, output)}",
+        ]
+    )
 
 
 def two_heads_figure(
@@ -115,4 +134,5 @@ def two_heads_figure(
         xlabel="output", ylabel="concat column",
     )  # fmt: skip
     axes[2, 2].set_axis_off()
+    describe(fig, two_heads_description(tokens, weights, output))
     return TwoHeadsFigure(fig, (maps[0], maps[1]), concat_map, w_o_map, weights, concat, output)

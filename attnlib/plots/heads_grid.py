@@ -10,9 +10,10 @@ import numpy.typing as npt
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
+from attnlib.plots.descriptions import Table, describe, join_sentences
 from attnlib.plots.styles import figure, style_context
 
-__all__ = ["HeadsGrid", "heads_grid_figure"]
+__all__ = ["HeadsGrid", "heads_grid_description", "heads_grid_figure"]
 
 
 @dataclass(frozen=True)
@@ -79,4 +80,36 @@ def heads_grid_figure(
         fig.suptitle(
             f"Every head on: {' '.join(tokens)}  (rows: queries, columns: keys, in token order)", fontsize=10
         )
+    text, table = heads_grid_description(weights, tokens)
+    describe(fig, text, [table])
     return HeadsGrid(figure=fig, axes=axes, images=images)
+
+
+def heads_grid_description(weights: np.ndarray, tokens: Sequence[str]) -> tuple[str, Table]:
+    """The text alternative of :func:`heads_grid_figure` (weights (n_layers, n_heads, n, n)).
+
+    How focused a head is: its queries' largest weight, averaged over the queries (1: each query
+    looks at one key; 1/n: evenly spread). The table gives it for every head.
+    """
+    n_layers, n_heads, n = weights.shape[:3]
+    focus = weights.max(axis=-1).mean(axis=-1)  # (n_layers, n_heads)
+    most = np.unravel_index(np.argmax(focus), focus.shape)
+    least = np.unravel_index(np.argmin(focus), focus.shape)
+    text = join_sentences(
+        [
+            f"The attention weights of every head, {n_layers} layers × {n_heads} heads, on {n} tokens: "
+            f"{' '.join(str(t) for t in tokens)}",
+            f"Averaged over the queries, the largest weight of a query is {focus[most]:.2f} in the most "
+            f"focused head (layer {most[0]}, head {most[1]}) and {focus[least]:.2f} in the most spread out "
+            f"(layer {least[0]}, head {least[1]}); 1/n is {1 / n:.2f}",
+            "Every head's value is in the table below the figure",
+        ]
+    )
+    table = Table(
+        caption="Mean over the queries of each query's largest weight",
+        columns=tuple(f"head {h}" for h in range(n_heads)),
+        rows=tuple(f"layer {layer}" for layer in range(n_layers)),
+        cells=tuple(tuple(f"{v:.2f}" for v in row) for row in focus),
+        corner="layer \\ head",
+    )
+    return text, table

@@ -6,6 +6,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import matplotlib as mpl
 import numpy as np
 import numpy.typing as npt
 import seaborn as sns
@@ -18,7 +19,9 @@ from matplotlib.transforms import Bbox
 
 from attnlib.plots.cells import check_decimals, format_cell
 from attnlib.plots.contrast import text_color_on
+from attnlib.plots.descriptions import describe
 from attnlib.plots.limits import color_limits
+from attnlib.plots.panel_text import heatmap_description
 from attnlib.plots.styles import drawing_style
 from attnlib.validation import as_real_array
 
@@ -101,7 +104,9 @@ def heatmap(
     -----
     Each number is black or white, whichever has the higher contrast with its cell (at least
     4.5:1, :func:`~attnlib.plots.text_color_on`). In a figure made by :func:`figure`, everything is
-    drawn in the figure's style: title, colour bar, the lines between the cells.
+    drawn in the figure's style: title, colour bar, the lines between the cells. Masked cells
+    are hatched. The panel's text alternative names the shape and the key numbers, and its table
+    holds every value (:func:`~attnlib.plots.panel_text.heatmap_description`).
     """
     values = _matrix(matrix, row_labels, col_labels)
     decimals = check_decimals(decimals)
@@ -143,6 +148,12 @@ def heatmap(
         heading = "\n".join(line for line in (title, note) if line)
         if heading:
             ax.set_title(heading)
+        if np.isneginf(values).any():
+            _hatch_masked(ax)
+    said = heatmap_description(
+        values, row_labels, col_labels, title=title, xlabel=xlabel, ylabel=ylabel, decimals=decimals
+    )
+    describe(ax, said.text, said.tables, said.short)
     return Heatmap(ax, mesh, texts, mesh.colorbar, decimals)
 
 
@@ -156,6 +167,14 @@ def _matrix(matrix: npt.ArrayLike, row_labels: Sequence[str], col_labels: Sequen
             f"and {len(col_labels)} column labels"
         )
     return values
+
+
+def _hatch_masked(ax: Axes) -> None:
+    """Hatch what shows through the masked cells (the axes' background), so that they are told
+    from the others by more than their colour."""
+    ax.patch.set_hatch("//")
+    ax.patch.set_edgecolor(mpl.rcParams["axes.edgecolor"])
+    ax.patch.set_linewidth(0.0)
 
 
 def _annotate(ax: Axes, mesh: QuadMesh, values: np.ndarray, decimals: int) -> list[Text]:

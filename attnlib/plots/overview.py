@@ -12,12 +12,15 @@ from matplotlib.figure import Figure
 
 from attnlib.core import AttentionSteps
 from attnlib.plots.arrows import Arrows, vectors
+from attnlib.plots.artists import MAX_LISTED
+from attnlib.plots.descriptions import describe, join_sentences
 from attnlib.plots.heatmaps import Heatmap, heatmap
 from attnlib.plots.limits import square_limits
+from attnlib.plots.panel_text import largest_per_row, listed_points, value_range
 from attnlib.plots.styles import figure
 from attnlib.validation import as_real_array
 
-__all__ = ["AttentionFigure", "attention_figure"]
+__all__ = ["AttentionFigure", "attention_figure", "overview_text"]
 
 
 @dataclass(frozen=True)
@@ -95,9 +98,24 @@ def attention_figure(
         ax_c, steps.output, tokens, title="4. Outputs (weights · V)", limits=limits,
         spread_labels=spread_labels,
     )  # fmt: skip
+    describe(fig, overview_text(steps, tokens))
     return AttentionFigure(
         fig, ax_x, ax_s, ax_w, ax_c, score_map, weight_map, embedding_arrows, context_arrows, faint_arrows
     )
+
+
+def overview_text(steps: AttentionSteps, tokens: Sequence[str]) -> str:
+    """The text alternative of :func:`attention_figure`: the four panels and their key numbers."""
+    names = [str(t) for t in tokens]
+    parts = [
+        f"Self-attention of {len(names)} tokens ({', '.join(names)}) in four panels: the embeddings as "
+        "arrows, the raw scores Q Kᵀ, the weights softmax(Q Kᵀ/√d_k) and the outputs weights · V as arrows",
+        f"Raw scores {value_range(steps.raw_scores)}",
+        f"Largest weight of each query: {largest_per_row(steps.weights, names, names)}",
+    ]
+    if len(names) <= MAX_LISTED:
+        parts.append(f"Outputs: {listed_points(names, steps.output)}")
+    return join_sentences(parts)
 
 
 def _check_overview(steps: AttentionSteps, tokens: Sequence[object], embeddings: npt.ArrayLike) -> np.ndarray:

@@ -19,6 +19,9 @@ from matplotlib.lines import Line2D
 from matplotlib.text import Text
 
 from attnlib.plots.arrows import Arrows, vectors
+from attnlib.plots.cells import format_cell
+from attnlib.plots.descriptions import describe, join_sentences
+from attnlib.plots.panel_text import point
 from attnlib.plots.styles import OKABE_ITO, RAW_COLOR, figure, style_context
 from attnlib.positions import rope
 from attnlib.validation import as_real_array
@@ -159,4 +162,17 @@ def rope_figure(
         curve_ax.set_xlabel("distance m − n")
         curve_ax.set_ylabel("score")
         curve_ax.set_title("score rope(q, m)·rope(k, n) against m − n")
+    describe(
+        fig,
+        join_sentences(
+            [
+                f"RoPE in 2D: the query q {point(q)} is turned by its position m = {m:g} to "
+                f"{point(rotated_q)}, the key k {point(k)} by n = {n:g} to {point(rotated_k)}",
+                f"m − n = {m - n:g}, score {format_cell(score, 3)}",
+                f"The score against m − n from {format_cell(-max_distance, 0)} to "
+                f"{format_cell(max_distance, 0)} ranges from {format_cell(float(along.min()), 3)} to "
+                f"{format_cell(float(along.max()), 3)}: it depends on the positions only through m − n",
+            ]
+        ),
+    )
     return RopeFigure(fig, arrows_ax, curve_ax, before, after, curve, marker, readout)

@@ -14,11 +14,12 @@ from matplotlib.patches import StepPatch
 from matplotlib.text import Text
 from matplotlib.ticker import PercentFormatter
 
-from attnlib.plots.styles import RAW_COLOR, SCALED_COLOR, figure, style_context
+from attnlib.plots.descriptions import Table, describe, join_sentences
+from attnlib.plots.styles import RAW_COLOR, RAW_HATCH, SCALED_COLOR, figure, style_context
 from attnlib.scaling import D_K_VALUES, ScalingStatistics, entropy, scaling_statistics
 from attnlib.validation import as_positive_int
 
-__all__ = ["ScalingFigure", "scaling_bins", "scaling_figure"]
+__all__ = ["ScalingFigure", "scaling_bins", "scaling_description", "scaling_figure"]
 
 
 @dataclass(frozen=True)
@@ -105,10 +106,44 @@ def scaling_figure(
         raw_hist, scaled_hist = _draw_spread(ax_s, stats)
         raw_bars, scaled_bars, weight_numbers = _draw_weights(ax_w, stats)
         raw_marker, scaled_marker, variance_numbers = _draw_variance(ax_v, stats, grid)
+    text, tables = scaling_description(stats, grid)
+    describe(fig, text, tables)
     return ScalingFigure(
         fig, ax_s, ax_w, ax_v, raw_hist, scaled_hist, raw_bars, scaled_bars, raw_marker, scaled_marker,
         weight_numbers, variance_numbers, stats,
     )  # fmt: skip
+
+
+def scaling_description(stats: ScalingStatistics, grid: list[ScalingStatistics]) -> tuple[str, list[Table]]:
+    """The text alternative of :func:`scaling_figure` and its tables (the weights, the variances)."""
+    raw_w, scaled_w = stats.raw_weights[0], stats.scaled_weights[0]
+    text = join_sentences(
+        [
+            f"Why divide by √d_k, at d_k = {stats.d_k}: {stats.raw.size} scores of random queries and keys "
+            f"have variance {stats.raw_variance:.2f} raw and {stats.scaled_variance:.2f} scaled by 1/√d_k",
+            f"One query's weights over {raw_w.size} keys: largest {raw_w.max():.3f} without scaling and "
+            f"{scaled_w.max():.3f} with it (entropy {float(entropy(raw_w)):.3f} and "
+            f"{float(entropy(scaled_w)):.3f} nats)",
+            f"From d_k = {grid[0].d_k} to {grid[-1].d_k} the raw variance goes from "
+            f"{grid[0].raw_variance:.2f} to {grid[-1].raw_variance:.2f}, the scaled one from "
+            f"{grid[0].scaled_variance:.2f} to {grid[-1].scaled_variance:.2f}",
+        ]
+    )
+    weights = Table(
+        caption="One query's weights over the keys",
+        columns=("without scaling", "scaled by 1/√d_k"),
+        rows=tuple(f"k{j + 1}" for j in range(raw_w.size)),
+        cells=tuple((f"{r:.3f}", f"{s:.3f}") for r, s in zip(raw_w, scaled_w, strict=True)),
+        corner="key",
+    )
+    variances = Table(
+        caption="Variance of the scores against d_k",
+        columns=("raw", "scaled"),
+        rows=tuple(str(g.d_k) for g in grid),
+        cells=tuple((f"{g.raw_variance:.2f}", f"{g.scaled_variance:.2f}") for g in grid),
+        corner="d_k",
+    )
+    return text, [weights, variances]
 
 
 def _draw_spread(ax: Axes, stats: ScalingStatistics) -> tuple[StepPatch, StepPatch]:
@@ -116,7 +151,9 @@ def _draw_spread(ax: Axes, stats: ScalingStatistics) -> tuple[StepPatch, StepPat
     edges = scaling_bins(stats.d_k)
     raw_share = np.histogram(np.clip(stats.raw, edges[0], edges[-1]), edges)[0] / stats.raw.size
     scaled_share = np.histogram(np.clip(stats.scaled, edges[0], edges[-1]), edges)[0] / stats.raw.size
-    raw_hist = ax.stairs(raw_share, edges, fill=True, color=RAW_COLOR, alpha=0.45, label="raw q·k")
+    raw_hist = ax.stairs(
+        raw_share, edges, fill=True, color=RAW_COLOR, alpha=0.45, hatch=RAW_HATCH, label="raw q·k"
+    )
     scaled_hist = ax.stairs(
         scaled_share, edges, fill=True, color=SCALED_COLOR, alpha=0.6, label="scaled q·k / √d_k"
     )
@@ -134,7 +171,7 @@ def _draw_weights(ax: Axes, stats: ScalingStatistics) -> tuple[BarContainer, Bar
     """Middle panel: the first query's weights over the keys, without and with scaling."""
     raw_w, scaled_w = stats.raw_weights[0], stats.scaled_weights[0]
     keys = np.arange(raw_w.size)
-    raw_bars = ax.bar(keys - 0.2, raw_w, 0.4, color=RAW_COLOR, label="without scaling")
+    raw_bars = ax.bar(keys - 0.2, raw_w, 0.4, color=RAW_COLOR, hatch=RAW_HATCH, label="without scaling")
     scaled_bars = ax.bar(keys + 0.2, scaled_w, 0.4, color=SCALED_COLOR, label="scaled by 1/√d_k")
     ax.set_xticks(keys, [f"k{j + 1}" for j in keys])
     ax.set_ylim(0, 1.45)
@@ -160,12 +197,12 @@ def _draw_variance(
     """Right panel: the variance of the scores against d_k, log–log, with this d_k marked."""
     raw = [g.raw_variance for g in grid]
     scaled = [g.scaled_variance for g in grid]
-    ax.loglog(D_K_VALUES, raw, "-", color=RAW_COLOR, marker=".", label="raw", base=2)
-    ax.loglog(D_K_VALUES, scaled, "-", color=SCALED_COLOR, marker=".", label="scaled", base=2)
+    ax.loglog(D_K_VALUES, raw, "-", color=RAW_COLOR, marker="o", markersize=3, label="raw", base=2)
+    ax.loglog(D_K_VALUES, scaled, "-", color=SCALED_COLOR, marker="s", markersize=3, label="scaled", base=2)
     marker = {"markersize": 9, "markeredgecolor": "black"}
     (raw_marker,) = ax.plot([stats.d_k], [max(stats.raw_variance, 1e-12)], "o", color=RAW_COLOR, **marker)
     (scaled_marker,) = ax.plot(
-        [stats.d_k], [max(stats.scaled_variance, 1e-12)], "o", color=SCALED_COLOR, **marker
+        [stats.d_k], [max(stats.scaled_variance, 1e-12)], "s", color=SCALED_COLOR, **marker
     )
     ax.set_xlim(0.7, 1500)
     ax.set_ylim(0.25, 4096)

@@ -4,6 +4,19 @@ Everything in :mod:`attnlib.plots` uses Matplotlib's object-oriented API
 (:class:`matplotlib.figure.Figure`), never pyplot's global state. A figure made by :func:`figure`
 remembers its style, so whatever is drawn into it later is drawn in that style, whatever the
 global rcParams are then.
+
+Light and dark pages: a figure is drawn on an opaque background (``savefig.facecolor``), with every
+number and label at 4.5:1 or more against what is behind it inside the picture, so it reads the
+same on a light page, in JupyterLab's dark theme and in the book's dark mode (which shows it on a
+light card). A transparent background cannot do that: no text colour reaches 4.5:1 against both
+white and a dark page such as JupyterLab's ``#111111`` (the best, a mid grey, reaches 4.35:1).
+For a figure meant for a dark page, draw it in the ``"dark"`` style.
+
+The palette, one colour per meaning in every figure and explorer: :data:`OKABE_ITO` for arrows
+and categories; :data:`RAW_COLOR` (vermilion) for raw scores and :data:`SCALED_COLOR` (blue) for
+scaled ones, with a second cue wherever the two are compared (raw bars and areas hatched,
+``o`` markers for raw and ``s`` for scaled); colour maps viridis (weights) and cividis (scores);
+masked cells hatched.
 """
 
 from __future__ import annotations
@@ -21,6 +34,7 @@ from matplotlib.layout_engine import ConstrainedLayoutEngine
 __all__ = [
     "OKABE_ITO",
     "RAW_COLOR",
+    "RAW_HATCH",
     "SCALED_COLOR",
     "STYLES",
     "check_style",
@@ -36,6 +50,8 @@ OKABE_ITO = ("#E69F00", "#56B4E9", "#009E73", "#CC79A7", "#0072B2", "#D55E00", "
 RAW_COLOR = OKABE_ITO[5]
 #: ... and scaled scores q·k/√d_k (blue).
 SCALED_COLOR = OKABE_ITO[4]
+#: Raw scores' bars and areas are hatched as well as coloured: told from scaled ones in greyscale.
+RAW_HATCH = "//"
 
 _BASE = {
     "font.size": 10,

@@ -15,12 +15,14 @@ from matplotlib.figure import Figure
 from matplotlib.text import Text
 
 from attnlib.core import softmax
+from attnlib.plots.artists import MAX_LISTED
 from attnlib.plots.cells import format_cell
+from attnlib.plots.descriptions import Table, describe
 from attnlib.plots.limits import check_limits
 from attnlib.plots.styles import OKABE_ITO, RAW_COLOR, figure, style_context
 from attnlib.validation import as_real_array, is_number
 
-__all__ = ["SoftmaxFigure", "check_temperature", "softmax_figure"]
+__all__ = ["SoftmaxFigure", "check_temperature", "softmax_description", "softmax_figure"]
 
 
 @dataclass(frozen=True)
@@ -139,7 +141,32 @@ def softmax_figure(
         ax_w.set_ylim(0, 1.12)
         ax_w.set_title(f"Weights softmax(s / T), T = {t:.3g}")
         ax_w.set_ylabel("weight")
+    text, tables = softmax_description(values, weights, labels, t)
+    describe(fig, text, tables)
     return SoftmaxFigure(fig, ax_s, ax_w, score_bars, weight_bars, score_texts, weight_texts, weights)
+
+
+def softmax_description(
+    scores: np.ndarray, weights: np.ndarray, labels: Sequence[str], temperature: float
+) -> tuple[str, list[Table]]:
+    """The text alternative of :func:`softmax_figure`: each key's score and weight (a table if many).
+
+    >>> softmax_description(np.array([2.0, 1.0]), np.array([0.731, 0.269]), ["h1", "h2"], 1.0)[0]
+    'Scores and their softmax weights at temperature T = 1 over 2 keys: h1 2.00 → 0.731, h2 1.00 → 0.269.'
+    """
+    names = [str(label) for label in labels]
+    head = f"Scores and their softmax weights at temperature T = {temperature:.3g} over {len(names)} keys"
+    pairs = [(format_cell(s), f"{w:.3f}") for s, w in zip(scores.tolist(), weights.tolist(), strict=True)]
+    table = Table(
+        caption=f"Scores and weights, T = {temperature:.3g}", columns=("score", "weight"),
+        rows=tuple(names), cells=tuple(pairs), corner="key",
+    )  # fmt: skip
+    if len(names) > MAX_LISTED:
+        top = int(np.argmax(weights))
+        largest = f"the largest weight is {names[top]}'s, {weights[top]:.3f}"
+        return f"{head}: {largest}; every key's score and weight is in the table below.", [table]
+    listed = ", ".join(f"{n} {s} → {w}" for n, (s, w) in zip(names, pairs, strict=True))
+    return f"{head}: {listed}.", []
 
 
 def _fitted_limits(values: np.ndarray) -> tuple[float, float]:
