@@ -8,13 +8,28 @@ from __future__ import annotations
 
 import io
 import os
+import re
 
 import numpy as np
 import pytest
 from PIL import Image
 
+from attnlib.plots.png import TABLE_SUMMARY
+
 #: How a masked (``-inf``) score is written on a cell: U+2212 and the infinity sign.
 MINUS_INF = "−∞"
+#: An image inlined in an HTML output (a figure's PNG beside its alt text): bytes, not text to read.
+DATA_URI = re.compile(r"data:[\w/+.-]+;base64,[A-Za-z0-9+/=]+")
+
+
+def hidden_answers(text: str) -> int:
+    """How many ``<details>`` blocks of ``text`` are not a figure's folded table of numbers."""
+    return text.count("<details") - text.count(f"<details><summary>{TABLE_SUMMARY}</summary>")
+
+
+def readable(text: str) -> str:
+    """``text`` with every inlined image's bytes left out (``data:…``), as a reader meets it."""
+    return DATA_URI.sub("data:…", text)
 
 
 def mesh_values(heatmap) -> np.ndarray:

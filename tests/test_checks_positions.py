@@ -88,7 +88,7 @@ def test_sinusoidal_an_unknown_answer_says_which_column_is_off():
 
 def test_sinusoidal_the_lessons_demonstration_names_the_swap():
     """Lesson 10 shows the swap on row 2 of sinusoidal(3, 4), each pair's columns exchanged, so that
-    the demonstration does not hold the code of the self-check's row (position 3, d_model = 8)."""
+    the demonstration does not hold the code of the self-check's row (position 100, d_model = 8)."""
     exchanged = sinusoidal(3, 4)[2, [1, 0, 3, 2]]
     result = check_sinusoidal(exchanged, position=2, d_model=4)
     assert not result.passed and result.message.startswith("Sine and cosine swapped"), result.message

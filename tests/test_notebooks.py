@@ -14,12 +14,12 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from conftest import readable
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 LESSONS = sorted(path.name for path in NOTEBOOKS.glob("*.ipynb"))  # tests/test_contributing.py: named 00_…
 IGNORE_TAG = "nbval-ignore-output"
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
-DATA_URI = re.compile(r"data:[\w/+.-]+;base64,[A-Za-z0-9+/=]+")
 
 
 def _read(name: str) -> nbformat.NotebookNode:
@@ -37,7 +37,7 @@ def _text_outputs(cell: nbformat.NotebookNode) -> list[str]:
             texts.append(out.text)
         for mime in ("text/plain", "text/html", "text/markdown"):
             if mime in out.get("data", {}):
-                texts.append(DATA_URI.sub("data:…", out.data[mime]))  # a figure's PNG is no text
+                texts.append(readable(out.data[mime]))
     return texts
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 import nbformat
 import numpy as np
 import pytest
-from conftest import require_build
+from conftest import hidden_answers, readable, require_build
 from nbclient import NotebookClient
 
 import attnlib
@@ -59,7 +59,8 @@ def _output_texts(cell: nbformat.NotebookNode) -> list[str]:
         if output.output_type == "stream":
             texts.append(output.text)
         texts.extend(
-            output.get("data", {}).get(mime, "") for mime in ("text/plain", "text/markdown", "text/html")
+            readable(output.get("data", {}).get(mime, ""))
+            for mime in ("text/plain", "text/markdown", "text/html")
         )
     return texts
 
@@ -158,7 +159,7 @@ def _lesson_05_never_printed() -> list[str]:
 NEVER_PRINTED = {
     "04": _lesson_04_never_printed(),
     "05": _lesson_05_never_printed(),
-    "10": [_number(value) for value in positions.sinusoidal(4, 8)[3, :4]],  # PE[3, :4] for d_model = 8
+    "10": [_number(value) for value in positions.sinusoidal(101, 8)[100, :4]],  # PE[100, :4], d_model = 8
     "12": [
         _number(np.exp(2.0 - 5.0)),  # the rescaling factor when the maximum grows from 2 to 5
         str(counting.tile_counts(2048, 2048, block_q=128, block_k=128, causal=True).skipped),
@@ -257,7 +258,7 @@ def test_every_answer_block_of_a_lesson_is_a_solution_cell_of_its_own(name: str)
 def test_a_copy_has_no_solution_cell_and_no_answer_block(name: str) -> None:
     copy, lesson = _copy(name), _lesson(name)
     assert not [cell for cell in copy.cells if _is_solution(cell)]
-    assert "<details" not in _text(copy.cells)
+    assert hidden_answers(_text(copy.cells)) == 0
     kept = [cell.id for cell in lesson.cells if not _is_solution(cell)]
     assert [cell.id for cell in copy.cells if cell.id != NOTE_ID] == kept, "only the solutions are left out"
 
