@@ -71,12 +71,12 @@ function lines(weights, tokens, theme) {
     const j = best[i];
     parts.push(
       numberText(40, y(i) + 4, weights[i][j], `${formatNumber(weights[i][j], 2)} \u2192 ${tokens[j]}`, { quantity: "largest_weight", row: i, col: j }, {
-        "font-size": 11,
+        "font-size": 12,
         fill: theme.tick,
       }),
     );
   });
-  parts.push(text(40, TOP - 14, "largest weight", { "font-size": 11, fill: theme.tick }));
+  parts.push(text(40, TOP - 14, "largest weight", { "font-size": 12, fill: theme.tick }));
   parts.push(text(WIDTH / 2, TOP + n * ROW + 30, "each line: a query's weight on a key (opacity = weight); rows sum to 1", { "text-anchor": "middle", "font-size": 12, fill: theme.text }));
   return parts.join("");
 }
@@ -119,6 +119,7 @@ function sentenceSelect(sentences, value, onChange) {
   sentences.forEach((entry, k) => select.append(html("option", { value: k }, entry.text)));
   select.value = String(value);
   select.addEventListener("change", () => onChange(Number(select.value)));
+  Object.assign(select.style, { maxWidth: "100%", minHeight: "24px" });
   const node = html("label", {}, "sentence ", select);
   node.style.marginRight = "10px";
   return { node, select };
@@ -157,6 +158,7 @@ function render({ model, el }) {
     html("option", { value: "lines" }, "lines"),
     html("option", { value: "heatmap" }, "heatmap"),
   );
+  view.style.minHeight = "24px";
   view.addEventListener("change", () => send({ view: view.value }));
   const viewLabel = html("label", {}, "view ", view);
   viewLabel.style.marginRight = "10px";
@@ -169,6 +171,7 @@ function render({ model, el }) {
     placeholder: "type a sentence (needs a running kernel)",
     size: 44,
   });
+  typed.style.maxWidth = "100%";
   let waiting = null;
   const run = button({
     name: "run",
@@ -179,7 +182,7 @@ function render({ model, el }) {
       redraw();
     },
   });
-  const style = styleSelect({ value: model.get("style_name"), onChange: (s) => send({ style_name: s }) });
+  const style = styleSelect({ model, value: model.get("style_name"), onChange: (s) => send({ style_name: s }) });
   controls.append(row(choice, viewLabel, style.node), row(layer.node, head.node), row(typed, run));
 
   let select = null;

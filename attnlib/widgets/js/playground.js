@@ -105,7 +105,13 @@ export function drawPlayground(state, steps, theme, colormaps) {
 function render({ model, el }) {
   const tokens = model.get("tokens");
   const n = tokens.length;
-  const { root, controls, svg } = explorerRoot(el, "playground", WIDTH, pictureHeight(n), "the four panels of attention");
+  const { root, controls, svg } = explorerRoot(el, "playground", WIDTH, pictureHeight(n), "the four panels of attention", [
+    { at: [0, 0, 480, 415], name: "1. the embeddings" },
+    { at: [480, 0, 480, 415], name: "2. the raw scores" },
+    { at: [0, 415, 480, 395], name: "3. the weights" },
+    { at: [480, 415, 480, 395], name: "4. the outputs" },
+    { at: [0, 810, 640, pictureHeight(n) - 810], name: "the numbers of each token" },
+  ]);
   const send = sender(model);
 
   const coordinateSliders = embeddingSliders(model, controls, tokens, send);
@@ -121,7 +127,7 @@ function render({ model, el }) {
     onInput: (v) => send({ d_k: v }),
   });
   const causal = checkbox({ name: "causal", label: "causal mask", checked: model.get("causal"), onChange: (c) => send({ causal: c }) });
-  const style = styleSelect({ value: model.get("style_name"), onChange: (s) => send({ style_name: s }) });
+  const style = styleSelect({ model, value: model.get("style_name"), onChange: (s) => send({ style_name: s }) });
   const reset = button({ name: "reset", label: "reset", onClick: () => send({ ...model.get("initial") }) });
   const note = html(
     "div",

@@ -107,7 +107,10 @@ export function drawRope(state, result, theme) {
 }
 
 function render({ model, el }) {
-  const { root, controls, svg } = explorerRoot(el, "rope", WIDTH, HEIGHT, "a query and a key rotated by RoPE, and their score");
+  const { root, controls, svg } = explorerRoot(el, "rope", WIDTH, HEIGHT, "a query and a key rotated by RoPE, and their score", [
+    { at: [0, 0, 480, HEIGHT], name: "the query and the key, rotated by their positions" },
+    { at: [480, 0, WIDTH - 480, HEIGHT], name: "the score against the distance" },
+  ]);
   const step = model.get("step");
   const decimals = stepDecimals(step);
   const send = sender(model);
