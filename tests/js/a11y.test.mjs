@@ -18,10 +18,13 @@ test("the page's mode wins: the book's resolved theme, then JupyterLab's, then t
   assert.equal(pageStyleOf({ prefersDark: true }), null, "a page that says nothing leaves the explorer its style");
 });
 
-test("a move is said in one sentence: the number that changed most for its size, and how many more", () => {
-  const before = [weight(0, "h1", 0.88, "0.880"), weight(1, "h2", 0.12, "0.120"), { quantity: "temperature", value: "1", shown: "1.00" }];
-  const after = [weight(0, "h1", 0.912, "0.912"), weight(1, "h2", 0.088, "0.088"), { quantity: "temperature", value: "1", shown: "1.00" }];
-  assert.equal(announcement(before, after), "weights of h2: 0.120 \u2192 0.088 (and 1 more number).");
+test("a move is said in one sentence: the number that moved most for its quantity's size, and how many more", () => {
+  const t = (value, shown) => ({ quantity: "temperature", value: String(value), shown });
+  const before = [weight(0, "h1", 0.88, "0.880"), weight(1, "h2", 0.12, "0.120"), weight(2, "h3", 0.001, "0.00"), t(1, "1.00")];
+  const after = [weight(0, "h1", 0.92, "0.920"), weight(1, "h2", 0.0888, "0.089"), weight(2, "h3", 0.0012, "0.00"), t(1, "1.00")];
+  assert.equal(announcement(before, after), "weights of h1: 0.880 \u2192 0.920 (and 1 more number).", "h3's shown 0.00 did not change");
+  const hotter = [weight(0, "h1", 0.5, "0.500"), weight(1, "h2", 0.5, "0.500"), weight(2, "h3", 0, "0.00"), t(100, "100.00")];
+  assert.equal(announcement(after, hotter), "temperature: 1.00 \u2192 100.00 (and 2 more numbers).", "sizes are relative to the quantity's");
   assert.equal(announcement(after, after), "", "nothing changed, nothing said");
   const matrix = [{ quantity: "raw_scores", row: 0, col: 1, rowLabel: "it", colLabel: "the", value: "1", shown: "1.00" }];
   const moved = [{ ...matrix[0], value: "-Infinity", shown: "\u2212\u221e" }];
@@ -40,17 +43,18 @@ test("the numbers become tables with row and column headers: values, vectors by 
     { quantity: "W", row: 0, col: 0, value: "1", shown: "1" },
   ];
   assert.deepEqual(numberTables(numbers), [
-    { caption: "values", columns: ["value"], rows: [{ header: "entropy", cells: ["0.500 nats"] }] },
+    { caption: "values", corner: "quantity", columns: ["value"], rows: [{ header: "entropy", cells: ["0.500 nats"] }] },
     {
       caption: "weights, scores",
+      corner: "quantity",
       columns: ["h1", "h2"],
       rows: [
         { header: "weights", cells: ["0.880", "0.120"] },
         { header: "scores", cells: ["2.00", "0.00"] },
       ],
     },
-    { caption: "raw weights", columns: ["1"], rows: [{ header: "raw weights", cells: ["0.250"] }] },
-    { caption: "W", columns: ["1"], rows: [{ header: "1", cells: ["1"] }, { header: "2", cells: ["3"] }] },
+    { caption: "raw weights", corner: "quantity", columns: ["1"], rows: [{ header: "raw weights", cells: ["0.250"] }] },
+    { caption: "W", corner: "W", columns: ["1"], rows: [{ header: "1", cells: ["1"] }, { header: "2", cells: ["3"] }] },
   ]);
   assert.equal(shownNumber({ value: "-Infinity" }), "-Infinity");
 });

@@ -24,7 +24,8 @@ export function shownNumber({ shown, value }) {
  *
  * @param {{quantity: string, row?: number, col?: number, rowLabel?: string, colLabel?: string,
  *          value: string, shown?: string}[]} numbers
- * @returns {{caption: string, columns: string[], rows: {header: string, cells: string[]}[]}[]}
+ * @returns {{caption: string, corner: string, columns: string[], rows: {header: string, cells: string[]}[]}[]}
+ *   `corner` heads the column of row headers: "quantity", or a matrix's own name
  */
 export function numberTables(numbers) {
   const scalars = numbers.filter((n) => n.row === undefined && n.col === undefined);
@@ -34,6 +35,7 @@ export function numberTables(numbers) {
   if (scalars.length) {
     tables.push({
       caption: "values",
+      corner: "quantity",
       columns: ["value"],
       rows: scalars.map((n) => ({ header: quantityName(n.quantity), cells: [shownNumber(n)] })),
     });
@@ -43,7 +45,7 @@ export function numberTables(numbers) {
     const entries = vectors.filter((n) => n.quantity === quantity).sort((a, b) => a.col - b.col);
     const columns = entries.map((n) => n.colLabel ?? String(n.col + 1));
     const key = JSON.stringify(columns);
-    if (!byColumns.has(key)) byColumns.set(key, { caption: "", columns, rows: [] });
+    if (!byColumns.has(key)) byColumns.set(key, { caption: "", corner: "quantity", columns, rows: [] });
     byColumns.get(key).rows.push({ header: quantityName(quantity), cells: entries.map(shownNumber) });
   }
   for (const table of byColumns.values()) {
@@ -57,6 +59,7 @@ export function numberTables(numbers) {
     const label = (id, key, labelKey) => entries.find((n) => n[key] === id)?.[labelKey] ?? String(id + 1);
     tables.push({
       caption: quantityName(quantity),
+      corner: quantityName(quantity),
       columns: colIds.map((j) => label(j, "col", "colLabel")),
       rows: rowIds.map((i) => ({
         header: label(i, "row", "rowLabel"),
@@ -84,20 +87,26 @@ export function numberKey(n) {
 }
 
 /**
- * One sentence saying what a move changed, from the numbers drawn before and after it: the number
- * that changed most relative to its size ("weight of h1: 0.880 → 0.912"), and how many others
- * changed. Empty where nothing changed.
+ * One sentence saying what a move changed, from the numbers drawn before and after it: of the
+ * numbers whose shown text changed, the one that moved most for the size of its quantity (the
+ * largest magnitude among that quantity's numbers), as "weight of h1: 0.880 → 0.912", and how
+ * many others changed. Empty where nothing shown changed.
  */
 export function announcement(before, after) {
   const old = new Map(before.map((n) => [numberKey(n), n]));
   const changed = after
     .map((n) => ({ n, was: old.get(numberKey(n)) }))
-    .filter(({ n, was }) => was && was.value !== n.value);
+    .filter(({ n, was }) => was && shownNumber(was) !== shownNumber(n));
   if (!changed.length) return "";
+  const scale = new Map();
+  for (const n of [...before, ...after]) {
+    const size = Math.abs(Number(n.value));
+    if (Number.isFinite(size)) scale.set(n.quantity, Math.max(scale.get(n.quantity) ?? 0, size));
+  }
   const size = ({ n, was }) => {
     const [a, b] = [Number(was.value), Number(n.value)];
     if (!Number.isFinite(a) || !Number.isFinite(b)) return Infinity;
-    return Math.abs(b - a) / Math.max(Math.abs(a), Math.abs(b), 1e-12);
+    return Math.abs(b - a) / Math.max(scale.get(n.quantity) ?? 0, 1e-12);
   };
   const most = changed.reduce((best, c) => (size(c) > size(best) ? c : best));
   const others = changed.length - 1;

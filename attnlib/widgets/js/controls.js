@@ -35,7 +35,7 @@ const MIN_SCALE = 11 / 12;
 /**
  * The explorer's root: <div class="attnlib-explorer attnlib-KIND"> holding a controls area, a
  * message line, the picture, the numbers it draws as tables (visually hidden) and a polite live
- * region that says in one sentence what a move changed.
+ * region that says in one sentence what a move of a control changed (a11y.announcement).
  *
  * The explorer draws into `svg` (a viewBox of width × height units, hidden); each draw is shown as
  * one SVG per region of `regions` ({at: [x, y, w, h], name}; by default the whole of `svg`'s
@@ -51,7 +51,7 @@ export function explorerRoot(el, kind, width, height, label, regions = null) {
   svg.setAttribute("aria-hidden", "true");
   Object.assign(svg.style, { position: "absolute", visibility: "hidden", width: `${width}px`, left: "0", top: "0" });
   const pictures = html("div", { class: "attnlib-pictures" });
-  Object.assign(pictures.style, { display: "flex", flexWrap: "wrap", gap: "4px 12px", alignItems: "flex-start" });
+  Object.assign(pictures.style, { display: "flex", flexWrap: "wrap", gap: "4px 8px", alignItems: "flex-start" });
   const numbers = html("div", { class: "attnlib-numbers" });
   Object.assign(numbers.style, VISUALLY_HIDDEN);
   const live = html("div", { class: "attnlib-announce", "aria-live": "polite" });
@@ -67,8 +67,9 @@ export function explorerRoot(el, kind, width, height, label, regions = null) {
   });
   el.replaceChildren(root);
   const id = `attnlib-${kind}-${Math.random().toString(36).slice(2, 10)}`;
-  let said = null;
+  let said = null; // the numbers last announced
   let timer = null;
+  let moved = false; // a redraw is announced only where the reader moved a control (not a theme change)
   const present = () => {
     if (!svg.firstChild) return;
     const { x: vx, y: vy, width: vw, height: vh } = svg.viewBox.baseVal;
@@ -95,7 +96,12 @@ export function explorerRoot(el, kind, width, height, label, regions = null) {
         const desc = document.createElementNS(SVG_NS, "desc");
         desc.id = `${id}-desc-${k}`;
         desc.textContent = `Part ${k + 1} of ${shown.length} of the picture: ${label}. Its numbers are in the tables after it.`;
-        picture.append(title, desc, ...groups[k]);
+        // what is drawn is out of the accessibility tree: the image is its title and description,
+        // its numbers are in the tables
+        const drawing = document.createElementNS(SVG_NS, "g");
+        drawing.setAttribute("aria-hidden", "true");
+        drawing.append(...groups[k]);
+        picture.append(title, desc, drawing);
         const frame = html("div", { class: "attnlib-panel" }, picture);
         Object.assign(frame.style, { maxWidth: "100%", minWidth: "0", overflowX: "auto", flex: "0 1 auto" });
         return frame;
@@ -111,16 +117,18 @@ export function explorerRoot(el, kind, width, height, label, regions = null) {
     timer = setTimeout(() => {
       const sentence = announcement(said, drawn);
       said = drawn;
-      if (sentence) live.textContent = sentence;
+      if (moved) live.textContent = sentence || "No number shown changed.";
+      moved = false;
     }, 250);
   };
   new MutationObserver(present).observe(svg, { childList: true });
+  for (const event of ["input", "change", "click"]) controls.addEventListener(event, () => (moved = true));
   return { root, controls, message, svg };
 }
 
 /** An HTML table of numberTables' kind, with a caption, column headers and row headers. */
-function tableOf({ caption, columns, rows }, label) {
-  const head = html("tr", {}, html("th", { scope: "col" }, "quantity"), ...columns.map((c) => html("th", { scope: "col" }, c)));
+function tableOf({ caption, corner, columns, rows }, label) {
+  const head = html("tr", {}, html("th", { scope: "col" }, corner), ...columns.map((c) => html("th", { scope: "col" }, c)));
   const body = rows.map((r) => html("tr", {}, html("th", { scope: "row" }, r.header), ...r.cells.map((c) => html("td", {}, c))));
   return html("table", {}, html("caption", {}, `${label}: ${caption}`), html("thead", {}, head), html("tbody", {}, ...body));
 }
@@ -158,8 +166,13 @@ const chosen = new WeakSet();
  * the model's "style_name".
  */
 export function themeOf(model) {
+  return model.get("themes")[styleNameOf(model)];
+}
+
+/** The name of the style an explorer draws in ("light" or "dark"): see themeOf. */
+export function styleNameOf(model) {
   const page = chosen.has(model) ? null : pageStyle();
-  return model.get("themes")[page ?? model.get("style_name")];
+  return page ?? model.get("style_name");
 }
 
 /** Colour the root for a theme (the style's background and text). */

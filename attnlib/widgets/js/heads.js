@@ -3,7 +3,7 @@
 // heatmap. Python ran the model with attnlib and shipped every head of every layer: this selects.
 
 import { element, formatNumber, heatmap, numberText, text } from "./svg.js";
-import { applyTheme, bind, button, explorerRoot, html, row, sender, slider, styleSelect, themeOf } from "./controls.js";
+import { applyTheme, bind, button, explorerRoot, html, row, sender, slider, styleNameOf, styleSelect, themeOf } from "./controls.js";
 
 const WIDTH = 760;
 const ROW = 22;
@@ -59,6 +59,8 @@ function lines(weights, tokens, theme) {
           "data-quantity": "weight",
           "data-row": i,
           "data-col": j,
+          "data-row-label": tokens[i],
+          "data-col-label": tokens[j],
           "data-value": String(w),
         }),
       );
@@ -70,7 +72,7 @@ function lines(weights, tokens, theme) {
     parts.push(text(right, y(i) + 4, token, { "font-size": 13, fill: theme.text }));
     const j = best[i];
     parts.push(
-      numberText(40, y(i) + 4, weights[i][j], `${formatNumber(weights[i][j], 2)} \u2192 ${tokens[j]}`, { quantity: "largest_weight", row: i, col: j }, {
+      numberText(40, y(i) + 4, weights[i][j], `${formatNumber(weights[i][j], 2)} \u2192 ${tokens[j]}`, { quantity: "largest_weight", row: i, col: j, rowLabel: token, colLabel: tokens[j] }, {
         "font-size": 12,
         fill: theme.tick,
       }),
@@ -205,7 +207,7 @@ function render({ model, el }) {
     layer.set(state.layer);
     head.set(state.head);
     view.value = state.view;
-    style.select.value = model.get("style_name");
+    style.select.value = styleNameOf(model);
     const error = model.get("error");
     if (error) waiting = null;
     if (waiting !== null && sentences.some((entry) => entry.text === waiting.trim())) waiting = null;

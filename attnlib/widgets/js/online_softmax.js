@@ -118,8 +118,8 @@ export function drawOnlineSoftmax(model, theme) {
   parts.push(text(620, y0, "partial o / l", mono), text(800, y0, "exact softmax(s) V", mono));
   [0, 1].forEach((d) => {
     parts.push(
-      numberText(700, y0 + 22 * (d + 1), state.output[d], state.output[d].toFixed(4), { quantity: "output", col: d }, right),
-      numberText(900, y0 + 22 * (d + 1), exactOutput[d], exactOutput[d].toFixed(4), { quantity: "exact_output", col: d }, right),
+      numberText(700, y0 + 22 * (d + 1), state.output[d], state.output[d].toFixed(4), { quantity: "output", col: d, colLabel: `dim ${d}` }, right),
+      numberText(900, y0 + 22 * (d + 1), exactOutput[d], exactOutput[d].toFixed(4), { quantity: "exact_output", col: d, colLabel: `dim ${d}` }, right),
     );
   });
   const done = blocksRead === blocks;
@@ -133,10 +133,10 @@ export function drawOnlineSoftmax(model, theme) {
 
 function render({ model, el }) {
   const { root, controls, svg } = explorerRoot(el, "online-softmax", WIDTH, HEIGHT, "the online softmax of one query row, block by block", [
-    { at: [0, 0, 620, 322], name: "one query's scores, the keys read so far solid, the others hatched" },
-    { at: [620, 0, WIDTH - 620, 322], name: "the partial output converging to the exact output" },
-    { at: [0, 322, 600, HEIGHT - 322], name: "the running maximum, rescale and sum" },
-    { at: [600, 322, WIDTH - 600, HEIGHT - 322], name: "the partial and the exact output" },
+    { at: [12, 0, 576, 330], name: "one query's scores, the keys read so far solid, the others hatched" },
+    { at: [640, 0, 320, 330], name: "the partial output converging to the exact output" },
+    { at: [60, 330, 520, HEIGHT - 330], name: "the running maximum, rescale and sum" },
+    { at: [610, 330, 300, HEIGHT - 330], name: "the partial and the exact output" },
   ]);
   const send = sender(model);
   const count = () => model.get("tables")[String(model.get("block_size"))].length;

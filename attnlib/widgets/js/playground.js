@@ -5,7 +5,7 @@
 
 import { attentionSteps, defaultScale, matmul } from "./mirror.js";
 import { arrowsMarkup, element, heatmap, numberText, signed, squareLimits, text, title, vectorPanel } from "./svg.js";
-import { applyTheme, bind, button, checkbox, embeddingSliders, embeddingState, explorerRoot, html, row, sender, slider, styleSelect, themeOf } from "./controls.js";
+import { applyTheme, bind, button, checkbox, embeddingSliders, embeddingState, explorerRoot, html, row, sender, slider, styleNameOf, styleSelect, themeOf } from "./controls.js";
 
 const WIDTH = 960;
 const TABLE_TOP = 830;
@@ -106,10 +106,10 @@ function render({ model, el }) {
   const tokens = model.get("tokens");
   const n = tokens.length;
   const { root, controls, svg } = explorerRoot(el, "playground", WIDTH, pictureHeight(n), "the four panels of attention", [
-    { at: [0, 0, 480, 415], name: "1. the embeddings" },
-    { at: [480, 0, 480, 415], name: "2. the raw scores" },
-    { at: [0, 415, 480, 395], name: "3. the weights" },
-    { at: [480, 415, 480, 395], name: "4. the outputs" },
+    { at: [0, 0, 440, 415], name: "1. the embeddings" },
+    { at: [520, 0, 440, 415], name: "2. the raw scores" },
+    { at: [20, 415, 440, 395], name: "3. the weights" },
+    { at: [540, 415, 420, 395], name: "4. the outputs" },
     { at: [0, 810, 640, pictureHeight(n) - 810], name: "the numbers of each token" },
   ]);
   const send = sender(model);
@@ -144,7 +144,7 @@ function render({ model, el }) {
     coordinateSliders.set(state.embeddings);
     dK.set(state.d_k);
     causal.input.checked = state.causal;
-    style.select.value = model.get("style_name");
+    style.select.value = styleNameOf(model);
     applyTheme(root, theme);
     svg.innerHTML = drawPlayground(state, computePlayground(state), theme, model.get("colormaps"));
   };

@@ -203,10 +203,10 @@ export function drawScaling(state, theme) {
 function render({ model, el }) {
   const values = model.get("d_k_values");
   const { root, controls, message, svg } = explorerRoot(el, "scaling", WIDTH, HEIGHT, "raw and scaled scores of random vectors", [
-    { at: [0, 0, 450, 380], name: "the spread of every score, raw (hatched) and scaled" },
-    { at: [450, 0, 450, 380], name: "one query's weights over the keys, raw (hatched) and scaled" },
-    { at: [900, 0, 400, 380], name: "the variance of the scores against d_k, raw (dashed, circles) and scaled (solid, squares)" },
-    { at: [0, 380, 600, HEIGHT - 380], name: "the statistics over every query, raw and scaled" },
+    { at: [25, 0, 400, 380], name: "the spread of every score, raw (hatched) and scaled" },
+    { at: [466, 0, 392, 380], name: "one query's weights over the keys, raw (hatched) and scaled" },
+    { at: [906, 0, 385, 380], name: "the variance of the scores against d_k, raw (dashed, circles) and scaled (solid, squares)" },
+    { at: [10, 380, 550, HEIGHT - 380], name: "the statistics over every query, raw and scaled" },
   ]);
   const send = sender(model);
   const dK = slider({

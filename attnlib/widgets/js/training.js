@@ -83,8 +83,8 @@ function render({ model, el }) {
   const saved = table.map((r) => r.step);
   const send = sender(model);
   const { root, controls, svg } = explorerRoot(el, "training", WIDTH, HEIGHT, "the loss and the attention weights during training", [
-    { at: [0, 0, 520, HEIGHT], name: "the training loss, step by step" },
-    { at: [520, 0, WIDTH - 520, HEIGHT], name: "the attention weights at this step" },
+    { at: [25, 0, 450, HEIGHT], name: "the training loss, step by step" },
+    { at: [552, 0, 445, HEIGHT], name: "the attention weights at this step" },
   ]);
   const stepSlider = slider({
     name: "step",
