@@ -1,6 +1,7 @@
 // What a screen reader gets from an explorer, built from the numbers its SVG draws (every number is
 // an element with data-quantity, data-value and, where it has them, data-row, data-col and their
-// labels): the numbers as tables with row and column headers, and one sentence after a move.
+// labels): the numbers as tables with row and column headers, and one sentence after a move; and
+// which of the explorer's panels each element drawn goes to (regionOf).
 
 /** A quantity's name for people: "raw_max_weight" -> "raw max weight". */
 export function quantityName(quantity) {

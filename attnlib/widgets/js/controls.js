@@ -29,7 +29,8 @@ const VISUALLY_HIDDEN = {
   whiteSpace: "nowrap",
 };
 // The smallest text an explorer draws is 12 units of its viewBox; a panel is never drawn narrower
-// than 11/12 of its width (its text never below 11 px): where the page is narrower, it scrolls.
+// than 11/12 of its width, rounded up with a pixel to spare (its text never below 11 px): where
+// the page is narrower, the panel scrolls sideways by itself.
 const MIN_SCALE = 11 / 12;
 
 /**
@@ -89,7 +90,7 @@ export function explorerRoot(el, kind, width, height, label, regions = null) {
         picture.setAttribute("aria-labelledby", `${id}-title-${k}`);
         picture.setAttribute("aria-describedby", `${id}-desc-${k}`);
         picture.setAttribute("font-family", "DejaVu Sans, Verdana, sans-serif");
-        Object.assign(picture.style, { display: "block", width: `${w}px`, maxWidth: "100%", minWidth: `${w * MIN_SCALE}px`, height: "auto" });
+        Object.assign(picture.style, { display: "block", width: `${w}px`, maxWidth: "100%", minWidth: `${Math.ceil(w * MIN_SCALE) + 1}px`, height: "auto" });
         const title = document.createElementNS(SVG_NS, "title");
         title.id = `${id}-title-${k}`;
         title.textContent = name;
