@@ -136,7 +136,7 @@ function render({ model, el }) {
     { at: [12, 0, 576, 330], name: "one query's scores, the keys read so far solid, the others hatched" },
     { at: [640, 0, 320, 330], name: "the partial output converging to the exact output" },
     { at: [60, 330, 520, HEIGHT - 330], name: "the running maximum, rescale and sum" },
-    { at: [610, 330, 300, HEIGHT - 330], name: "the partial and the exact output" },
+    { at: [610, 330, 340, HEIGHT - 330], name: "the partial and the exact output" },
   ]);
   const send = sender(model);
   const count = () => model.get("tables")[String(model.get("block_size"))].length;

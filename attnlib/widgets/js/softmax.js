@@ -104,9 +104,9 @@ export function drawSoftmax(state, result, theme) {
 function render({ model, el }) {
   const labels = model.get("labels");
   const { root, controls, svg } = explorerRoot(el, "softmax", WIDTH, HEIGHT, "scores and softmax weights", [
-    { at: [0, 0, 460, 355], name: "the scores s, masked keys hatched" },
-    { at: [460, 0, WIDTH - 460, 355], name: "the weights softmax(s / T), masked keys hatched" },
-    { at: [0, 355, 560, HEIGHT - 355], name: "the temperature, the sum of the weights and their entropy" },
+    { at: [15, 0, 430, 355], name: "the scores s, masked keys hatched" },
+    { at: [466, 0, 424, 355], name: "the weights softmax(s / T), masked keys hatched" },
+    { at: [55, 355, 460, HEIGHT - 355], name: "the temperature, the sum of the weights and their entropy" },
   ]);
   const step = model.get("step");
   const decimals = stepDecimals(step);
