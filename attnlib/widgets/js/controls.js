@@ -1,6 +1,9 @@
 // The controls every explorer builds: a root <div>, labelled native sliders (keyboard-operable),
 // checkboxes, a style select and buttons, each marked with data-control for tests.
 
+import { announcement, numbersIn, numberTables, regionOf } from "./a11y.js";
+import { pageStyle, watchPageStyle } from "./page.js";
+
 const SVG_NS = "http://www.w3.org/2000/svg";
 // JupyterLab and Notebook 7 (Lumino) match their keyboard shortcuts (arrow keys, Home, End, ...)
 // against the focused element unless it carries this attribute: it keeps the keys for the control.
@@ -16,28 +19,119 @@ export function html(tag, attrs = {}, ...children) {
   return node;
 }
 
+/** Style that hides an element from the eye but not from screen readers. */
+const VISUALLY_HIDDEN = {
+  position: "absolute",
+  width: "1px",
+  height: "1px",
+  overflow: "hidden",
+  clipPath: "inset(50%)",
+  whiteSpace: "nowrap",
+};
+// The smallest text an explorer draws is 12 units of its viewBox; a panel is never drawn narrower
+// than 11/12 of its width, rounded up with a pixel to spare (its text never below 11 px): where
+// the page is narrower, the panel scrolls sideways by itself.
+const MIN_SCALE = 11 / 12;
+
 /**
- * The explorer's root: <div class="attnlib-explorer attnlib-KIND"> holding a controls area,
- * a message line and the picture (<svg> with the given viewBox size and accessible label).
+ * The explorer's root: <div class="attnlib-explorer attnlib-KIND"> holding a controls area, a
+ * message line, the picture, the numbers it draws as tables (visually hidden) and a polite live
+ * region that says in one sentence what a move of a control changed (a11y.announcement).
+ *
+ * The explorer draws into `svg` (a viewBox of width × height units, hidden); each draw is shown as
+ * one SVG per region of `regions` ({at: [x, y, w, h], name}; by default the whole of `svg`'s
+ * viewBox, which the explorer may change), each
+ * an image with a <title> and <desc>, side by side while they fit and stacked below each other
+ * where they do not. Each element drawn goes to the region that holds the centre of its box.
  */
-export function explorerRoot(el, kind, width, height, label) {
+export function explorerRoot(el, kind, width, height, label, regions = null) {
   const controls = html("div", { class: "attnlib-controls" });
   const message = html("div", { class: "attnlib-message", role: "status" });
   const svg = document.createElementNS(SVG_NS, "svg");
   svg.setAttribute("viewBox", `0 0 ${width} ${height}`);
-  svg.setAttribute("width", "100%");
-  // a group, not an image: screen readers then read the numbers written in it
-  svg.setAttribute("role", "group");
-  svg.setAttribute("aria-label", label);
-  svg.setAttribute("font-family", "DejaVu Sans, Verdana, sans-serif");
-  svg.style.maxWidth = `${width}px`;
-  svg.style.display = "block";
-  const root = html("div", { class: `attnlib-explorer attnlib-${kind}` }, controls, message, svg);
-  root.style.padding = "6px";
-  root.style.fontFamily = "DejaVu Sans, Verdana, sans-serif";
-  root.style.fontSize = "13px";
+  svg.setAttribute("aria-hidden", "true");
+  Object.assign(svg.style, { position: "absolute", visibility: "hidden", width: `${width}px`, left: "0", top: "0" });
+  const pictures = html("div", { class: "attnlib-pictures" });
+  Object.assign(pictures.style, { display: "flex", flexWrap: "wrap", gap: "4px 8px", alignItems: "flex-start" });
+  const numbers = html("div", { class: "attnlib-numbers" });
+  Object.assign(numbers.style, VISUALLY_HIDDEN);
+  const live = html("div", { class: "attnlib-announce", "aria-live": "polite" });
+  Object.assign(live.style, VISUALLY_HIDDEN);
+  const root = html("div", { class: `attnlib-explorer attnlib-${kind}` }, controls, message, pictures, numbers, live, svg);
+  Object.assign(root.style, {
+    position: "relative",
+    padding: "6px",
+    boxSizing: "border-box",
+    maxWidth: "100%",
+    fontFamily: "DejaVu Sans, Verdana, sans-serif",
+    fontSize: "14px",
+  });
   el.replaceChildren(root);
+  const id = `attnlib-${kind}-${Math.random().toString(36).slice(2, 10)}`;
+  let said = null; // the numbers last announced
+  let timer = null;
+  let moved = false; // a redraw is announced only where the reader moved a control (not a theme change)
+  const present = () => {
+    if (!svg.firstChild) return;
+    const { x: vx, y: vy, width: vw, height: vh } = svg.viewBox.baseVal;
+    const shown = regions ?? [{ at: [vx, vy, vw, vh], name: label }];
+    const groups = shown.map(() => []);
+    for (const item of [...svg.children]) {
+      const box = item.getBBox ? item.getBBox() : { x: 0, y: 0, width: 0, height: 0 };
+      const at = shown.map((r) => r.at);
+      groups[shown.length === 1 ? 0 : regionOf(at, box.x + box.width / 2, box.y + box.height / 2)].push(item);
+    }
+    pictures.replaceChildren(
+      ...shown.map(({ at, name }, k) => {
+        const picture = document.createElementNS(SVG_NS, "svg");
+        const [x, y, w, h] = at;
+        picture.setAttribute("viewBox", `${x} ${y} ${w} ${h}`);
+        picture.setAttribute("role", "img");
+        picture.setAttribute("aria-labelledby", `${id}-title-${k}`);
+        picture.setAttribute("aria-describedby", `${id}-desc-${k}`);
+        picture.setAttribute("font-family", "DejaVu Sans, Verdana, sans-serif");
+        Object.assign(picture.style, { display: "block", width: `${w}px`, maxWidth: "100%", minWidth: `${Math.ceil(w * MIN_SCALE) + 1}px`, height: "auto" });
+        const title = document.createElementNS(SVG_NS, "title");
+        title.id = `${id}-title-${k}`;
+        title.textContent = name;
+        const desc = document.createElementNS(SVG_NS, "desc");
+        desc.id = `${id}-desc-${k}`;
+        desc.textContent = `Part ${k + 1} of ${shown.length} of the picture: ${label}. Its numbers are in the tables after it.`;
+        // what is drawn is out of the accessibility tree: the image is its title and description,
+        // its numbers are in the tables
+        const drawing = document.createElementNS(SVG_NS, "g");
+        drawing.setAttribute("aria-hidden", "true");
+        drawing.append(...groups[k]);
+        picture.append(title, desc, drawing);
+        const frame = html("div", { class: "attnlib-panel" }, picture);
+        Object.assign(frame.style, { maxWidth: "100%", minWidth: "0", overflowX: "auto", flex: "0 1 auto" });
+        return frame;
+      }),
+    );
+    const drawn = numbersIn(pictures);
+    numbers.replaceChildren(...numberTables(drawn).map((t) => tableOf(t, label)));
+    if (said === null) {
+      said = drawn;
+      return;
+    }
+    clearTimeout(timer);
+    timer = setTimeout(() => {
+      const sentence = announcement(said, drawn);
+      said = drawn;
+      if (moved) live.textContent = sentence || "No number shown changed.";
+      moved = false;
+    }, 250);
+  };
+  new MutationObserver(present).observe(svg, { childList: true });
+  for (const event of ["input", "change", "click"]) controls.addEventListener(event, () => (moved = true));
   return { root, controls, message, svg };
+}
+
+/** An HTML table of numberTables' kind, with a caption, column headers and row headers. */
+function tableOf({ caption, corner, columns, rows }, label) {
+  const head = html("tr", {}, html("th", { scope: "col" }, corner), ...columns.map((c) => html("th", { scope: "col" }, c)));
+  const body = rows.map((r) => html("tr", {}, html("th", { scope: "row" }, r.header), ...r.cells.map((c) => html("td", {}, c))));
+  return html("table", {}, html("caption", {}, `${label}: ${caption}`), html("thead", {}, head), html("tbody", {}, ...body));
 }
 
 /**
@@ -48,8 +142,12 @@ export function explorerRoot(el, kind, width, height, label) {
 export function bind(model, names, redraw) {
   const events = names.map((name) => `change:${name}`);
   events.forEach((event) => model.on(event, redraw));
+  const unwatch = watchPageStyle(redraw);
   redraw();
-  return () => events.forEach((event) => model.off(event, redraw));
+  return () => {
+    events.forEach((event) => model.off(event, redraw));
+    unwatch();
+  };
 }
 
 /** A function that sets traits of the model and sends them to Python: send({ d_k: 4 }). */
@@ -60,9 +158,22 @@ export function sender(model) {
   };
 }
 
-/** The colours of the model's current style (its "themes" trait at "style_name"). */
+// The models whose style the reader chose in their style select (which then wins over the page).
+const chosen = new WeakSet();
+
+/**
+ * The colours an explorer draws with (its "themes" trait at a style): the page's mode where the
+ * page has one (pageStyle), unless the reader chose a style in the explorer's style select; else
+ * the model's "style_name".
+ */
 export function themeOf(model) {
-  return model.get("themes")[model.get("style_name")];
+  return model.get("themes")[styleNameOf(model)];
+}
+
+/** The name of the style an explorer draws in ("light" or "dark"): see themeOf. */
+export function styleNameOf(model) {
+  const page = chosen.has(model) ? null : pageStyle();
+  return page ?? model.get("style_name");
 }
 
 /** Colour the root for a theme (the style's background and text). */
@@ -73,9 +184,11 @@ export function applyTheme(root, theme) {
 
 /**
  * A labelled slider: <label>text <input type="range" data-control=name aria-label=...> readout</label>.
- * `onInput(value)` runs inside the input event with the slider's number.
+ * `onInput(value)` runs inside the input event with the slider's number. Where the readout is not
+ * the slider's own number (an index, a log scale) or a `unit` is given, aria-valuetext says the
+ * readout and its unit ("4 keys per block").
  */
-export function slider({ name, label, ariaLabel, min, max, step, value, format, onInput, width = "180px" }) {
+export function slider({ name, label, ariaLabel, min, max, step, value, format, onInput, unit = "", width = "180px" }) {
   const input = html("input", {
     ...OWN_KEYS,
     type: "range",
@@ -86,17 +199,16 @@ export function slider({ name, label, ariaLabel, min, max, step, value, format, 
     step,
   });
   input.value = String(value);
-  input.style.width = width;
-  input.style.verticalAlign = "middle";
+  Object.assign(input.style, { width, maxWidth: "100%", minHeight: "24px", margin: "0", flex: "0 1 auto" });
   const readout = html("output", { class: "attnlib-readout" });
   readout.style.display = "inline-block";
   readout.style.minWidth = "3.5em";
   readout.style.fontFamily = "monospace";
   const labelNode = html("label", { class: "attnlib-slider" }, `${label} `, input, " ", readout);
-  labelNode.style.marginRight = "10px";
-  labelNode.style.whiteSpace = "nowrap";
+  Object.assign(labelNode.style, { display: "inline-flex", flexWrap: "wrap", alignItems: "center", gap: "0 6px", maxWidth: "100%", marginRight: "10px" });
   const show = (v) => {
     readout.textContent = format(v);
+    if (unit || format(v) !== String(v)) input.setAttribute("aria-valuetext", unit ? `${format(v)} ${unit}` : format(v));
   };
   show(Number(input.value));
   input.addEventListener("input", () => {
@@ -118,6 +230,7 @@ export function slider({ name, label, ariaLabel, min, max, step, value, format, 
 /** A labelled checkbox; `onChange(checked)` runs inside its change event. */
 export function checkbox({ name, label, checked, onChange }) {
   const input = html("input", { ...OWN_KEYS, type: "checkbox", "data-control": name });
+  Object.assign(input.style, { width: "24px", height: "24px", margin: "0 4px 0 0", verticalAlign: "middle" });
   input.checked = Boolean(checked);
   input.addEventListener("change", () => onChange(input.checked));
   const node = html("label", {}, input, ` ${label}`);
@@ -126,8 +239,11 @@ export function checkbox({ name, label, checked, onChange }) {
   return { node, input };
 }
 
-/** The light/dark select; `onChange(style)` runs inside its change event. */
-export function styleSelect({ value, onChange }) {
+/**
+ * The light/dark select of `model`; `onChange(style)` runs inside its change event. Once used, the
+ * style chosen wins over the page's mode (themeOf).
+ */
+export function styleSelect({ model, value, onChange }) {
   const select = html(
     "select",
     { ...OWN_KEYS, "data-control": "style", "aria-label": "style" },
@@ -135,7 +251,11 @@ export function styleSelect({ value, onChange }) {
     html("option", { value: "dark" }, "dark"),
   );
   select.value = value;
-  select.addEventListener("change", () => onChange(select.value));
+  select.style.minHeight = "24px";
+  select.addEventListener("change", () => {
+    chosen.add(model);
+    onChange(select.value);
+  });
   const node = html("label", {}, "style ", select);
   node.style.marginRight = "10px";
   return { node, select };
@@ -145,14 +265,14 @@ export function styleSelect({ value, onChange }) {
 export function button({ name, label, onClick }) {
   const node = html("button", { ...OWN_KEYS, type: "button", "data-control": name }, label);
   node.addEventListener("click", onClick);
-  node.style.marginRight = "10px";
+  Object.assign(node.style, { marginRight: "10px", minHeight: "24px", minWidth: "24px" });
   return node;
 }
 
 /** A row of controls. */
 export function row(...nodes) {
   const node = html("div", { class: "attnlib-row" }, ...nodes);
-  node.style.margin = "2px 0";
+  Object.assign(node.style, { display: "flex", flexWrap: "wrap", alignItems: "center", gap: "4px 0", margin: "2px 0" });
   return node;
 }
 

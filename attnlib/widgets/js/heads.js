@@ -3,7 +3,7 @@
 // heatmap. Python ran the model with attnlib and shipped every head of every layer: this selects.
 
 import { element, formatNumber, heatmap, numberText, text } from "./svg.js";
-import { applyTheme, bind, button, explorerRoot, html, row, sender, slider, styleSelect, themeOf } from "./controls.js";
+import { applyTheme, bind, button, explorerRoot, html, row, sender, slider, styleNameOf, styleSelect, themeOf } from "./controls.js";
 
 const WIDTH = 760;
 const ROW = 22;
@@ -59,6 +59,8 @@ function lines(weights, tokens, theme) {
           "data-quantity": "weight",
           "data-row": i,
           "data-col": j,
+          "data-row-label": tokens[i],
+          "data-col-label": tokens[j],
           "data-value": String(w),
         }),
       );
@@ -70,13 +72,13 @@ function lines(weights, tokens, theme) {
     parts.push(text(right, y(i) + 4, token, { "font-size": 13, fill: theme.text }));
     const j = best[i];
     parts.push(
-      numberText(40, y(i) + 4, weights[i][j], `${formatNumber(weights[i][j], 2)} \u2192 ${tokens[j]}`, { quantity: "largest_weight", row: i, col: j }, {
-        "font-size": 11,
+      numberText(40, y(i) + 4, weights[i][j], `${formatNumber(weights[i][j], 2)} \u2192 ${tokens[j]}`, { quantity: "largest_weight", row: i, col: j, rowLabel: token, colLabel: tokens[j] }, {
+        "font-size": 12,
         fill: theme.tick,
       }),
     );
   });
-  parts.push(text(40, TOP - 14, "largest weight", { "font-size": 11, fill: theme.tick }));
+  parts.push(text(40, TOP - 14, "largest weight", { "font-size": 12, fill: theme.tick }));
   parts.push(text(WIDTH / 2, TOP + n * ROW + 30, "each line: a query's weight on a key (opacity = weight); rows sum to 1", { "text-anchor": "middle", "font-size": 12, fill: theme.text }));
   return parts.join("");
 }
@@ -119,6 +121,7 @@ function sentenceSelect(sentences, value, onChange) {
   sentences.forEach((entry, k) => select.append(html("option", { value: k }, entry.text)));
   select.value = String(value);
   select.addEventListener("change", () => onChange(Number(select.value)));
+  Object.assign(select.style, { maxWidth: "100%", minHeight: "24px" });
   const node = html("label", {}, "sentence ", select);
   node.style.marginRight = "10px";
   return { node, select };
@@ -157,6 +160,7 @@ function render({ model, el }) {
     html("option", { value: "lines" }, "lines"),
     html("option", { value: "heatmap" }, "heatmap"),
   );
+  view.style.minHeight = "24px";
   view.addEventListener("change", () => send({ view: view.value }));
   const viewLabel = html("label", {}, "view ", view);
   viewLabel.style.marginRight = "10px";
@@ -169,6 +173,7 @@ function render({ model, el }) {
     placeholder: "type a sentence (needs a running kernel)",
     size: 44,
   });
+  typed.style.maxWidth = "100%";
   let waiting = null;
   const run = button({
     name: "run",
@@ -179,7 +184,7 @@ function render({ model, el }) {
       redraw();
     },
   });
-  const style = styleSelect({ value: model.get("style_name"), onChange: (s) => send({ style_name: s }) });
+  const style = styleSelect({ model, value: model.get("style_name"), onChange: (s) => send({ style_name: s }) });
   controls.append(row(choice, viewLabel, style.node), row(layer.node, head.node), row(typed, run));
 
   let select = null;
@@ -202,7 +207,7 @@ function render({ model, el }) {
     layer.set(state.layer);
     head.set(state.head);
     view.value = state.view;
-    style.select.value = model.get("style_name");
+    style.select.value = styleNameOf(model);
     const error = model.get("error");
     if (error) waiting = null;
     if (waiting !== null && sentences.some((entry) => entry.text === waiting.trim())) waiting = null;

@@ -6,10 +6,10 @@
 
 import { attentionSteps, matmul } from "./mirror.js";
 import { arrowsMarkup, element, heatmap, numberText, signed, squareLimits, text, title, vectorPanel } from "./svg.js";
-import { applyTheme, bind, button, embeddingSliders, embeddingState, explorerRoot, row, sender, styleSelect, themeOf } from "./controls.js";
+import { applyTheme, bind, button, embeddingSliders, embeddingState, explorerRoot, row, sender, styleNameOf, styleSelect, themeOf } from "./controls.js";
 
 const WIDTH = 960;
-const HEIGHT = 1000;
+const HEIGHT = 1020;
 export const N_HEADS = 2;
 
 /** The columns of a matrix that belong to head h of nHeads: h·d … (h+1)·d − 1. */
@@ -130,20 +130,27 @@ export function drawMultiHead(state, result, theme, colormaps) {
   );
   parts.push(vectorTable(760, 720, "output", tokens, result.output, "output", theme));
   parts.push(
-    text(20, HEIGHT - 20, "output = concat \u00b7 W_o: each output coordinate is a column of W_o applied to both heads' outputs", {
-      "font-size": 13,
-      fill: theme.text,
-    }),
+    text(20, HEIGHT - 40, "output = concat \u00b7 W_o: each output coordinate", { "font-size": 13, fill: theme.text }),
+    text(20, HEIGHT - 20, "is a column of W_o applied to both heads' outputs", { "font-size": 13, fill: theme.text }),
   );
   return parts.join("");
 }
 
 function render({ model, el }) {
   const tokens = model.get("tokens");
-  const { root, controls, svg } = explorerRoot(el, "multihead", WIDTH, HEIGHT, "two attention heads, their concatenation and W_o");
+  const { root, controls, svg } = explorerRoot(el, "multihead", WIDTH, HEIGHT, "two attention heads, their concatenation and W_o", [
+    { at: [40, 0, 290, 330], name: "1. the embeddings" },
+    { at: [335, 0, 295, 330], name: "2. head 1's weights" },
+    { at: [655, 0, 295, 330], name: "3. head 2's weights" },
+    { at: [40, 330, 290, 330], name: "4. head 1's output" },
+    { at: [360, 330, 290, 330], name: "5. head 2's output" },
+    { at: [675, 330, 285, 330], name: "6. the output" },
+    { at: [15, 660, 440, HEIGHT - 660], name: "the concatenation of both heads" },
+    { at: [492, 660, 430, HEIGHT - 660], name: "W_o" },
+  ]);
   const send = sender(model);
   const sliders = embeddingSliders(model, controls, tokens, send);
-  const style = styleSelect({ value: model.get("style_name"), onChange: (s) => send({ style_name: s }) });
+  const style = styleSelect({ model, value: model.get("style_name"), onChange: (s) => send({ style_name: s }) });
   const reset = button({ name: "reset", label: "reset", onClick: () => send({ ...model.get("initial") }) });
   controls.append(row(style.node, reset));
 
@@ -151,7 +158,7 @@ function render({ model, el }) {
     const state = embeddingState(model, ["W_q", "W_k", "W_v", "W_o"]);
     const theme = themeOf(model);
     sliders.set(state.embeddings);
-    style.select.value = model.get("style_name");
+    style.select.value = styleNameOf(model);
     applyTheme(root, theme);
     svg.innerHTML = drawMultiHead(state, computeMultiHead(state), theme, model.get("colormaps"));
   };

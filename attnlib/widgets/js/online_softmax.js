@@ -2,11 +2,11 @@
 // every state of every block size with attnlib.efficient.online_softmax and ships them; this only
 // selects the state after the blocks read and draws it.
 
-import { axes, element, niceTicks, numberText, text, title, vectorPanel } from "./svg.js";
+import { axes, element, hatch, niceTicks, numberText, text, title, vectorPanel } from "./svg.js";
 import { applyTheme, bind, explorerRoot, row, sender, slider, themeOf } from "./controls.js";
 
 const WIDTH = 1000;
-const HEIGHT = 470;
+const HEIGHT = 480;
 const BLOCK_SIZES = [1, 2, 4, 8];
 
 /** The state after `blocksRead` blocks of `blockSize` keys, and the one before it (or null). */
@@ -55,23 +55,25 @@ export function drawOnlineSoftmax(model, theme) {
     }),
   );
   const barWidth = frame.sx(0.35) - frame.sx(-0.35);
+  // read keys: solid bars; keys not read yet: pale, hatched and outlined (not by lightness alone)
   scores.forEach((s, j) => {
     const read = j < state.stop;
-    const top = frame.sy(Math.max(s, 0));
+    const bar = { x: frame.sx(j) - barWidth / 2, y: frame.sy(Math.max(s, 0)), width: barWidth, height: Math.abs(frame.sy(s) - frame.sy(0)) };
     parts.push(
       element("rect", {
-        x: frame.sx(j) - barWidth / 2,
-        y: top,
-        width: barWidth,
-        height: Math.abs(frame.sy(s) - frame.sy(0)),
+        ...bar,
         fill: read ? theme.scaled : theme.tick,
         "fill-opacity": read ? 1 : 0.3,
+        stroke: read ? null : theme.tick,
         "data-quantity": "scores",
         "data-col": j,
+        "data-col-label": `key ${j}`,
         "data-value": String(s),
       }),
+      read ? "" : hatch(bar.x, bar.y, bar.width, bar.height, theme.tick),
     );
   });
+  parts.push(text(box.x + 6, box.y + 16, "solid: read \u00b7 hatched: not read yet", { "font-size": 12, fill: theme.text }));
   const my = frame.sy(state.maximum);
   parts.push(
     element("line", { x1: box.x, x2: box.x + box.width, y1: my, y2: my, stroke: theme.raw, "stroke-width": 2 }),
@@ -85,7 +87,8 @@ export function drawOnlineSoftmax(model, theme) {
   const panel = vectorPanel(out, [-reach, reach], theme, { xlabel: "output, dim 0", ylabel: "output, dim 1" });
   parts.push(title(out, "Partial output o / l", theme), panel.markup);
   values.forEach((v, j) => {
-    parts.push(element("circle", { cx: panel.sx(v[0]), cy: panel.sy(v[1]), r: 3, fill: theme.tick, "fill-opacity": j < state.stop ? 0.9 : 0.25 }));
+    const read = j < state.stop;
+    parts.push(element("circle", { cx: panel.sx(v[0]), cy: panel.sy(v[1]), r: 3.5, fill: read ? theme.tick : "none", stroke: theme.tick, "fill-opacity": 0.9 }));
   });
   const path = tables[String(blockSize)].slice(0, blocksRead).map((st) => `${panel.sx(st.output[0])},${panel.sy(st.output[1])}`);
   parts.push(element("polyline", { points: path.join(" "), fill: "none", stroke: theme.scaled, "stroke-width": 1.5 }));
@@ -115,20 +118,26 @@ export function drawOnlineSoftmax(model, theme) {
   parts.push(text(620, y0, "partial o / l", mono), text(800, y0, "exact softmax(s) V", mono));
   [0, 1].forEach((d) => {
     parts.push(
-      numberText(700, y0 + 22 * (d + 1), state.output[d], state.output[d].toFixed(4), { quantity: "output", col: d }, right),
-      numberText(900, y0 + 22 * (d + 1), exactOutput[d], exactOutput[d].toFixed(4), { quantity: "exact_output", col: d }, right),
+      numberText(700, y0 + 22 * (d + 1), state.output[d], state.output[d].toFixed(4), { quantity: "output", col: d, colLabel: `dim ${d}` }, right),
+      numberText(900, y0 + 22 * (d + 1), exactOutput[d], exactOutput[d].toFixed(4), { quantity: "exact_output", col: d, colLabel: `dim ${d}` }, right),
     );
   });
   const done = blocksRead === blocks;
   parts.push(
     text(620, y0 + 22 * 3.4, done ? "last block: o / l = softmax(s) V" : "o / l: keys read so far only", mono),
-    text(620, y0 + 22 * 4.4, "dots: values v_j (dark: read); ring: exact", { ...mono, "font-size": 11 }),
+    text(620, y0 + 22 * 4.4, "dots: values v_j (filled: read,", { ...mono, "font-size": 12 }),
+    text(620, y0 + 22 * 5.2, "hollow: not read); ring: exact", { ...mono, "font-size": 12 }),
   );
   return parts.join("");
 }
 
 function render({ model, el }) {
-  const { root, controls, svg } = explorerRoot(el, "online-softmax", WIDTH, HEIGHT, "the online softmax of one query row, block by block");
+  const { root, controls, svg } = explorerRoot(el, "online-softmax", WIDTH, HEIGHT, "the online softmax of one query row, block by block", [
+    { at: [12, 0, 576, 330], name: "one query's scores, the keys read so far solid, the others hatched" },
+    { at: [640, 0, 320, 330], name: "the partial output converging to the exact output" },
+    { at: [60, 330, 520, HEIGHT - 330], name: "the running maximum, rescale and sum" },
+    { at: [610, 330, 340, HEIGHT - 330], name: "the partial and the exact output" },
+  ]);
   const send = sender(model);
   const count = () => model.get("tables")[String(model.get("block_size"))].length;
   const blocks = slider({
@@ -140,6 +149,7 @@ function render({ model, el }) {
     step: 1,
     value: model.get("blocks_read"),
     format: (b) => `${b} of ${count()}`,
+    unit: "blocks read",
     onInput: (b) => {
       send({ blocks_read: b });
       redraw();
@@ -154,6 +164,7 @@ function render({ model, el }) {
     step: 1,
     value: BLOCK_SIZES.indexOf(model.get("block_size")),
     format: (i) => String(BLOCK_SIZES[i]),
+    unit: "keys per block",
     onInput: (i) => {
       const blockSize = BLOCK_SIZES[i];
       const last = model.get("tables")[String(blockSize)].length;

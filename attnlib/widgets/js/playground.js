@@ -5,7 +5,7 @@
 
 import { attentionSteps, defaultScale, matmul } from "./mirror.js";
 import { arrowsMarkup, element, heatmap, numberText, signed, squareLimits, text, title, vectorPanel } from "./svg.js";
-import { applyTheme, bind, button, checkbox, embeddingSliders, embeddingState, explorerRoot, html, row, sender, slider, styleSelect, themeOf } from "./controls.js";
+import { applyTheme, bind, button, checkbox, embeddingSliders, embeddingState, explorerRoot, html, row, sender, slider, styleNameOf, styleSelect, themeOf } from "./controls.js";
 
 const WIDTH = 960;
 const TABLE_TOP = 830;
@@ -105,7 +105,13 @@ export function drawPlayground(state, steps, theme, colormaps) {
 function render({ model, el }) {
   const tokens = model.get("tokens");
   const n = tokens.length;
-  const { root, controls, svg } = explorerRoot(el, "playground", WIDTH, pictureHeight(n), "the four panels of attention");
+  const { root, controls, svg } = explorerRoot(el, "playground", WIDTH, pictureHeight(n), "the four panels of attention", [
+    { at: [0, 0, 440, 415], name: "1. the embeddings" },
+    { at: [520, 0, 440, 415], name: "2. the raw scores" },
+    { at: [20, 415, 440, 395], name: "3. the weights" },
+    { at: [540, 415, 420, 395], name: "4. the outputs" },
+    { at: [0, 810, 640, pictureHeight(n) - 810], name: "the numbers of each token" },
+  ]);
   const send = sender(model);
 
   const coordinateSliders = embeddingSliders(model, controls, tokens, send);
@@ -121,7 +127,7 @@ function render({ model, el }) {
     onInput: (v) => send({ d_k: v }),
   });
   const causal = checkbox({ name: "causal", label: "causal mask", checked: model.get("causal"), onChange: (c) => send({ causal: c }) });
-  const style = styleSelect({ value: model.get("style_name"), onChange: (s) => send({ style_name: s }) });
+  const style = styleSelect({ model, value: model.get("style_name"), onChange: (s) => send({ style_name: s }) });
   const reset = button({ name: "reset", label: "reset", onClick: () => send({ ...model.get("initial") }) });
   const note = html(
     "div",
@@ -138,7 +144,7 @@ function render({ model, el }) {
     coordinateSliders.set(state.embeddings);
     dK.set(state.d_k);
     causal.input.checked = state.causal;
-    style.select.value = model.get("style_name");
+    style.select.value = styleNameOf(model);
     applyTheme(root, theme);
     svg.innerHTML = drawPlayground(state, computePlayground(state), theme, model.get("colormaps"));
   };

@@ -8,7 +8,7 @@ import { arrow, axes, element, niceTicks, numberText, text, tipLabel, title, vec
 import { applyTheme, bind, explorerRoot, row, sender, slider, stepDecimals, themeOf } from "./controls.js";
 
 const WIDTH = 960;
-const HEIGHT = 465;
+const HEIGHT = 485;
 const CURVE_POINTS = 481;
 const MINUS = "\u2212";
 
@@ -93,21 +93,23 @@ export function drawRope(state, result, theme) {
     parts.push(element("circle", { cx: frame.sx(result.distance), cy: frame.sy(result.score), r: 5, fill: theme.raw }));
   }
 
-  const y = 455;
   const plain = { "font-size": 12, fill: theme.text };
-  const components = (name, v, quantity, x) =>
+  const components = (name, v, quantity, x, y = 455) =>
     text(x, y, `${name} = (`, plain) +
-    numberText(x + 88, y, v[0], formatScore(v[0]), { quantity, col: 0 }, plain) +
+    numberText(x + 88, y, v[0], formatScore(v[0]), { quantity, col: 0, colLabel: "x" }, plain) +
     text(x + 132, y, ",", plain) +
-    numberText(x + 140, y, v[1], formatScore(v[1]), { quantity, col: 1 }, plain) +
+    numberText(x + 140, y, v[1], formatScore(v[1]), { quantity, col: 1, colLabel: "y" }, plain) +
     text(x + 184, y, ")", plain);
   parts.push(components("rope(q, m)", result.rotatedQuery, "rotated_query", 70));
-  parts.push(components("rope(k, n)", result.rotatedKey, "rotated_key", 340));
+  parts.push(components("rope(k, n)", result.rotatedKey, "rotated_key", 70, 475));
   return parts.join("");
 }
 
 function render({ model, el }) {
-  const { root, controls, svg } = explorerRoot(el, "rope", WIDTH, HEIGHT, "a query and a key rotated by RoPE, and their score");
+  const { root, controls, svg } = explorerRoot(el, "rope", WIDTH, HEIGHT, "a query and a key rotated by RoPE, and their score", [
+    { at: [15, 0, 445, HEIGHT], name: "the query and the key, rotated by their positions" },
+    { at: [488, 0, 450, HEIGHT], name: "the score against the distance" },
+  ]);
   const step = model.get("step");
   const decimals = stepDecimals(step);
   const send = sender(model);

@@ -2,7 +2,7 @@
 // annotated bars (attnlib.plots.softmax_figure), with a slider and a mask per key.
 
 import { entropy, softmaxRow } from "./mirror.js";
-import { axes, element, formatNumber, niceTicks, numberText, text, title } from "./svg.js";
+import { axes, element, formatNumber, hatch, niceTicks, numberText, text, title } from "./svg.js";
 import { applyTheme, bind, checkbox, explorerRoot, row, sender, slider, stepDecimals, themeOf } from "./controls.js";
 
 const WIDTH = 900;
@@ -14,7 +14,14 @@ export function computeSoftmax({ scores, masks, temperature }) {
   return { weights, entropy: entropy(weights) };
 }
 
-function bars(frame, values, color, quantity, format, theme, box) {
+/** A masked key's slot in a panel: hatched from top to bottom and labelled "masked" (not by colour alone). */
+function maskedSlot(frame, i, box, theme) {
+  const x = frame.sx(i - 0.45);
+  const width = frame.sx(0.45) - frame.sx(-0.45);
+  return hatch(x, box.y, width, box.height, theme.grid) + text(frame.sx(i), box.y + box.height - 8, "masked", { "text-anchor": "middle", "font-size": 12, fill: theme.text });
+}
+
+function bars(frame, values, color, quantity, format, theme, box, labels) {
   const zero = frame.sy(0);
   return values
     .map((value, i) => {
@@ -30,7 +37,7 @@ function bars(frame, values, color, quantity, format, theme, box) {
       });
       const above = height >= 0;
       const labelY = Math.max(box.y + 12, Math.min(box.y + box.height - 4, above ? y - 5 : y + 14));
-      const label = numberText(x, labelY, value, format(value), { quantity, col: i }, {
+      const label = numberText(x, labelY, value, format(value), { quantity, col: i, colLabel: labels[i] }, {
         "text-anchor": "middle",
         "font-size": 12,
         fill: theme.text,
@@ -62,7 +69,8 @@ export function drawSoftmax(state, result, theme) {
   });
   parts.push(title(left, "Scores s", theme), scoreFrame.markup);
   parts.push(element("line", { x1: left.x, x2: left.x + left.width, y1: scoreFrame.sy(0), y2: scoreFrame.sy(0), stroke: theme.edge }));
-  parts.push(bars(scoreFrame, shown, theme.raw, "scores", (v) => formatNumber(v), theme, left));
+  masks.forEach((masked, i) => masked && parts.push(maskedSlot(scoreFrame, i, left, theme)));
+  parts.push(bars(scoreFrame, shown, theme.raw, "scores", (v) => formatNumber(v), theme, left, labels));
 
   const right = { x: 520, y: 40, width: 360, height: 280 };
   const weightFrame = axes(right, {
@@ -76,7 +84,8 @@ export function drawSoftmax(state, result, theme) {
     theme,
   });
   parts.push(title(right, `Weights softmax(s / T), T = ${temperature.toFixed(2)}`, theme), weightFrame.markup);
-  parts.push(bars(weightFrame, result.weights, theme.palette[2], "weights", (v) => v.toFixed(3), theme, right));
+  masks.forEach((masked, i) => masked && parts.push(maskedSlot(weightFrame, i, right, theme)));
+  parts.push(bars(weightFrame, result.weights, theme.palette[2], "weights", (v) => v.toFixed(3), theme, right, labels));
 
   const sum = result.weights.reduce((a, b) => a + b, 0);
   const y = 395;
@@ -94,7 +103,11 @@ export function drawSoftmax(state, result, theme) {
 
 function render({ model, el }) {
   const labels = model.get("labels");
-  const { root, controls, svg } = explorerRoot(el, "softmax", WIDTH, HEIGHT, "scores and softmax weights");
+  const { root, controls, svg } = explorerRoot(el, "softmax", WIDTH, HEIGHT, "scores and softmax weights", [
+    { at: [15, 0, 430, 355], name: "the scores s, masked keys hatched" },
+    { at: [466, 0, 424, 355], name: "the weights softmax(s / T), masked keys hatched" },
+    { at: [55, 355, 460, HEIGHT - 355], name: "the temperature, the sum of the weights and their entropy" },
+  ]);
   const step = model.get("step");
   const decimals = stepDecimals(step);
   const send = sender(model);

@@ -48,7 +48,8 @@ export function text(x, y, label, attrs = {}) {
 
 /**
  * A number: shown formatted, its full value in data-value (String(value), "" when undefined).
- * @param {{quantity: string, row?: number, col?: number}} what
+ * @param {{quantity: string, row?: number, col?: number, rowLabel?: string, colLabel?: string}} what
+ *   what the number is; the labels name its row and column in the explorer's tables
  */
 export function numberText(x, y, value, shown, what, attrs = {}) {
   return element(
@@ -59,6 +60,8 @@ export function numberText(x, y, value, shown, what, attrs = {}) {
       "data-quantity": what.quantity,
       "data-row": what.row,
       "data-col": what.col,
+      "data-row-label": what.rowLabel,
+      "data-col-label": what.colLabel,
       "data-value": value === null || value === undefined ? "" : String(value),
       ...attrs,
     },
@@ -121,7 +124,7 @@ export function axes(box, { xlim, ylim, xticks, yticks, xlabels, ylabels, xlabel
     if (grid) parts.push(element("line", { x1: x, x2: x, y1: box.y, y2: box.y + box.height, stroke: theme.grid }));
     parts.push(element("line", { x1: x, x2: x, y1: box.y + box.height, y2: box.y + box.height + 4, stroke: theme.edge }));
     const label = xlabels ? xlabels[i] : tickLabel(t);
-    parts.push(text(x, box.y + box.height + 16, label, { "text-anchor": "middle", "font-size": 11, fill: theme.tick }));
+    parts.push(text(x, box.y + box.height + 16, label, { "text-anchor": "middle", "font-size": 12, fill: theme.tick }));
   });
   (yticks ?? []).forEach((t, i) => {
     if (!inY(t)) return;
@@ -129,7 +132,7 @@ export function axes(box, { xlim, ylim, xticks, yticks, xlabels, ylabels, xlabel
     if (grid) parts.push(element("line", { x1: box.x, x2: box.x + box.width, y1: y, y2: y, stroke: theme.grid }));
     parts.push(element("line", { x1: box.x - 4, x2: box.x, y1: y, y2: y, stroke: theme.edge }));
     const label = ylabels ? ylabels[i] : tickLabel(t);
-    parts.push(text(box.x - 7, y + 4, label, { "text-anchor": "end", "font-size": 11, fill: theme.tick }));
+    parts.push(text(box.x - 7, y + 4, label, { "text-anchor": "end", "font-size": 12, fill: theme.tick }));
   });
   parts.push(
     element("rect", { x: box.x, y: box.y, width: box.width, height: box.height, fill: "none", stroke: theme.edge }),
@@ -151,7 +154,8 @@ export function axes(box, { xlim, ylim, xticks, yticks, xlabels, ylabels, xlabel
 
 /**
  * A heatmap with every cell annotated (its value in data-value), tick labels, axis labels and a
- * colour bar as tall as the cells. -Infinity cells are left in the background colour, shown "−∞".
+ * colour bar as tall as the cells. -Infinity cells (masked) are left in the background colour,
+ * hatched and shown "−∞", so that no colour alone tells them.
  *
  * @param {{x, y, size}} box  top left corner and the side of the square cell area
  * @param {number[][]} matrix
@@ -166,7 +170,7 @@ export function heatmap(box, matrix, options) {
   const cell = box.size / Math.max(nRows, nCols);
   const width = cell * nCols;
   const height = cell * nRows;
-  const fontSize = Math.max(8, Math.min(12, cell / 4));
+  const fontSize = Math.max(12, Math.min(13, cell / 4));
   const parts = [title({ x: box.x, y: box.y, width }, options.title, theme)];
   matrix.forEach((row, i) => {
     row.forEach((value, j) => {
@@ -174,8 +178,10 @@ export function heatmap(box, matrix, options) {
       const y = box.y + i * cell;
       const fill = Number.isFinite(value) ? colormapColor(table, value, lo, hi) : theme.background;
       parts.push(element("rect", { x, y, width: cell, height: cell, fill, stroke: theme.background, "stroke-width": 1 }));
+      if (!Number.isFinite(value)) parts.push(hatch(x, y, cell, cell, theme.grid));
+      const where = { quantity, row: i, col: j, rowLabel: String(rowLabels[i]), colLabel: String(colLabels[j]) };
       parts.push(
-        numberText(x + cell / 2, y + cell / 2 + fontSize / 3, value, formatNumber(value, decimals), { quantity, row: i, col: j }, {
+        numberText(x + cell / 2, y + cell / 2 + fontSize / 3, value, formatNumber(value, decimals), where, {
           "text-anchor": "middle",
           "font-size": fontSize,
           fill: textColorOn(fill, theme.annotationDark, theme.annotationLight),
@@ -183,15 +189,15 @@ export function heatmap(box, matrix, options) {
       );
     });
   });
-  const crowded = Math.max(...colLabels.map((label) => String(label).length)) * 6.5 > cell;
+  const crowded = Math.max(...colLabels.map((label) => String(label).length)) * 7 > cell;
   colLabels.forEach((label, j) => {
     const x = box.x + (j + 0.5) * cell;
     const y = box.y + height + 16;
     const turn = crowded ? { "text-anchor": "end", transform: `rotate(-45 ${x} ${y - 8})` } : { "text-anchor": "middle" };
-    parts.push(text(x, y, label, { "font-size": 11, fill: theme.tick, ...turn }));
+    parts.push(text(x, y, label, { "font-size": 12, fill: theme.tick, ...turn }));
   });
   rowLabels.forEach((label, i) => {
-    parts.push(text(box.x - 6, box.y + (i + 0.5) * cell + 4, label, { "text-anchor": "end", "font-size": 11, fill: theme.tick }));
+    parts.push(text(box.x - 6, box.y + (i + 0.5) * cell + 4, label, { "text-anchor": "end", "font-size": 12, fill: theme.tick }));
   });
   const below = crowded ? 26 + 4.6 * Math.max(...colLabels.map((label) => String(label).length)) : 34;
   parts.push(text(box.x + width / 2, box.y + height + below, options.xlabel ?? "keys", { "text-anchor": "middle", "font-size": 12, fill: theme.text }));
@@ -221,9 +227,25 @@ export function colorbar(box, table, lo, hi, theme) {
   for (const t of niceTicks(lo, hi, 5)) {
     const y = box.y + box.height - ((t - lo) / (hi - lo)) * box.height;
     parts.push(element("line", { x1: box.x + box.width, x2: box.x + box.width + 4, y1: y, y2: y, stroke: theme.edge }));
-    parts.push(text(box.x + box.width + 6, y + 4, tickLabel(t), { "font-size": 10, fill: theme.tick }));
+    parts.push(text(box.x + box.width + 6, y + 4, tickLabel(t), { "font-size": 12, fill: theme.tick }));
   }
   return parts.join("");
+}
+
+/**
+ * Diagonal hatching over a rectangle (lines at 45°, 6 units apart, clipped to it): what marks a
+ * masked cell or an unread value besides its colour.
+ */
+export function hatch(x, y, width, height, color) {
+  const lines = [];
+  for (let d = 6; d < width + height; d += 6) {
+    const x1 = x + Math.max(0, d - height);
+    const y1 = y + Math.min(d, height);
+    const x2 = x + Math.min(d, width);
+    const y2 = y + Math.max(0, d - width);
+    lines.push(element("line", { x1, y1, x2, y2, stroke: color, "stroke-width": 1.2 }));
+  }
+  return element("g", { "data-hatch": "" }, lines.join(""));
 }
 
 /** An arrow from (x1, y1) to (x2, y2) in pixels: a line and a filled head. */

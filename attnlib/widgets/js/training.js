@@ -82,7 +82,10 @@ function render({ model, el }) {
   const table = model.get("table");
   const saved = table.map((r) => r.step);
   const send = sender(model);
-  const { root, controls, svg } = explorerRoot(el, "training", WIDTH, HEIGHT, "the loss and the attention weights during training");
+  const { root, controls, svg } = explorerRoot(el, "training", WIDTH, HEIGHT, "the loss and the attention weights during training", [
+    { at: [25, 0, 450, HEIGHT], name: "the training loss, step by step" },
+    { at: [552, 0, 445, HEIGHT], name: "the attention weights at this step" },
+  ]);
   const stepSlider = slider({
     name: "step",
     label: "training step",

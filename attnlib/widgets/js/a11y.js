@@ -1,0 +1,141 @@
+// What a screen reader gets from an explorer, built from the numbers its SVG draws (every number is
+// an element with data-quantity, data-value and, where it has them, data-row, data-col and their
+// labels): the numbers as tables with row and column headers, and one sentence after a move; and
+// which of the explorer's panels each element drawn goes to (regionOf).
+
+/** A quantity's name for people: "raw_max_weight" -> "raw max weight". */
+export function quantityName(quantity) {
+  return String(quantity).replace(/_/g, " ");
+}
+
+/**
+ * A drawn number as the text a table shows: its shown text where it has one, else its value to
+ * three decimals (a bar carries its value but no text).
+ */
+export function shownNumber({ shown, value }) {
+  if (shown) return shown;
+  const number = Number(value);
+  return Number.isFinite(number) ? number.toFixed(3) : String(value);
+}
+
+/**
+ * Group the numbers drawn into tables: the quantities without row or column in one table of
+ * values; those with columns only, one table per set of column labels (a row per quantity); each
+ * quantity with rows and columns, a table of its own.
+ *
+ * @param {{quantity: string, row?: number, col?: number, rowLabel?: string, colLabel?: string,
+ *          value: string, shown?: string}[]} numbers
+ * @returns {{caption: string, corner: string, columns: string[], rows: {header: string, cells: string[]}[]}[]}
+ *   `corner` heads the column of row headers: "quantity", or a matrix's own name
+ */
+export function numberTables(numbers) {
+  const scalars = numbers.filter((n) => n.row === undefined && n.col === undefined);
+  const vectors = numbers.filter((n) => n.row === undefined && n.col !== undefined);
+  const matrices = numbers.filter((n) => n.row !== undefined);
+  const tables = [];
+  if (scalars.length) {
+    tables.push({
+      caption: "values",
+      corner: "quantity",
+      columns: ["value"],
+      rows: scalars.map((n) => ({ header: quantityName(n.quantity), cells: [shownNumber(n)] })),
+    });
+  }
+  const byColumns = new Map();
+  for (const quantity of new Set(vectors.map((n) => n.quantity))) {
+    const entries = vectors.filter((n) => n.quantity === quantity).sort((a, b) => a.col - b.col);
+    const columns = entries.map((n) => n.colLabel ?? String(n.col + 1));
+    const key = JSON.stringify(columns);
+    if (!byColumns.has(key)) byColumns.set(key, { caption: "", corner: "quantity", columns, rows: [] });
+    byColumns.get(key).rows.push({ header: quantityName(quantity), cells: entries.map(shownNumber) });
+  }
+  for (const table of byColumns.values()) {
+    table.caption = table.rows.map((r) => r.header).join(", ");
+    tables.push(table);
+  }
+  for (const quantity of new Set(matrices.map((n) => n.quantity))) {
+    const entries = matrices.filter((n) => n.quantity === quantity);
+    const rowIds = [...new Set(entries.map((n) => n.row))].sort((a, b) => a - b);
+    const colIds = [...new Set(entries.map((n) => n.col))].sort((a, b) => a - b);
+    const label = (id, key, labelKey) => entries.find((n) => n[key] === id)?.[labelKey] ?? String(id + 1);
+    tables.push({
+      caption: quantityName(quantity),
+      corner: quantityName(quantity),
+      columns: colIds.map((j) => label(j, "col", "colLabel")),
+      rows: rowIds.map((i) => ({
+        header: label(i, "row", "rowLabel"),
+        cells: colIds.map((j) => {
+          const found = entries.find((n) => n.row === i && n.col === j);
+          return found ? shownNumber(found) : "";
+        }),
+      })),
+    });
+  }
+  return tables;
+}
+
+/** Where a number sits, for a sentence: " of h1", " of it, h1", "" for a lone value. */
+function place(n) {
+  const parts = [];
+  if (n.row !== undefined) parts.push(n.rowLabel ?? `row ${n.row + 1}`);
+  if (n.col !== undefined) parts.push(n.colLabel ?? `column ${n.col + 1}`);
+  return parts.length ? ` of ${parts.join(", ")}` : "";
+}
+
+/** The key of a drawn number: its quantity and position. */
+export function numberKey(n) {
+  return `${n.quantity}|${n.row ?? ""}|${n.col ?? ""}`;
+}
+
+/**
+ * One sentence saying what a move changed, from the numbers drawn before and after it: of the
+ * numbers whose shown text changed, the one that moved most for the size of its quantity (the
+ * largest magnitude among that quantity's numbers), as "weight of h1: 0.880 → 0.912", and how
+ * many others changed. Empty where nothing shown changed.
+ */
+export function announcement(before, after) {
+  const old = new Map(before.map((n) => [numberKey(n), n]));
+  const changed = after
+    .map((n) => ({ n, was: old.get(numberKey(n)) }))
+    .filter(({ n, was }) => was && shownNumber(was) !== shownNumber(n));
+  if (!changed.length) return "";
+  const scale = new Map();
+  for (const n of [...before, ...after]) {
+    const size = Math.abs(Number(n.value));
+    if (Number.isFinite(size)) scale.set(n.quantity, Math.max(scale.get(n.quantity) ?? 0, size));
+  }
+  const size = ({ n, was }) => {
+    const [a, b] = [Number(was.value), Number(n.value)];
+    if (!Number.isFinite(a) || !Number.isFinite(b)) return Infinity;
+    return Math.abs(b - a) / Math.max(scale.get(n.quantity) ?? 0, 1e-12);
+  };
+  const most = changed.reduce((best, c) => (size(c) > size(best) ? c : best));
+  const others = changed.length - 1;
+  const more = others ? ` (and ${others} more number${others === 1 ? "" : "s"})` : "";
+  return `${quantityName(most.n.quantity)}${place(most.n)}: ${shownNumber(most.was)} \u2192 ${shownNumber(most.n)}${more}.`;
+}
+
+/** The numbers drawn in the elements under `root` (an SVG), as numberTables and announcement take them. */
+export function numbersIn(root) {
+  return [...root.querySelectorAll("[data-quantity]")].map((e) => {
+    const d = e.dataset;
+    const optional = (key) => (d[key] === undefined || d[key] === "" ? undefined : d[key]);
+    return {
+      quantity: d.quantity,
+      row: optional("row") === undefined ? undefined : Number(d.row),
+      col: optional("col") === undefined ? undefined : Number(d.col),
+      rowLabel: optional("rowLabel"),
+      colLabel: optional("colLabel"),
+      value: d.value,
+      shown: e.tagName.toLowerCase() === "text" ? e.textContent : undefined,
+    };
+  });
+}
+
+/** Index of the region holding point (x, y), else of the nearest region's centre. */
+export function regionOf(regions, x, y) {
+  const inside = regions.findIndex(([rx, ry, w, h]) => x >= rx && x < rx + w && y >= ry && y < ry + h);
+  if (inside >= 0) return inside;
+  const distance = ([rx, ry, w, h]) => Math.hypot(x - (rx + w / 2), y - (ry + h / 2));
+  return regions.reduce((best, r, i) => (distance(r) < distance(regions[best]) ? i : best), 0);
+}
