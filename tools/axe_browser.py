@@ -13,7 +13,8 @@ run with its default rules (WCAG 2.0, 2.1 and 2.2 A and AA, and best practices).
 book is checked whole; so is a deck (reveal.js), with every slide and sub-slide shown at once, one
 under the other, in reveal's own print layout (``?print-pdf``), as they are printed. Each page also
 reports its Tab stops inside MathJax's formulas (there should be none unless the reader asks for
-them in MathJax's menu).
+them in MathJax's menu: :func:`math_tab_stops_on_request` asks), and each page of a book where its
+first Tab press lands (the theme's skip link to the main content).
 
 It needs Debian's Chromium and Playwright for Python, as ``tools/slides_browser.py`` does.
 """
@@ -51,6 +52,15 @@ RUN_AXE = """async () => {
 }"""
 # Elements inside formulas that a Tab press reaches.
 MATH_TAB_STOPS = "() => document.querySelectorAll('mjx-container[tabindex]:not([tabindex=\"-1\"])').length"
+# Where the first Tab press from the top of a page lands: the link's text, and whether it is a link
+# within the page whose target exists (a skip link).
+FIRST_TAB_STOP = """() => {
+    const el = document.activeElement;
+    const href = el && el.getAttribute('href');
+    const inPage = href && href.startsWith('#') && href.length > 1;
+    const target = inPage ? document.getElementById(href.slice(1)) : null;
+    return {text: el ? el.textContent.trim() : '', skips: Boolean(target)};
+}"""
 # reveal.js's print layout (``?print-pdf``) puts every slide and sub-slide on a page of its own, one
 # under the other, as they would be printed; it leaves them marked hidden (for the screen), which
 # would make axe skip most of their content: the marks are removed.
@@ -85,6 +95,7 @@ class Report:
     name: str
     failures: list[Failure] = field(default_factory=list)
     math_tab_stops: dict[str, int] = field(default_factory=dict)  # page → formulas reached by Tab
+    first_tab_stops: dict[str, dict] = field(default_factory=dict)  # book page → FIRST_TAB_STOP's answer
 
     def count(self, impacts: Iterable[str]) -> int:
         return sum(failure.impact in impacts for failure in self.failures)
@@ -128,8 +139,11 @@ def check_pages(browser, site: Path, names: list[str], axe: Path = AXE) -> Repor
     with serve(site) as base:
         for name in names:
             open_page(page, f"{base}/{name}", axe)
+            page.evaluate("() => document.activeElement && document.activeElement.blur()")
             report.failures += failures(name, page.evaluate(RUN_AXE))
             report.math_tab_stops[name] = page.evaluate(MATH_TAB_STOPS)
+            page.keyboard.press("Tab")
+            report.first_tab_stops[name] = page.evaluate(FIRST_TAB_STOP)
     page.close()
     return report
 
@@ -152,6 +166,23 @@ def check_decks(browser, decks: Path, names: list[str], axe: Path = AXE) -> list
             reports.append(report)
     page.close()
     return reports
+
+
+def math_tab_stops_on_request(browser, folder: Path, name: str) -> tuple[int, int]:
+    """Formulas in the Tab order on the page ``name`` of ``folder`` before and after the reader
+    ticks *Include in Tab Order* in MathJax's menu (right-click a formula, *Accessibility*)."""
+    page = browser.new_page(viewport={"width": WIDTH, "height": HEIGHT})
+    try:
+        with serve(folder) as base:
+            page.goto(f"{base}/{name}", wait_until="load", timeout=LOAD_TIMEOUT)
+            page.evaluate(READY)
+            before = page.evaluate(MATH_TAB_STOPS)
+            page.locator("mjx-container:visible").first.click(button="right")
+            page.get_by_role("menuitem", name="Accessibility").hover()
+            page.get_by_role("menuitemcheckbox", name="Include in Tab Order").click()
+            return before, page.evaluate(MATH_TAB_STOPS)
+    finally:
+        page.close()
 
 
 def main(argv: list[str] | None = None) -> int:
