@@ -6,7 +6,8 @@ build/slides, and runs axe-core (npm, the version of package-lock.json) over eac
 a book page whole, a deck with every slide and sub-slide shown at once in reveal.js's print layout.
 A serious or critical failure fails the test, each named with its page, rule and selector;
 moderate and minor ones are counted in the tool's output, not failed on. On every page no formula
-is a Tab stop, and on a lesson page of the book and on a deck a formula becomes one when the reader
+is a Tab stop (but for one too wide for its box, which a keyboard scrolls once it has the focus:
+book/scrollers.js), and on a lesson page of the book and on a deck a formula becomes one when the reader
 ticks *Include in Tab Order* in MathJax's menu. On every page of the book the first Tab press lands
 on a link to the main content (the skip link).
 

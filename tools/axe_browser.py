@@ -12,9 +12,9 @@ typeset it and its fonts are ready, axe-core (the npm version of package-lock.js
 run with its default rules (WCAG 2.0, 2.1 and 2.2 A and AA, and best practices). A page of the
 book is checked whole; so is a deck (reveal.js), with every slide and sub-slide shown at once, one
 under the other, in reveal's own print layout (``?print-pdf``), as they are printed. Each page also
-reports its Tab stops inside MathJax's formulas (there should be none unless the reader asks for
-them in MathJax's menu: :func:`math_tab_stops_on_request` asks), and each page of a book where its
-first Tab press lands (the theme's skip link to the main content).
+reports the formulas that are Tab stops though they fit their box (there should be none unless the
+reader asks for them in MathJax's menu: :func:`math_tab_stops_on_request` asks), and each page of a
+book where its first Tab press lands (the theme's skip link to the main content).
 
 It needs Debian's Chromium and Playwright for Python, as ``tools/slides_browser.py`` does.
 """
@@ -37,10 +37,12 @@ IMPACTS = ("critical", "serious", "moderate", "minor")
 BLOCKING = ("critical", "serious")  # the impacts that fail the test
 REDIRECT = '<meta http-equiv="Refresh"'  # Sphinx's index.html that only sends on to the first page
 
-# MathJax (where the page loads it) has typeset the page and every font is loaded.
+# MathJax (where the page loads it) has typeset the page, every font is loaded, and two frames have
+# been drawn (what the page's ResizeObservers do after typesetting is done).
 READY = """async () => {
     if (window.MathJax && MathJax.startup && MathJax.startup.promise) await MathJax.startup.promise;
     await document.fonts.ready;
+    await new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)));
 }"""
 # axe's violations inside `context` (a selector, or the whole document): rule, impact, help, nodes.
 RUN_AXE = """async () => {
@@ -50,8 +52,10 @@ RUN_AXE = """async () => {
         nodes: v.nodes.map((n) => ({target: n.target.join(' '), summary: n.failureSummary || ''})),
     }));
 }"""
-# Elements inside formulas that a Tab press reaches.
-MATH_TAB_STOPS = "() => document.querySelectorAll('mjx-container[tabindex]:not([tabindex=\"-1\"])').length"
+# Formulas that a Tab press reaches, but for those wider than their box: they scroll sideways, and a
+# Tab stop is how a keyboard scrolls them (book/scrollers.js).
+MATH_TAB_STOPS = """() => [...document.querySelectorAll('mjx-container[tabindex]:not([tabindex="-1"])')]
+    .filter((math) => math.scrollWidth <= math.clientWidth + 1).length"""
 # Where the first Tab press from the top of a page lands: the link's text, and whether it is a link
 # within the page whose target exists (a skip link).
 FIRST_TAB_STOP = """() => {
