@@ -12,13 +12,15 @@ left them in ``build/executed/``: executed, with the explorers' widget state sto
 each edition the script
 
 1. assembles the book's sources in ``--src/<edition>`` with the repository's layout:
-   ``_config.yml``, ``_toc.yml`` (the student edition's without the guide) and ``favicon.svg``
-   from ``book/`` at its root, ``book/intro.md``, the book's styles ``book/book.css`` in
-   ``_static/`` (no script there: jupyter-book loads every .js and .css of that folder on every
-   page), the lessons in ``notebooks/`` with their explorer cells tagged ``full-width``, the
-   guide in ``docs/``, and in ``_extra/_static/vendor/`` (Sphinx's ``html_extra_path``) what the
-   pages load: MathJax 3, copied from npm at the version of package-lock.json, and
-   ``book/explorers.js``, which draws the explorers from the widget state a page holds;
+   ``_config.yml``, ``_toc.yml`` (the student edition's without the guide), ``favicon.svg`` and
+   ``_templates/`` (the theme's components that the book replaces) from ``book/`` at its root,
+   ``book/intro.md``, the book's styles ``book/book.css`` in ``_static/`` (no script there:
+   jupyter-book loads every .js and .css of that folder on every page), the lessons in
+   ``notebooks/`` with their explorer cells tagged ``full-width``, the guide in ``docs/``, and in
+   ``_extra/_static/vendor/`` (Sphinx's ``html_extra_path``) what the pages load: MathJax 3,
+   copied from npm at the version of package-lock.json, ``book/explorers.js``, which draws the
+   explorers from the widget state a page holds, and ``book/scrollers.js``, which gives a wide
+   formula or table that scrolls sideways a Tab stop;
 2. writes ``conf.py`` with ``jupyter-book config sphinx`` and builds the HTML with Sphinx (with the
    tag ``student`` for the student edition, which ``{only}`` blocks read), every warning an error,
    with HTTP(S) requests from Python sent to a closed port, so that nothing is fetched at build
@@ -149,7 +151,8 @@ def vendor(node_modules: Path, target: Path) -> None:
     """Copy the scripts the pages load, from npm packages and ``book/``, into ``target``."""
     for asset in MATHJAX:
         asset.copy(node_modules, target)
-    shutil.copy2(BOOK / "explorers.js", target / "explorers.js")
+    for script in ("explorers.js", "scrollers.js"):
+        shutil.copy2(BOOK / script, target / script)
 
 
 def assemble(src: Path, executed: list[Path], guide: Path, node_modules: Path, student: bool) -> None:
@@ -162,6 +165,7 @@ def assemble(src: Path, executed: list[Path], guide: Path, node_modules: Path, s
     shutil.copy2(BOOK / "intro.md", src / "book" / "intro.md")
     (src / "_static").mkdir()
     shutil.copy2(BOOK / "book.css", src / "_static" / "book.css")
+    shutil.copytree(BOOK / "_templates", src / "_templates")
     (src / "notebooks").mkdir()
     for path in executed:
         nbformat.write(book_lesson(path, student), src / "notebooks" / path.name)

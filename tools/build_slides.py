@@ -197,10 +197,11 @@ def index_page(entries: list[tuple[str, str, int]]) -> str:
     )
     return (
         '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n<link rel="icon" href="data:,">\n'
-        "<title>attention-lessons: slides</title>\n</head>\n<body>\n<h1>attention-lessons: slides</h1>\n"
+        "<title>attention-lessons: slides</title>\n</head>\n<body>\n<main>\n"
+        "<h1>attention-lessons: slides</h1>\n"
         "<p>One deck per lesson, 1280×720. In a deck: arrow keys or space to move, Esc for the overview, "
         "F for full screen, S for the speaker view with the instructor's notes.</p>\n"
-        f'<ol start="0">\n{items}\n</ol>\n</body>\n</html>\n'
+        f'<ol start="0">\n{items}\n</ol>\n</main>\n</body>\n</html>\n'
     )
 
 
