@@ -1,6 +1,6 @@
 """The book's two editions and the decks, checked by axe-core in Chromium (WCAG 2.1 AA and more).
 
-tools/axe_browser.py opens every page of build/book and build/book-student (the intro, each lesson,
+tests/axe_browser.py opens every page of build/book and build/book-student (the intro, each lesson,
 the instructor's guide, the index and the search page), the decks' index page and every deck of
 build/slides, and runs axe-core (npm, the version of package-lock.json) over each, in one browser:
 a book page whole, a deck with every slide and sub-slide shown at once in reveal.js's print layout.

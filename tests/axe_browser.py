@@ -1,9 +1,9 @@
 """Run axe-core in Chromium over every page of the book's editions and every slide of the decks.
 
-    .venv/bin/python tools/axe_browser.py [--book build/book --book build/book-student] \\
+    PYTHONPATH=tools .venv/bin/python tests/axe_browser.py [--book build/book --book build/book-student] \\
         [--slides build/slides] [--axe node_modules/axe-core/axe.min.js]
 
-Used by ``tests/test_accessibility.py``; by itself it prints, for each edition and each deck, how
+A helper of ``tests/test_accessibility.py``; by itself it prints, for each edition and each deck, how
 many elements fail a rule of each impact, then every serious or critical failure with its selector.
 
 A folder is served by ``http.server`` on 127.0.0.1 (``slides_browser.serve``) and its pages are
