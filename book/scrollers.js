@@ -3,7 +3,7 @@
 // (WCAG 2.1.1). Formulas are kept out of the Tab order (MathJax's inTabOrder: false), and a table of
 // numbers holds nothing focusable: each one that overflows gets a Tab stop, and loses it when it
 // fits again. An explorer's box is left alone: its sliders are focusable already.
-const SCROLLERS = 'mjx-container[display="true"], article table';
+const SCROLLERS = 'mjx-container[display="true"], article table:not(.attnlib-explorer table)';
 const madeFocusable = new WeakSet();
 
 function update(element) {

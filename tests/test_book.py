@@ -180,9 +180,8 @@ def _opener(browser, site: str, contexts: list):
     return open_page
 
 
-@pytest.fixture
-def visit(browser, site) -> Iterator:
-    """Open a page of the teacher's edition."""
+def _visits(browser, site: str) -> Iterator:
+    """An opener of ``site``'s pages; the browser contexts it made are closed afterwards."""
     contexts: list = []
     yield _opener(browser, site, contexts)
     for context in contexts:
@@ -190,12 +189,15 @@ def visit(browser, site) -> Iterator:
 
 
 @pytest.fixture
+def visit(browser, site) -> Iterator:
+    """Open a page of the teacher's edition."""
+    yield from _visits(browser, site)
+
+
+@pytest.fixture
 def visit_student(browser, student_site) -> Iterator:
     """Open a page of the student edition."""
-    contexts: list = []
-    yield _opener(browser, student_site, contexts)
-    for context in contexts:
-        context.close()
+    yield from _visits(browser, student_site)
 
 
 # --- in the browser ------------------------------------------------------------------------------
