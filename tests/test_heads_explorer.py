@@ -81,7 +81,7 @@ const { state, themes, colormaps } = JSON.parse(readFileSync(process.argv[2], "u
 const out = {};
 for (const view of ["lines", "heatmap"]) {
   const { markup } = drawHeads({ ...state, view }, themes.light, colormaps);
-  const numbers = /data-quantity="([^"]+)" data-row="(\\d+)" data-col="(\\d+)" data-value="([^"]*)"/g;
+  const numbers = /data-quantity="([^"]+)" data-row="(\\d+)" data-col="(\\d+)"[^>]*? data-value="([^"]*)"/g;
   out[view] = [...markup.matchAll(numbers)].map((m) => [m[1], Number(m[2]), Number(m[3]), Number(m[4])]);
 }
 const entry = state.sentences[state.sentence];
