@@ -80,19 +80,20 @@ def measure(torch, backend: str, mode: str, n: int, d: int, causal: bool) -> dic
         q, k, v = (
             torch.randn(shape, device="cuda", dtype=torch.bfloat16, requires_grad=backward) for _ in range(3)
         )
+        torch.cuda.synchronize()
+        before = torch.cuda.memory_allocated()
+        torch.cuda.reset_peak_memory_stats()
+        # Counted above the inputs: the output's gradient, and the gradients of Q, K and V,
+        # which stay from one call to the next and accumulate.
         grad = torch.randn(shape, device="cuda", dtype=torch.bfloat16) if backward else None
 
         def call() -> None:
             if backward:
-                q.grad = k.grad = v.grad = None
                 sdpa(q, k, v, is_causal=causal).backward(grad)
             else:
                 with torch.no_grad():
                     sdpa(q, k, v, is_causal=causal)
 
-        torch.cuda.synchronize()
-        before = torch.cuda.memory_allocated()
-        torch.cuda.reset_peak_memory_stats()
         with sdpa_kernel([kinds[backend]]):
             ms = median_ms(torch, call, repeats=20 if n <= 16_384 else 5)
         peak = torch.cuda.max_memory_allocated() - before
