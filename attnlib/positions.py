@@ -19,6 +19,7 @@ Two ways to tell it, both as in the papers that introduced them:
 from __future__ import annotations
 
 import numbers
+import os
 
 import numpy as np
 import numpy.typing as npt
@@ -76,6 +77,15 @@ def sinusoidal(n_positions: int, d_model: int, *, base: float = 10000.0, start: 
             f"the last position, start + n_positions − 1 = {_count(last)}, is past 2**53, where float64 "
             "no longer tells a position from the next one"
         )
+    needed = 8 * n * (d + (d + 1) // 2)  # bytes of PE and of its angles, float64
+    too_large = ValueError(
+        f"sinusoidal(n_positions, d_model) needs n_positions · d_model = {_count(n * d)} float64 entries "
+        f"and their angles ({_count(needed // 2**30)} GiB), more than this machine can allocate; ask for "
+        "fewer positions (start= gives the rows from a later position)"
+    )
+    memory = _physical_memory()
+    if memory is not None and needed > memory:  # an allocator may promise more, then fail when it is used
+        raise too_large
     try:
         PE = np.empty((n, d), dtype=np.float64)
         p = np.arange(first, first + n, dtype=np.float64)[:, None]  # (n, 1)
@@ -83,11 +93,7 @@ def sinusoidal(n_positions: int, d_model: int, *, base: float = 10000.0, start: 
         with np.errstate(over="ignore"):
             angles = p / b ** (even / d)  # (n, ceil(d/2))
     except (ValueError, MemoryError):  # numpy: "array is too big", "Unable to allocate"
-        raise ValueError(
-            f"sinusoidal(n_positions, d_model) needs n_positions · d_model = {_count(n * d)} float64 "
-            f"entries ({_count(n * d * 8 // 2**30)} GiB), more than this machine can allocate; ask for "
-            "fewer positions (start= gives the rows from a later position)"
-        ) from None
+        raise too_large from None
     _check_angles(angles, f"sinusoidal({n}, {d}, base={b:g})")
     PE[:, 0::2] = np.sin(angles)
     PE[:, 1::2] = np.cos(angles[:, : d // 2])
@@ -180,6 +186,14 @@ def rope(x: npt.ArrayLike, positions: npt.ArrayLike | None = None, *, base: floa
             "form in that type (a rotation keeps the length); scale x down"
         )
     return rotated.astype(arr.dtype, copy=False).reshape(arr.shape)
+
+
+def _physical_memory() -> int | None:
+    """This machine's memory in bytes, or None where the system does not say (Windows)."""
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, OSError):
+        return None
 
 
 def _count(number: int) -> str:
