@@ -81,7 +81,8 @@ def merge_heads(X: npt.ArrayLike) -> np.ndarray:
 def _merge_heads(X: np.ndarray) -> np.ndarray:
     """:func:`merge_heads` of a checked array."""
     tokens_first = np.swapaxes(X, -2, -3)  # (..., n, n_heads, d)
-    return tokens_first.reshape(*tokens_first.shape[:-2], -1)
+    *leading, n_heads, d = tokens_first.shape
+    return tokens_first.reshape(*leading, n_heads * d)  # not -1: that cannot size an empty array
 
 
 def multi_head_attention(
@@ -192,6 +193,8 @@ def multi_head_arguments(
     for name, x in (("X_q", xq), ("X_kv", xkv)):
         if x.ndim < 2:
             raise ValueError(f"{name} must have shape (..., n, d), got shape {x.shape}")
+    if xkv.shape[-2] == 0:
+        raise ValueError(f"X_kv has no tokens (shape {xkv.shape}): attention needs at least one key")
     w = {name: as_real_array(m, name) for name, m in (("W_q", W_q), ("W_k", W_k), ("W_v", W_v), ("W_o", W_o))}
     for name, m in w.items():
         if m.ndim != 2:

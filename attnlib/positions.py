@@ -19,13 +19,14 @@ Two ways to tell it, both as in the papers that introduced them:
 from __future__ import annotations
 
 import numbers
+import os
 
 import numpy as np
 import numpy.typing as npt
 
 from attnlib.validation import as_positive_int, as_real, as_real_array
 
-__all__ = ["rope", "rope_frequencies", "sinusoidal"]
+__all__ = ["EXACT_POSITIONS", "rope", "rope_frequencies", "sinusoidal"]
 
 
 def _check_base(base: object) -> float:
@@ -35,37 +36,65 @@ def _check_base(base: object) -> float:
     return value
 
 
-def sinusoidal(n_positions: int, d_model: int, *, base: float = 10000.0) -> np.ndarray:
+#: The largest position float64 holds exactly (2⁵³): past it, neighbouring positions share an angle.
+EXACT_POSITIONS = 2**53
+
+
+def sinusoidal(n_positions: int, d_model: int, *, base: float = 10000.0, start: int = 0) -> np.ndarray:
     """The sinusoidal position encodings of the original transformer.
 
     Parameters
     ----------
     n_positions : int
-        Number of positions ``0 … n_positions − 1``.
+        Number of positions ``start … start + n_positions − 1``.
     d_model : int
         Width of each encoding; an odd ``d_model`` ends with a sine column.
     base : float
         The wavelength base (10000 in the paper).
+    start : int
+        The first position (0 by default): ``sinusoidal(1, d, start=p)`` is the one row of
+        position ``p``, computed without the ``p`` rows before it.
 
     Returns
     -------
     PE : (n_positions, d_model) float64
-        ``PE[p, 2i] = sin(p / base**(2i/d_model))``, ``PE[p, 2i+1] = cos(p / base**(2i/d_model))``.
+        ``PE[r, 2i] = sin(p / base**(2i/d_model))``, ``PE[r, 2i+1] = cos(p / base**(2i/d_model))``
+        with ``p = start + r``.
+
+    Raises
+    ------
+    ValueError
+        A count below 1, a base that is not positive, a last position past 2⁵³ (float64 no longer
+        tells it from its neighbour), or more entries than this machine's memory can hold.
     """
     n = as_positive_int(n_positions, "n_positions")
     d = as_positive_int(d_model, "d_model")
     b = _check_base(base)
-    if n * d > np.iinfo(np.intp).max:
+    first = as_positive_int(start, "start", minimum=0)
+    last = first + n - 1
+    if last > EXACT_POSITIONS:
         raise ValueError(
-            f"sinusoidal(n_positions, d_model) would have n_positions · d_model = a {len(str(n * d))}-digit "
-            "number of entries, more than an array can hold"
+            f"the last position, start + n_positions − 1 = {_count(last)}, is past 2**53, where float64 "
+            "no longer tells a position from the next one"
         )
-    p = np.arange(n, dtype=np.float64)[:, None]  # (n, 1)
-    even = np.arange(0, d, 2, dtype=np.float64)  # the 2i of every pair, (ceil(d/2),)
-    with np.errstate(over="ignore"):
-        angles = p / b ** (even / d)  # (n, ceil(d/2))
+    needed = 8 * n * (d + (d + 1) // 2)  # bytes of PE and of its angles, float64
+    too_large = ValueError(
+        f"sinusoidal(n_positions, d_model) needs n_positions · d_model = {_count(n * d)} float64 entries "
+        f"and their angles ({_count(needed // 2**30)} GiB), more than this machine can allocate; ask for "
+        "fewer positions (start= gives the rows from a later position)"
+    )
+    memory = _physical_memory()
+    if memory is not None and needed > memory:  # an allocator may promise more, then fail when it is used
+        raise too_large
+    try:
+        PE = np.empty((n, d), dtype=np.float64)
+        p = np.arange(first, first + n, dtype=np.float64)[:, None]  # (n, 1)
+        even = np.arange(0, d, 2, dtype=np.float64)  # the 2i of every pair, (ceil(d/2),)
+        with np.errstate(over="ignore"):
+            angles = p / b ** (even / d)  # (n, ceil(d/2))
+    except (ValueError, MemoryError):  # numpy: "array is too big", "Unable to allocate"
+        raise too_large from None
     _check_angles(angles, f"sinusoidal({n}, {d}, base={b:g})")
-    PE = np.empty((n, d), dtype=np.float64)
     PE[:, 0::2] = np.sin(angles)
     PE[:, 1::2] = np.cos(angles[:, : d // 2])
     return PE
@@ -157,6 +186,19 @@ def rope(x: npt.ArrayLike, positions: npt.ArrayLike | None = None, *, base: floa
             "form in that type (a rotation keeps the length); scale x down"
         )
     return rotated.astype(arr.dtype, copy=False).reshape(arr.shape)
+
+
+def _physical_memory() -> int | None:
+    """This machine's memory in bytes, or None where the system does not say (Windows)."""
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+def _count(number: int) -> str:
+    """A whole number for a message: with thousands separators, or its digits when it is huge."""
+    return f"{number:,}" if number < 10**20 else f"about 1e{len(str(number)) - 1}"
 
 
 def _check_angles(angles: np.ndarray, what: str) -> None:

@@ -59,6 +59,12 @@ def _seed(value: object) -> int:
     return int(value)
 
 
+def _model(value: object) -> Model:
+    if not isinstance(value, Model):
+        raise TypeError(f"model must be an attnlib.training.Model, got {type(value).__name__}")
+    return value
+
+
 def _positive_float(value: object, name: str) -> float:
     number = as_real(value, name, example="0.5")
     if number <= 0:
@@ -134,6 +140,10 @@ class Model:
             raise TypeError(f"tokens must be integers (token ids), got dtype {t.dtype}")
         if t.ndim != 2 or t.shape[1] != self.length:
             raise ValueError(f"tokens must have shape (batch, {self.length}), got shape {t.shape}")
+        if t.shape[0] == 0:
+            raise ValueError(
+                f"tokens has no sequences (shape {t.shape}): the loss is a mean over at least one sequence"
+            )
         if t.size and (t.min() < 0 or t.max() >= self.vocab_size):
             raise ValueError(f"tokens must be ids from 0 to {self.vocab_size - 1}, got {t.min()} … {t.max()}")
         return t
@@ -163,14 +173,26 @@ def init_parameters(model: Model, seed: int = 0) -> dict[str, np.ndarray]:
     dict of str to ndarray
         ``W_q``, ``W_k`` (d_model, d_k), ``W_v`` (d_model, d_v), ``W_o`` (d_v, vocab_size).
     """
+    shapes = _model(model).shapes
     rng = np.random.default_rng(_seed(seed))
-    return {name: rng.normal(size=shape) / math.sqrt(shape[0]) for name, shape in model.shapes.items()}
+    return {name: rng.normal(size=shape) / math.sqrt(shape[0]) for name, shape in shapes.items()}
 
 
 def previous_token_batch(model: Model, batch_size: int, rng: np.random.Generator) -> np.ndarray:
-    """A batch of uniformly random token sequences, (batch_size, length) integers."""
+    """A batch of uniformly random token sequences, (batch_size, length) integers.
+
+    ``rng`` is a NumPy generator, ``np.random.default_rng(seed)``; it advances with every batch.
+    """
+    checked = _model(model)
     size = as_positive_int(batch_size, "batch_size")
-    return rng.integers(0, model.vocab_size, size=(size, model.length))
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(f"rng must be a numpy.random.Generator (np.random.default_rng(seed)), got {rng!r}")
+    return _batch(checked, size, rng)
+
+
+def _batch(model: Model, batch_size: int, rng: np.random.Generator) -> np.ndarray:
+    """:func:`previous_token_batch` of checked arguments."""
+    return rng.integers(0, model.vocab_size, size=(batch_size, model.length))
 
 
 def token_labels(tokens: npt.ArrayLike) -> list[str]:
@@ -236,7 +258,8 @@ class Forward:
 
 def forward(model: Model, parameters: dict[str, npt.ArrayLike], tokens: npt.ArrayLike) -> Forward:
     """Run the model on ``tokens`` (B, n) and compute the previous-token loss."""
-    return _forward(model, model.check_parameters(parameters), model.check_tokens(tokens))
+    checked = _model(model)
+    return _forward(checked, checked.check_parameters(parameters), checked.check_tokens(tokens))
 
 
 def _forward(model: Model, p: dict[str, np.ndarray], t: np.ndarray) -> Forward:
@@ -269,7 +292,8 @@ class Gradients:
 
 def gradients(model: Model, parameters: dict[str, npt.ArrayLike], tokens: npt.ArrayLike) -> Gradients:
     """The loss on ``tokens`` and its gradients, by the backward pass written out."""
-    return _gradients(model, model.check_parameters(parameters), model.check_tokens(tokens))
+    checked = _model(model)
+    return _gradients(checked, checked.check_parameters(parameters), checked.check_tokens(tokens))
 
 
 def _gradients(model: Model, p: dict[str, np.ndarray], t: np.ndarray) -> Gradients:
@@ -338,7 +362,7 @@ def _probe(model: Model, rng: np.random.Generator) -> np.ndarray:
     """A sequence to watch: distinct tokens where the vocabulary allows, so every key is recognisable."""
     if model.length <= model.vocab_size:
         return rng.permutation(model.vocab_size)[: model.length]
-    return previous_token_batch(model, 1, rng)[0]
+    return _batch(model, 1, rng)[0]
 
 
 @dataclass(frozen=True)
@@ -376,14 +400,25 @@ class TrainingRun:
 
     def parameters_at(self, step: int) -> dict[str, np.ndarray]:
         """The saved parameters after ``step`` updates (one of ``snapshot_steps``)."""
+        if not is_number(step, whole=True):
+            raise TypeError(
+                f"step must be a whole number, one of {self.snapshot_steps.tolist()}; got {step!r}"
+            )
         matches = np.flatnonzero(self.snapshot_steps == step)
-        if not is_number(step, whole=True) or matches.size == 0:
+        if matches.size == 0:
             raise ValueError(f"step {step!r} was not saved; saved steps: {self.snapshot_steps.tolist()}")
         return self.snapshots[int(matches[0])]
 
     def weights_at(self, step: int, tokens: npt.ArrayLike | None = None) -> np.ndarray:
-        """The attention weights (n, n) of ``tokens`` (default: the probe) with the parameters of ``step``."""
+        """The attention weights (n, n) of ``tokens`` (default: the probe) with the parameters of ``step``.
+
+        ``tokens`` is one sequence of ``length`` token ids, shape ``(length,)``.
+        """
         sequence = self.probe if tokens is None else np.asarray(tokens)
+        if sequence.ndim != 1:
+            raise ValueError(
+                f"tokens must be one sequence of shape ({self.model.length},), got shape {sequence.shape}"
+            )
         return forward(self.model, self.parameters_at(step), sequence[None, :]).weights[0]
 
 
@@ -416,10 +451,10 @@ def train(
     -------
     TrainingRun
     """
-    if not isinstance(model, Model):
-        raise TypeError(f"model must be an attnlib.training.Model, got {type(model).__name__}")
+    _model(model)
     n_steps = as_positive_int(steps, "steps")
     every = as_positive_int(snapshot_every, "snapshot_every")
+    size = as_positive_int(batch_size, "batch_size")
     rng = np.random.default_rng(_seed(seed))
     parameters = init_parameters(model, seed)
     optimiser = Adam(learning_rate)
@@ -427,7 +462,7 @@ def train(
     losses, norms = [], {name: [] for name in PARAMETER_NAMES}
     saved_steps, snapshots = [0], [parameters]
     for step in range(1, n_steps + 1):
-        result = _gradients(model, parameters, previous_token_batch(model, batch_size, rng))
+        result = _gradients(model, parameters, _batch(model, size, rng))
         losses.append(result.loss)
         for name in PARAMETER_NAMES:
             norms[name].append(float(np.linalg.norm(result.grads[name])))
@@ -435,7 +470,7 @@ def train(
         if step % every == 0 or step == n_steps:
             saved_steps.append(step)
             snapshots.append(parameters)
-    losses.append(_forward(model, parameters, previous_token_batch(model, batch_size, rng)).loss)
+    losses.append(_forward(model, parameters, _batch(model, size, rng)).loss)
     return TrainingRun(
         model,
         np.array(losses),

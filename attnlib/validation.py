@@ -239,9 +239,11 @@ def as_axis(axis: object, shape: tuple[int, ...], of: str) -> int:
 def as_distributions(weights: npt.ArrayLike, name: str = "weights", *, axis: int = -1) -> np.ndarray:
     """Return ``weights`` as probability distributions along ``axis``, or raise.
 
-    Every entry must lie in [0, 1] and every distribution must sum to 1 (to a tolerance that
-    allows for float32 rounding), or be all zeros: the weights of a query whose every key is
-    masked.
+    Every entry must lie in [0, 1] and every distribution must sum to 1, or be all zeros: the
+    weights of a query whose every key is masked. The tolerance follows the dtype: the rounding of a
+    sum of ``n`` numbers in the dtype computed in, and the rounding of each entry in the dtype
+    given, which moves a sum by up to about that dtype's epsilon (2⁻¹⁰ for float16, computed in
+    float32).
 
     Parameters
     ----------
@@ -257,6 +259,8 @@ def as_distributions(weights: npt.ArrayLike, name: str = "weights", *, axis: int
     numpy.ndarray of float, same shape as ``weights``
     """
     p = as_real_array(weights, name)
+    given = np.asarray(weights).dtype  # float16 is computed in float32, but was rounded to float16
+    rounding = float(np.finfo(given).eps) if given.kind == "f" else 0.0
     axis = as_axis(axis, p.shape, name)
     if ((p < 0) | (p > 1)).any():
         raise ValueError(
@@ -264,7 +268,7 @@ def as_distributions(weights: npt.ArrayLike, name: str = "weights", *, axis: int
             f"{p.max():.3g} (pass the softmax of the scores, not the scores)"
         )
     sums = p.sum(axis=axis)
-    tolerance = max(1e-6, 8 * p.shape[axis] * float(np.finfo(p.dtype).eps))
+    tolerance = max(1e-6, 8 * p.shape[axis] * float(np.finfo(p.dtype).eps), 4 * rounding)
     bad = ~(np.isclose(sums, 1.0, rtol=0, atol=tolerance) | (sums == 0))
     if bad.any():
         index = tuple(int(i) for i in np.argwhere(bad)[0])

@@ -93,6 +93,22 @@ def test_softmax_backward_of_a_fully_masked_row_is_zero_and_float32_stays():
     assert softmax_backward(A, np.ones(3, dtype=np.float32)).dtype == np.float32
 
 
+def test_softmax_backward_takes_float16_distributions_within_float16_rounding():
+    rng = np.random.default_rng(0)
+    A64 = softmax(rng.normal(size=(4, 50)))
+    A16 = A64.astype(np.float16)  # row 1 sums to 1.00006: float16 rounding, not a mistake
+    g = rng.normal(size=(4, 50))
+    got = softmax_backward(A16, g.astype(np.float16))
+    assert got.dtype == np.float32
+    np.testing.assert_allclose(got, softmax_backward(A64, g), atol=1e-2)
+    off = A16.copy()
+    off[0, 0] += np.float16(0.01)  # ten float16 epsilons: a distribution that does not sum to 1
+    with pytest.raises(ValueError, match="weights must sum to 1"):
+        softmax_backward(off, g)
+    with pytest.raises(ValueError, match="weights must sum to 1"):
+        softmax_backward(A64 * (1 + 1e-4), g)  # float64 keeps its tight tolerance
+
+
 def test_float32_inputs_give_float32_gradients_close_to_float64():
     rng = np.random.default_rng(3)
     Q, K, V, dZ = (

@@ -225,8 +225,8 @@ def masked(id: str, wrong_mask: np.ndarray | None, name: str, **options: object)
 
 
 def scale(id: str, wrong: float, name: str, **sizes: int) -> Case:
-    """A wrong scale in question 2b (d_k = 2)."""
-    return Case(id, check_scale, (2,), wrong, name, 1 / math.sqrt(2), sizes or {"n_k": 3, "d_v": 3})
+    """A wrong scale in question 2b (Q (4, 6), K (10, 6), V (10, 5): d_k = 6, n_k = 10, d_v = 5)."""
+    return Case(id, check_scale, (6,), wrong, name, 1 / math.sqrt(6), sizes or {"n_k": 10, "d_v": 5})
 
 
 def causal(id: str, wrong: np.ndarray, name: str) -> Case:
@@ -304,13 +304,13 @@ CASES = [
     masked("padding: no mask", None, "Forgot the mask", mask=PADDING),
     masked("padding: inverted", ~PADDING, "Mask inverted", mask=PADDING),
     masked("padding: transposed", np.swapaxes(PADDING_FULL, 1, 2), "Mask transposed", mask=PADDING),
-    scale("scale 1/d_k", 1 / 2, "Scaled by 1/d_k instead of 1/√d_k"),
-    scale("scale √d_k", math.sqrt(2), "Multiplied by √d_k"),
-    scale("scale 1/√n_k", 1 / math.sqrt(3), "Divided by √n_k"),
+    scale("scale 1/d_k", 1 / 6, "Scaled by 1/d_k instead of 1/√d_k"),
+    scale("scale √d_k", math.sqrt(6), "Multiplied by √d_k"),
+    scale("scale 1/√n_k", 1 / math.sqrt(10), "Divided by √n_k"),
+    scale("scale 1/√d_v", 1 / math.sqrt(5), "Divided by √d_v"),
     scale("scale 1/8", 0.125, "Used 1/8, the scale of the original Transformer"),
     scale("scale 1", 1, "Forgot to scale"),
     scale("scale 1/√d_model", 1 / math.sqrt(8), "Divided by √d_model", d_model=8),
-    scale("scale 1/√d_v", 1 / math.sqrt(5), "Divided by √d_v", n_k=3, d_v=5),
     Case("value: known mistake", check_value, (30,), 12, "12 is not it: you counted Q Kᵀ only.", 30,
          {"mistakes": {"you counted Q Kᵀ only.": 12}}),
     Case("shape: axes swapped", check_shape, ((2, 3),), (3, 2), "Axes swapped", "(2, 3)",
@@ -348,8 +348,9 @@ CASES = [
 ]  # fmt: skip
 
 
-#: n_k = d_v = 3 here: 1/√n_k and 1/√d_v are the same scale, so both single mistakes are named.
-SAME_NUMBERS = {"1/√n_k", "scale 1/√n_k"}
+#: n_k = d_v = 3 in exercise 3: 1/√n_k and 1/√d_v are the same scale, so both single mistakes are named
+#: (question 2b has its own shapes, n_k = 10 and d_v = 5, which tell them apart).
+SAME_NUMBERS = {"1/√n_k"}
 
 
 @pytest.mark.parametrize("case", CASES, ids=[case.id for case in CASES])

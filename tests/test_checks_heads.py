@@ -105,7 +105,7 @@ def test_bad_exercises_raise(call, error):
         call()
 
 
-@pytest.mark.parametrize(("d_model", "n_heads"), [(384, 12), (512, 8), (768, 12)])
+@pytest.mark.parametrize(("d_model", "n_heads"), [(4096, 32), (384, 12), (512, 8), (768, 12)])
 def test_head_scale(d_model, n_heads):
     d_k = d_model // n_heads
     right = default_scale(d_k)

@@ -120,6 +120,9 @@ def test_tables_have_one_line_messages_and_bad_exercises_raise():
         check_rescale_factor(0.5, 3.0, 1.0)
     with pytest.raises(ValueError, match="itemsize"):
         check_weights_memory(1.0, 1024, itemsize=2)
+    with pytest.raises(ValueError, match=r"n and batch_heads are too large.*401-digit"):
+        check_weights_memory(1, 10**200)
+    verdict(check_weights_memory(2.0**402, 2**215), True)  # 2⁴³⁰ · 4 bytes = 2⁴⁰² GiB: still a float
     with pytest.raises(TypeError, match="block"):
         check_skipped_blocks(3, 1024, 12.5)
     with pytest.raises(ValueError, match="n"):

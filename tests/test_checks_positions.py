@@ -51,6 +51,13 @@ def test_sinusoidal_right_answers_pass(position, d_model, columns):
         assert result.passed, str(result)
 
 
+def test_sinusoidal_at_a_huge_position_computes_one_row():
+    p = 10**12  # the whole table up to p would be 7 TiB: the check computes only row p
+    right = [math.sin(p), math.cos(p), math.sin(p / 100), math.cos(p / 100)]
+    assert check_sinusoidal(right, p, 4).passed
+    assert not check_sinusoidal([0.0, 1.0, 0.0, 1.0], p, 4).passed
+
+
 @pytest.mark.parametrize(("position", "d_model", "columns"), [(3, 8, 4), (5, 16, 6), (2, 6, 6)])
 def test_sinusoidal_every_mistake_is_named(position, d_model, columns):
     ex = EncodingExercise(position, d_model, columns, 10000.0)
@@ -120,6 +127,7 @@ def test_sinusoidal_answers_that_are_not_four_numbers(answer, words):
     [
         ({"position": -1}, ValueError, "position"),
         ({"position": 1.5}, TypeError, "position"),
+        ({"position": 10**300, "d_model": 8}, ValueError, "position must be at most 2"),
         ({"d_model": 0}, ValueError, "d_model"),
         ({"columns": 9}, ValueError, "columns"),
         ({"base": "big"}, TypeError, "base"),

@@ -72,6 +72,26 @@ def test_bad_arguments_are_named(model):
         head_explorer(model, sentences="one sentence")
     with pytest.raises(ValueError, match="limit here is 5"):
         head_explorer(model, sentences=["A sentence with more than five tokens."], max_tokens=5)
+    for name, value in [("layer", True), ("head", 1.0), ("max_tokens", True)]:
+        with pytest.raises((TypeError, ValueError), match=name):
+            head_explorer(model, **{name: value})
+    with pytest.raises(ValueError, match="layer must be from 0 to 5"):
+        head_explorer(model, layer=6)
+    with pytest.raises(TypeError, match="sentences"):
+        head_explorer(model, sentences=["A sentence.", None])
+
+
+def test_booleans_and_floats_are_refused_and_a_lone_surrogate_is_named(explorer):
+    explorer.layer, explorer.head = 2, 3
+    for name, value in [("layer", True), ("head", 1.0), ("sentence", False), ("layer", np.float64(1))]:
+        with pytest.raises(traitlets.TraitError, match=name):
+            setattr(explorer, name, value)
+        assert (explorer.layer, explorer.head, explorer.sentence) == (2, 3, 0)
+    explorer.layer = np.int64(4)
+    assert explorer.layer == 4
+    explorer.text = "Bees \ud800 make honey."  # a lone surrogate: not a character of Unicode text
+    assert "surrogate" in explorer.error
+    assert len(explorer.sentences) == len(real_model_sentences())
 
 
 DRAW = """

@@ -112,6 +112,8 @@ def test_padding_combines_with_boolean_and_additive_masks_and_causal():
         ({"W_q": np.ones((5, 4))}, ValueError, "W_q"),
         ({"W_o": np.ones((3, 4))}, ValueError, "W_o"),
         ({"X_kv": np.ones((5, 3))}, ValueError, "X_kv"),
+        ({"X_kv": np.zeros((0, 4))}, ValueError, "X_kv has no tokens"),
+        ({"X_kv": np.zeros((2, 0, 4))}, ValueError, "X_kv has no tokens"),
         ({"X_q": np.full((5, 4), np.nan)}, ValueError, "X_q"),
         ({"key_padding_mask": np.ones(5)}, TypeError, "key_padding_mask"),
         ({"key_padding_mask": np.ones(4, dtype=bool)}, ValueError, "key_padding_mask"),
@@ -137,6 +139,20 @@ def test_bad_arguments_are_named(change, error, words):
     args |= change
     with pytest.raises(error, match=words):
         multi_head_attention(**args)
+
+
+def test_zero_queries_give_an_empty_output_as_the_naive_attention_does():
+    rng = np.random.default_rng(0)
+    W = weights_for(rng, d_model=4, d_kv=4, n_heads=2, d_k=3, d_v=2, d_out=5)
+    for X_q in (np.zeros((0, 4)), np.zeros((3, 0, 4))):
+        X_kv = rng.normal(size=(*X_q.shape[:-2], 6, 4))
+        output, weights = multi_head_attention(X_q, X_kv, **W, n_heads=2)
+        assert output.shape == (*X_q.shape[:-1], 5)
+        assert weights.shape == (*X_q.shape[:-2], 2, 0, 6)
+        expected = loop_over_heads(X_q, X_kv, W, 2)
+        assert (output.shape, weights.shape) == (expected[0].shape, expected[1].shape)
+    assert merge_heads(np.zeros((2, 0, 3))).shape == (0, 6)
+    assert merge_heads(split_heads(np.zeros((4, 0, 6)), 3)).shape == (4, 0, 6)
 
 
 def test_split_heads_bad_input():

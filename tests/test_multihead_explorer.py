@@ -128,6 +128,23 @@ def test_bad_embeddings_trait() -> None:
     ex.close()
 
 
+def test_booleans_and_complex_embeddings_are_refused_numpy_floats_taken() -> None:
+    with pytest.raises(TypeError, match="embeddings is complex"):
+        widgets.multi_head_explorer(TOKENS, X + 0j, **W)
+    with pytest.raises(TypeError, match="value_range"):
+        widgets.multi_head_explorer(TOKENS, X, **W, value_range=(False, True))
+    ex = widgets.multi_head_explorer(TOKENS, X, **W, step=np.float32(0.25))
+    assert ex.step == 0.25
+    before = ex.embeddings
+    for bad in ([[True, False]] * 4, [[1 + 1j, 0.0]] * 4, np.array([[1 + 1j, 0.0]] * 4)):
+        with pytest.raises(traitlets.TraitError, match="embeddings"):
+            ex.embeddings = bad
+        assert ex.embeddings == before
+    ex.embeddings = [[np.float32(0.5), np.int64(1)]] * 4
+    assert ex.embeddings == [[0.5, 1.0]] * 4
+    ex.close()
+
+
 @pytest.mark.parametrize("style", ["light", "dark"])
 def test_the_static_figure_draws_attnlibs_numbers(style) -> None:
     drawn = two_heads_figure(TOKENS, X, **W, style=style)

@@ -62,6 +62,25 @@ def test_bad_arguments_and_trait_values():
     assert isinstance(explorer, OnlineSoftmaxExplorer)
 
 
+def test_booleans_and_floats_are_refused_and_the_old_value_kept():
+    with pytest.raises(ValueError, match="block_size"):
+        online_softmax_explorer(block_size=True)  # True == 1, one of the sizes, but not a size
+    explorer = online_softmax_explorer(block_size=4)
+    explorer.blocks_read = 2
+    for name, value in [
+        ("blocks_read", 99),
+        ("blocks_read", True),
+        ("blocks_read", 3.0),
+        ("block_size", True),
+    ]:
+        with pytest.raises(traitlets.TraitError, match=name):
+            setattr(explorer, name, value)
+        assert (explorer.block_size, explorer.blocks_read) == (4, 2)
+    explorer.blocks_read = np.int64(3)  # NumPy's whole numbers are whole numbers
+    assert explorer.blocks_read == 3 and type(explorer.blocks_read) is int
+    explorer.close()
+
+
 def test_the_page_draws_attnlibs_states(tmp_path: Path):
     node = shutil.which("node")
     if node is None:

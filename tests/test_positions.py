@@ -35,6 +35,15 @@ def test_sinusoidal_first_rows_known_values():
     np.testing.assert_allclose(PE[1], [math.sin(1), math.cos(1), math.sin(0.01), math.cos(0.01)])
 
 
+def test_sinusoidal_from_a_later_start_is_those_rows():
+    np.testing.assert_array_equal(sinusoidal(3, 6, start=5), sinusoidal(8, 6)[5:])
+    p = 10**12  # one row at a huge position, computed without the rows before it
+    row = sinusoidal(1, 4, start=p)[0]
+    np.testing.assert_allclose(
+        row, [math.sin(p), math.cos(p), math.sin(p / 100), math.cos(p / 100)], atol=1e-9
+    )
+
+
 def rope_complex(x: np.ndarray, positions: np.ndarray, base: float = 10000.0) -> np.ndarray:
     """RoPE written as complex numbers: each pair times exp(i p θ_j)."""
     d = x.shape[-1]
@@ -144,7 +153,12 @@ def test_positions_break_permutation_equivariance(add_positions):
         (lambda: rope(np.full((3, 4), np.nan)), ValueError, "x"),
         (lambda: rope(5.0), ValueError, "x"),
         (lambda: sinusoidal(0, 4), ValueError, "n_positions"),
-        (lambda: sinusoidal(10**400, 4), ValueError, "more than an array can hold"),
+        (lambda: sinusoidal(10**400, 4), ValueError, r"past 2\*\*53"),
+        (lambda: sinusoidal(10**8, 10**4), ValueError, "more than this machine can allocate"),
+        (lambda: sinusoidal(1, 10**400), ValueError, "about 1e400 float64 entries"),
+        (lambda: sinusoidal(1, 4, start=2**53 + 1), ValueError, r"past 2\*\*53"),
+        (lambda: sinusoidal(1, 4, start=-1), ValueError, "start"),
+        (lambda: sinusoidal(1, 4, start=True), TypeError, "start"),
         (lambda: sinusoidal(4, 2.5), TypeError, "d_model"),
         (lambda: sinusoidal(4, 4, base=0), ValueError, "base"),
         (lambda: rope_frequencies(3), ValueError, "even"),

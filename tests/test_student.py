@@ -104,6 +104,7 @@ def _lesson_08_values() -> list[str]:
         *(_number(value) for value in [*exercise_1, *exercise_3]),
         *(_number(value, 2) for value in three.output.ravel()),  # Z to 2 decimals
         str((n_q, n_k)),  # 2a: the shape of the weights
+        _number(attnlib.default_scale(6)),  # 2b: the scale of queries and keys of d_k = 6
         f"{totals['multiplications']} multiplications and {totals['additions']} additions",  # 2c
     ]
 
@@ -116,7 +117,7 @@ def _lesson_11_values() -> list[str]:
 
 #: The solution values each lesson's solution cells give, as the lesson prints them.
 SOLUTION_VALUES = {
-    "04": [f"{attnlib.default_scale(384 // 12):.4f}"],  # the scale of one head: d_model = 384, 12 heads
+    "04": [f"{attnlib.default_scale(4096 // 32):.4f}"],  # the scale of one head: d_model = 4096, 32 heads
     "08": _lesson_08_values(),
     "09": [
         str(split_heads(np.zeros((8, 10, 64)), 4).shape),  # self-check 1
@@ -275,6 +276,34 @@ def test_no_solution_value_is_in_a_copy(number: str) -> None:
             f"{value!r} is not in the solutions of {name}: the search would find nothing"
         )
         assert not _shows(copy, value), f"the student copy of {name} gives away {value!r}"
+
+
+#: Lessons whose hidden answers no other lesson may print either (given to 4 decimals, a value
+#: met in another lesson's outputs is the answer given away). Every answer of theirs with at least
+#: three decimals is searched, except, with the reason, a value an exercise cannot avoid.
+ANSWERED_NOWHERE_ELSE = {
+    "04": (),
+    "08": (
+        # exercise 3's S / √2 holds q₂ · k₃ / √2 = 1/√2: its data are the source exercise set's
+        _number(1 / np.sqrt(2)),
+    ),
+}
+
+
+def _distinctive(values: list[str]) -> list[str]:
+    """The hidden answers with at least three decimals (short ones like 0.14 are everywhere)."""
+    return [value for value in values if re.fullmatch(r"-?\d+\.\d{3,}", value)]
+
+
+@pytest.mark.parametrize("number", sorted(ANSWERED_NOWHERE_ELSE))
+def test_no_other_lesson_prints_a_hidden_answer(number: str) -> None:
+    hidden = _distinctive([*SOLUTION_VALUES.get(number, []), *NEVER_PRINTED.get(number, [])])
+    searched = [value for value in hidden if value not in ANSWERED_NOWHERE_ELSE[number]]
+    assert searched, f"lesson {number} has no hidden answer with three decimals to search for"
+    others = {name: _text(_lesson(name).cells) for name in LESSONS if not name.startswith(number)}
+    for value in searched:
+        shown = [name for name, text in others.items() if _shows(text, value)]
+        assert not shown, f"lesson {number}'s hidden answer {value} is printed in {shown}"
 
 
 @pytest.mark.usefixtures("built")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -143,6 +145,41 @@ def test_bad_tokens_and_parameters_are_named():
         train(SMALL, steps=2, seed=-3)
     with pytest.raises(TypeError, match="Model"):
         train("model", steps=2)
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "words"),
+    [
+        (lambda p: forward(None, p, [[0, 1, 2, 3]]), TypeError, "model must be an attnlib.training.Model"),
+        (lambda p: gradients("model", p, [[0, 1, 2, 3]]), TypeError, "model must be"),
+        (lambda p: init_parameters(None), TypeError, "model must be"),
+        (lambda p: previous_token_batch(None, 2, np.random.default_rng(0)), TypeError, "model must be"),
+        (lambda p: previous_token_batch(SMALL, 2, 0), TypeError, "rng must be a numpy.random.Generator"),
+        (lambda p: previous_token_batch(SMALL, 2, None), TypeError, "rng"),
+        (lambda p: previous_token_batch(SMALL, 0, np.random.default_rng(0)), ValueError, "batch_size"),
+        (lambda p: forward(SMALL, p, np.zeros((0, 4), dtype=int)), ValueError, "tokens has no sequences"),
+        (lambda p: gradients(SMALL, p, np.zeros((0, 4), dtype=int)), ValueError, "tokens has no sequences"),
+    ],
+)
+def test_entry_points_name_a_bad_argument(call, error, words):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # an empty batch used to give a NaN loss with RuntimeWarnings
+        with pytest.raises(error, match=words):
+            call(init_parameters(SMALL))
+
+
+def test_a_run_names_a_bad_step_or_sequence():
+    run = train(SMALL, steps=2)
+    for step in ([0], True, 1.0, "a"):
+        with pytest.raises(TypeError, match="step must be a whole number"):
+            run.parameters_at(step)
+    np.testing.assert_array_equal(run.parameters_at(np.int64(2))["W_q"], run.parameters_at(2)["W_q"])
+    for tokens in ("abc", 3, [[0, 1, 2, 3]]):
+        with pytest.raises(ValueError, match=r"tokens must be one sequence of shape \(4,\)"):
+            run.weights_at(0, tokens)
+    with pytest.raises(ValueError, match=r"shape \(batch, 4\)"):
+        run.weights_at(0, [0, 1, 2])
+    assert run.weights_at(2, [0, 1, 2, 3]).shape == (4, 4)
 
 
 def test_token_labels_name_position_and_token():

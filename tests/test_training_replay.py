@@ -50,6 +50,15 @@ def test_bad_steps_and_runs_are_named() -> None:
         widgets.training_replay(RUN, step=3)
     with pytest.raises(TypeError, match="TrainingRun"):
         widgets.training_replay("run")
+    for step in (5.0, np.float32(5), True):
+        with pytest.raises(ValueError, match="saved steps"):
+            widgets.training_replay(RUN, step=step)
+    replay = widgets.training_replay(RUN, step=np.int64(5))
+    for step in (10.0, np.float32(10), True):
+        with pytest.raises(traitlets.TraitError, match="step"):
+            replay.step = step
+        assert replay.step == 5
+    replay.close()
 
 
 def test_is_an_anywidget_with_a_summary_and_no_relative_imports() -> None:

@@ -24,6 +24,7 @@ from attnlib.core import default_scale
 from attnlib.projection import qkv
 from attnlib.scaling import D_K_VALUES, entropy, scaling_statistics
 from attnlib.similarity import similarity
+from attnlib.training import Model, train
 from attnlib.widgets.modules import module_text
 
 pytestmark = pytest.mark.filterwarnings("error")
@@ -388,6 +389,40 @@ def test_every_explorer_is_an_anywidget_with_a_summary() -> None:
             re.findall(r'from\s*"([^"]*)"', explorer._esm)
         )
         explorer.close()
+
+
+def live_widgets() -> set[str]:
+    """The model ids of every widget ipywidgets keeps alive (8.1's registry, ``widget._instances``)."""
+    from ipywidgets.widgets import widget
+
+    return set(widget._instances)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        widgets.playground,
+        widgets.softmax_explorer,
+        widgets.similarity_explorer,
+        lambda: widgets.scaling_explorer(n_queries=16),
+        widgets.rope_explorer,
+        widgets.online_softmax_explorer,
+        lambda: widgets.multi_head_explorer(
+            ["a", "b"], np.eye(2), W_q=np.eye(2), W_k=np.eye(2), W_v=np.eye(2, 4), W_o=np.eye(4, 2)
+        ),
+        lambda: widgets.training_replay(train(Model(vocab_size=4, length=3, d_model=4), steps=2)),
+    ],
+)
+def test_close_leaves_no_widget_alive(make) -> None:
+    before = live_widgets()
+    explorer = make()
+    assert live_widgets() - before == {
+        explorer.model_id,
+        explorer.layout.model_id,
+    }  # the explorer and its Layout
+    explorer.close()
+    assert live_widgets() == before
+    explorer.close()  # a second close is harmless
 
 
 # --- the ES modules as anywidget loads them ------------------------------------------------------

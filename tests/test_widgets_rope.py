@@ -111,6 +111,25 @@ def test_bad_trait_values():
     assert_matches_attnlib(explorer)
 
 
+def test_booleans_and_complex_numbers_are_refused_numpy_floats_taken():
+    for kwargs in ({"query_position": True}, {"max_position": True}, {"step": False}):
+        with pytest.raises(TypeError, match=next(iter(kwargs))):
+            widgets.rope_explorer(**kwargs)
+    with pytest.raises(TypeError, match="query is boolean"):
+        widgets.rope_explorer([True, False])
+    explorer = widgets.rope_explorer(step=np.float32(0.5), query_position=np.float32(1.5))
+    assert (explorer.step, explorer.query_position) == (0.5, 1.5)
+    for name, value in [("query", [True, False]), ("key", [1 + 1j, 0.0]), ("offset", True), ("offset", 1j)]:
+        before = getattr(explorer, name)
+        with pytest.raises(traitlets.TraitError, match=name):
+            setattr(explorer, name, value)
+        assert getattr(explorer, name) == before
+    explorer.key_position, explorer.query = np.float32(2.5), [np.float32(0.5), np.int64(1)]
+    assert (explorer.key_position, explorer.query) == (2.5, [0.5, 1.0])
+    assert_matches_attnlib(explorer)
+    explorer.close()
+
+
 def test_is_an_anywidget_whose_module_carries_the_rope_mirror():
     explorer = widgets.rope_explorer(style="dark")
     assert isinstance(explorer, anywidget.AnyWidget)

@@ -120,6 +120,14 @@ def check_weights_memory(
     )
     if ex.itemsize not in (4, 8):
         raise ValueError(f"itemsize must be 4 (float32) or 8 (float64), got {ex.itemsize}")
+    try:  # the largest number a mistake gives: the bits of 8-byte numbers, in GiB
+        float(ex.n * ex.n * ex.batch_heads * 8 * 8 / GIB)
+    except OverflowError:
+        raise ValueError(
+            f"n and batch_heads are too large: the weights would take n² · batch_heads · itemsize bytes, "
+            f"a {len(str(ex.n * ex.n * ex.batch_heads * ex.itemsize))}-digit number, beyond the largest "
+            "float (1.8e308)"
+        ) from None
     right = weights_bytes(ex.n, ex.n, batch_heads=ex.batch_heads, itemsize=ex.itemsize) / GIB
     return _verdict(answer, right, MEMORY_MISTAKES, ex, decimals, "the memory of the weights in GiB")
 

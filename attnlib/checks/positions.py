@@ -24,7 +24,7 @@ from attnlib.checks.mistakes import Mistake, describe, matching
 from attnlib.checks.result import CheckResult, failed, passed
 from attnlib.checks.values import number_verdict, tolerance
 from attnlib.checks.wording import shape_text
-from attnlib.positions import rope, sinusoidal
+from attnlib.positions import EXACT_POSITIONS, rope, sinusoidal
 from attnlib.validation import as_positive_int, as_real
 
 __all__ = [
@@ -171,11 +171,16 @@ def check_sinusoidal(
         columns=0,
         base=as_real(base, "base"),
     )
+    if ex.position > EXACT_POSITIONS:
+        raise ValueError(
+            f"position must be at most 2**53 = {EXACT_POSITIONS:,} (float64 tells no larger position "
+            f"from the next one), got a {len(str(ex.position))}-digit position"
+        )
     n_columns = ex.d_model if columns is None else as_positive_int(columns, "columns")
     if n_columns > ex.d_model:
         raise ValueError(f"columns must be at most d_model = {ex.d_model}, got {n_columns}")
     ex = EncodingExercise(ex.position, ex.d_model, n_columns, ex.base)
-    right = sinusoidal(ex.position + 1, ex.d_model, base=ex.base)[ex.position, : ex.columns]
+    right = sinusoidal(1, ex.d_model, base=ex.base, start=ex.position)[0, : ex.columns]
     atol, _ = tolerance(decimals)
     name = f"PE[{ex.position}, :{ex.columns}]"
     arr = read_array(answer, name)

@@ -96,6 +96,16 @@ class Explorer(anywidget.AnyWidget):
         super().__init__(**kwargs)
         adopt(self)
 
+    def close(self) -> None:
+        """Close the explorer and its ``Layout``: both leave ipywidgets' registry of live widgets.
+
+        ipywidgets' ``close()`` closes the widget alone; its ``Layout`` (a widget of its own, which
+        every ``DOMWidget`` has) would stay registered, about 5 KB per explorer made and closed.
+        """
+        layout = self.layout
+        super().close()
+        layout.close()
+
     @traitlets.validate("style_name")
     def _check_style(self, proposal: traitlets.Bunch) -> str:
         plots.check_style(proposal["value"])

@@ -18,6 +18,7 @@ import traitlets
 from attnlib.examples import real_model_sentences
 from attnlib.validation import is_number
 from attnlib.widgets.base import Explorer
+from attnlib.widgets.inputs import WholeNumber
 from attnlib.widgets.modules import module_text
 
 __all__ = ["MAX_TOKENS", "HeadExplorer", "head_explorer", "sentence_entry"]
@@ -38,12 +39,28 @@ def sentence_entry(model: Any, text: str, *, max_tokens: int = MAX_TOKENS) -> di
     max_tokens : int
         Longer sentences raise ``ValueError`` with their length and the limit.
 
+    Raises
+    ------
+    TypeError
+        ``text`` is not a string.
+    ValueError
+        ``text`` is too long, or holds a lone surrogate (not a character of Unicode text).
+
     Returns
     -------
     dict
         ``text``; ``tokens`` (list of str, n); ``attentions`` (n_layers × n_heads × n × n nested
         lists, rounded to 6 decimals).
     """
+    if not isinstance(text, str):
+        raise TypeError(f"a sentence must be a string, got {text!r}")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ValueError(
+            f"the sentence {text!r} holds {exc.object[exc.start]!r} at index {exc.start}, half of a "
+            "surrogate pair and not a character; type the sentence again"
+        ) from None
     run = model.run(text, max_tokens=max_tokens)
     return {
         "text": text,
@@ -81,15 +98,15 @@ class HeadExplorer(Explorer):
     colormap_names = ("viridis",)
 
     sentences = traitlets.List(traitlets.Dict()).tag(sync=True)
-    sentence = traitlets.Int(0).tag(sync=True)
-    layer = traitlets.Int(0).tag(sync=True)
-    head = traitlets.Int(0).tag(sync=True)
+    sentence = WholeNumber(0).tag(sync=True)
+    layer = WholeNumber(0).tag(sync=True)
+    head = WholeNumber(0).tag(sync=True)
     view = traitlets.Unicode("lines").tag(sync=True)
     text = traitlets.Unicode("").tag(sync=True)
     error = traitlets.Unicode("").tag(sync=True)
-    n_layers = traitlets.Int(6).tag(sync=True)
-    n_heads = traitlets.Int(12).tag(sync=True)
-    max_tokens = traitlets.Int(MAX_TOKENS).tag(sync=True)
+    n_layers = WholeNumber(6).tag(sync=True)
+    n_heads = WholeNumber(12).tag(sync=True)
+    max_tokens = WholeNumber(MAX_TOKENS).tag(sync=True)
     model_name = traitlets.Unicode("all-MiniLM-L6-v2").tag(sync=True)
 
     def __init__(self, model: Any, **kwargs: Any) -> None:
@@ -173,8 +190,13 @@ def head_explorer(
         raise ValueError(f"max_tokens must be a whole number from 3 to 64, got {max_tokens!r}")
     if sentences is None:
         sentences = real_model_sentences()
-    if isinstance(sentences, str) or not sentences:
-        raise TypeError("sentences must be a non-empty list of sentences (str)")
+    if isinstance(sentences, str) or not sentences or not all(isinstance(s, str) for s in sentences):
+        raise TypeError(f"sentences must be a non-empty list of sentences (str), got {sentences!r}")
+    for name, value, size in (("layer", layer, model.config.n_layers), ("head", head, model.config.n_heads)):
+        if not is_number(value, whole=True):
+            raise TypeError(f"{name} must be a whole number (not True or False), got {value!r}")
+        if not 0 <= value < size:
+            raise ValueError(f"{name} must be from 0 to {size - 1}, got {value}")
     entries = [sentence_entry(model, s, max_tokens=max_tokens) for s in sentences]
     return HeadExplorer(
         model,

@@ -12,6 +12,7 @@ from attnlib.efficient import online_softmax
 from attnlib.examples import online_softmax_row
 from attnlib.validation import is_number
 from attnlib.widgets.base import Explorer
+from attnlib.widgets.inputs import RealNumber, WholeNumber
 from attnlib.widgets.modules import module_text
 
 __all__ = [
@@ -71,12 +72,12 @@ class OnlineSoftmaxExplorer(Explorer):
     _esm = module_text("online_softmax.js")
     summary = "Online softmax: one query row read block by block"
 
-    blocks_read = traitlets.Int(1).tag(sync=True)
-    block_size = traitlets.Int(4).tag(sync=True)
-    scores = traitlets.List(traitlets.Float()).tag(sync=True)
-    values = traitlets.List(traitlets.List(traitlets.Float())).tag(sync=True)
+    blocks_read = WholeNumber(1).tag(sync=True)
+    block_size = WholeNumber(4).tag(sync=True)
+    scores = traitlets.List(RealNumber()).tag(sync=True)
+    values = traitlets.List(traitlets.List(RealNumber())).tag(sync=True)
     tables = traitlets.Dict().tag(sync=True)
-    exact_output = traitlets.List(traitlets.Float()).tag(sync=True)
+    exact_output = traitlets.List(RealNumber()).tag(sync=True)
 
     @traitlets.validate("block_size")
     def _check_block_size(self, proposal: traitlets.Bunch) -> int:
@@ -125,7 +126,7 @@ def online_softmax_explorer(
         raise ValueError(f"n_keys must be an integer from 2 to 32, got {n_keys!r}")
     if not is_number(seed, whole=True) or seed < 0:
         raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
-    if block_size not in BLOCK_SIZES:
+    if not is_number(block_size, whole=True) or block_size not in BLOCK_SIZES:
         raise ValueError(f"block_size must be one of {BLOCK_SIZES}, got {block_size!r}")
     scores, values = online_softmax_row(int(n_keys), int(seed))
     return OnlineSoftmaxExplorer(

@@ -10,7 +10,7 @@ from attnlib.plots.rotary import ROPE_KEY, ROPE_QUERY, rope_limits
 from attnlib.positions import rope
 from attnlib.validation import is_number
 from attnlib.widgets.base import Explorer
-from attnlib.widgets.inputs import real_array
+from attnlib.widgets.inputs import RealNumber, real_array
 from attnlib.widgets.modules import module_text
 
 __all__ = ["MAX_POSITION", "RopeExplorer", "rope_explorer"]
@@ -45,14 +45,14 @@ class RopeExplorer(Explorer):
     _esm = module_text("rope.js")
     summary = "RoPE explorer: a query and a key rotated by their positions, and their score"
 
-    query = traitlets.List(traitlets.Float()).tag(sync=True)
-    key = traitlets.List(traitlets.Float()).tag(sync=True)
-    query_position = traitlets.Float(0.0).tag(sync=True)
-    key_position = traitlets.Float(0.0).tag(sync=True)
-    offset = traitlets.Float(0.0).tag(sync=True)
-    max_position = traitlets.Float(float(MAX_POSITION)).tag(sync=True)
-    step = traitlets.Float(1.0).tag(sync=True)
-    limits = traitlets.List(traitlets.Float()).tag(sync=True)
+    query = traitlets.List(RealNumber()).tag(sync=True)
+    key = traitlets.List(RealNumber()).tag(sync=True)
+    query_position = RealNumber(0.0).tag(sync=True)
+    key_position = RealNumber(0.0).tag(sync=True)
+    offset = RealNumber(0.0).tag(sync=True)
+    max_position = RealNumber(float(MAX_POSITION)).tag(sync=True)
+    step = RealNumber(1.0).tag(sync=True)
+    limits = traitlets.List(RealNumber()).tag(sync=True)
 
     @traitlets.validate("query_position", "key_position", "offset")
     def _check_position(self, proposal: traitlets.Bunch) -> float:

@@ -12,14 +12,14 @@ import traitlets
 
 from attnlib.validation import is_number
 from attnlib.widgets.base import Explorer
-from attnlib.widgets.inputs import embeddings_on_sliders, real_array, slider_range
+from attnlib.widgets.inputs import RealNumber, embeddings_on_sliders, real_array, slider_range
 
 __all__ = ["EmbeddingExplorer", "embedding_arguments", "matrix_trait"]
 
 
 def matrix_trait() -> traitlets.List:
     """A trait holding a matrix as a list of rows of floats."""
-    return traitlets.List(traitlets.List(traitlets.Float()))
+    return traitlets.List(traitlets.List(RealNumber()))
 
 
 class EmbeddingExplorer(Explorer):
@@ -41,9 +41,9 @@ class EmbeddingExplorer(Explorer):
     W_q = matrix_trait().tag(sync=True)
     W_k = matrix_trait().tag(sync=True)
     W_v = matrix_trait().tag(sync=True)
-    value_min = traitlets.Float(-2.0).tag(sync=True)
-    value_max = traitlets.Float(2.0).tag(sync=True)
-    step = traitlets.Float(0.05).tag(sync=True)
+    value_min = RealNumber(-2.0).tag(sync=True)
+    value_max = RealNumber(2.0).tag(sync=True)
+    step = RealNumber(0.05).tag(sync=True)
     initial = traitlets.Dict().tag(sync=True)
 
     @traitlets.validate("embeddings")

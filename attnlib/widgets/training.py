@@ -12,7 +12,9 @@ from typing import Any
 import traitlets
 
 from attnlib.training import Model, TrainingRun, token_labels, train
+from attnlib.validation import is_number
 from attnlib.widgets.base import Explorer
+from attnlib.widgets.inputs import RealNumber, WholeNumber
 from attnlib.widgets.modules import module_text
 
 __all__ = ["TrainingReplay", "replay_table", "training_replay"]
@@ -64,9 +66,9 @@ class TrainingReplay(Explorer):
     summary = "Training replay: the attention weights and the loss at each saved step"
     colormap_names = ("viridis",)
 
-    step = traitlets.Int(0).tag(sync=True)
+    step = WholeNumber(0).tag(sync=True)
     table = traitlets.List(traitlets.Dict()).tag(sync=True)
-    losses = traitlets.List(traitlets.Float()).tag(sync=True)
+    losses = traitlets.List(RealNumber()).tag(sync=True)
     tokens = traitlets.List(traitlets.Unicode()).tag(sync=True)
 
     @traitlets.validate("step")
@@ -102,7 +104,7 @@ def training_replay(
         raise TypeError(f"run must be an attnlib.training.TrainingRun, got {type(run).__name__}")
     saved = run.snapshot_steps.tolist()
     first = saved[-1] if step is None else step
-    if first not in saved:
+    if not is_number(first, whole=True) or first not in saved:
         raise ValueError(f"step must be one of the saved steps {saved}, got {step!r}")
     return TrainingReplay(
         table=replay_table(run),
