@@ -790,6 +790,12 @@ def train(
     ------
     FloatingPointError
         A step overflowed or made a NaN (the learning rate is too large); the message names the step.
+
+    Notes
+    -----
+    The matrices of a small model are tiny: on a busy machine, start Python with
+    ``OPENBLAS_NUM_THREADS=1``, or NumPy's BLAS threads spend far longer waiting for each other
+    than multiplying (``tools/train_induction.py`` does so).
     """
     c = _config(config)
     n_steps = as_positive_int(steps, "steps")

@@ -12,6 +12,7 @@ query (the current token) against those keys (K-composition).
   those heads would choose.
 - :func:`half_losses`, :func:`in_context_score`: the loss on each half, and the repeated half's
   minus the first half's (Olsson et al.'s in-context-learning score, for sequences this short).
+- :func:`phase_change_step`: when the repeated half's loss fell below half of ``ln(vocab)``.
 - :func:`ablation_losses`: the repeated half's loss with each head zeroed.
 - :func:`composition_scores`: how much a layer-1 head's keys (or queries, or values) read what a
   layer-0 head writes, from the weights alone.
@@ -51,6 +52,7 @@ __all__ = [
     "induction_scores",
     "induction_targets",
     "load_induction_run",
+    "phase_change_step",
     "previous_token_scores",
     "repeated_sequences",
     "run_from_arrays",
@@ -251,6 +253,36 @@ def in_context_score(position_losses: npt.ArrayLike, half: int) -> np.ndarray:
     """
     first, repeated = half_losses(position_losses, half)
     return repeated - first
+
+
+def phase_change_step(repeated_half_loss: npt.ArrayLike, vocab_size: int, *, window: int = 25) -> int | None:
+    """The first step at which the repeated half's loss has fallen below half of ``ln(vocab_size)``.
+
+    The loss is averaged over ``window`` steps first (the running mean of the steps ``s − window
+    + 1 … s``), so one lucky batch does not count.
+
+    Parameters
+    ----------
+    repeated_half_loss : (steps,)
+        The loss on the repeated half at each step, such as ``InductionRun.repeated_half_loss``.
+    vocab_size : int
+    window : int
+
+    Returns
+    -------
+    int or None
+        The step, or None if the loss never fell that far.
+    """
+    losses = as_real_array(repeated_half_loss, "repeated_half_loss")
+    v = as_positive_int(vocab_size, "vocab_size", minimum=2)
+    w = as_positive_int(window, "window")
+    if losses.ndim != 1 or losses.size < w:
+        raise ValueError(
+            f"repeated_half_loss must be one loss per step, at least window={w}, got shape {losses.shape}"
+        )
+    running = np.convolve(losses, np.ones(w) / w, mode="valid")  # running[k]: steps k … k + w − 1
+    below = np.flatnonzero(running < np.log(v) / 2)
+    return int(below[0]) + w - 1 if below.size else None
 
 
 def _halves(tokens: np.ndarray) -> int:

@@ -23,6 +23,7 @@ from attnlib.induction import (
     induction_scores,
     induction_targets,
     load_induction_run,
+    phase_change_step,
     previous_token_scores,
     repeated_sequences,
 )
@@ -136,6 +137,18 @@ def test_half_losses_and_in_context_score():
     np.testing.assert_allclose(in_context_score(stacked, half), [-1.5, -1.5])
     with pytest.raises(ValueError, match=r"2·half − 1 = 7 entries on its last axis, got shape \(6,\)"):
         half_losses(losses[:-1], half)
+
+
+def test_phase_change_step_is_where_the_running_mean_falls_below_half_of_ln_vocab():
+    losses = np.full(100, math.log(16))
+    losses[60:] = 0.2
+    assert phase_change_step(losses, 16, window=10) == 60 + 5  # the mean of 10 steps, 6 of them low
+    losses[30] = 0.0  # one lucky batch
+    assert phase_change_step(losses, 16, window=10) == 65
+    assert phase_change_step(losses, 16, window=1) == 30
+    assert phase_change_step(np.full(50, 2.0), 16) is None
+    with pytest.raises(ValueError, match="at least window=25"):
+        phase_change_step(losses[:10], 16)
 
 
 def copying_model(half, vocab):
@@ -254,6 +267,7 @@ def test_the_committed_run_has_a_previous_token_head_and_an_induction_head():
     config, vocab = run.config, run.config.vocab_size
     early, late = run.repeated_half_loss[:50].mean(), run.repeated_half_loss[-100:].mean()
     assert early > math.log(vocab) - 0.5 and late < 0.7  # the repeated half: from a guess to far below
+    assert 300 < phase_change_step(run.repeated_half_loss, vocab) < 800
     assert abs(run.first_half_loss[-100:].mean() - math.log(vocab)) < 0.15  # the first half stays a guess
     tokens = repeated_sequences(64, run.half, vocab, seed=123)
     weights = forward(config, run.params, tokens).weights
