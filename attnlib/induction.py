@@ -353,15 +353,6 @@ def _head_matrices(
     return W_q @ W_k.transpose(0, 2, 1), W_v @ W_o
 
 
-def _composition(kind: str, qk: np.ndarray, ov: np.ndarray) -> np.ndarray:
-    """The product that says how a reader head's circuit reads a writer head's output."""
-    if kind == "K":  # score x_i W_QK (y W_OV)ᵀ: the keys read the writer's output
-        return qk @ np.swapaxes(ov, -1, -2)
-    if kind == "Q":  # score (y W_OV) W_QK x_jᵀ: the queries read it
-        return ov @ qk
-    return ov[0] @ ov[1]  # "V": y W_OV(writer) W_OV(reader): the values read it
-
-
 def composition_scores(
     config: DecoderConfig,
     params: Mapping[str, npt.ArrayLike],
@@ -404,13 +395,16 @@ def composition_scores(
 
 
 def _scores(kind: str, qk_reader: np.ndarray, ov_reader: np.ndarray, ov_writer: np.ndarray) -> np.ndarray:
+    """``[writer, reader]`` scores from the circuits, (heads, d_model, d_model) each."""
     reader = ov_reader if kind == "V" else qk_reader
     scores = np.zeros((ov_writer.shape[0], reader.shape[0]))
     for w, ov in enumerate(ov_writer):
         for r, m in enumerate(reader):
             sizes = np.linalg.norm(ov) * np.linalg.norm(m)
             if sizes > 0:  # a head whose circuit is zero composes with nothing: score 0
-                product = ov @ m if kind == "V" else _composition(kind, m, ov)
+                # K: the score x_i W_QK (y W_OV)ᵀ reads the writer's output through the keys;
+                # Q: (y W_OV) W_QK x_jᵀ through the queries; V: y W_OV(writer) W_OV(reader)
+                product = m @ ov.T if kind == "K" else ov @ m
                 scores[w, r] = np.linalg.norm(product) / sizes
     return scores
 
