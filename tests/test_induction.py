@@ -315,15 +315,26 @@ def test_the_script_reproduces_the_first_steps_of_the_committed_run(tmp_path):
 
 @pytest.mark.slow
 def test_the_script_reproduces_the_committed_run_and_its_phase_change(tmp_path):
-    fresh = run_script(
-        tmp_path, int(np.load(ROOT / "attnlib" / "data" / "induction_run.npz")["setting.steps"])
+    committed = load_induction_run()
+    fresh = run_script(tmp_path, committed.settings["steps"])
+    assert set(fresh.files) == set(np.load(ROOT / "attnlib" / "data" / "induction_run.npz").files)
+    # the same phase change (1500 steps of a chaotic process: another CPU's last bits may move it a
+    # little), the same final losses and the same two heads
+    vocab = committed.config.vocab_size
+    step = phase_change_step(fresh["repeated_half_loss"], vocab)
+    assert abs(step - phase_change_step(committed.repeated_half_loss, vocab)) <= 25
+    assert fresh["repeated_half_loss"][-100:].mean() == pytest.approx(
+        committed.repeated_half_loss[-100:].mean(), abs=0.05
     )
-    committed = np.load(ROOT / "attnlib" / "data" / "induction_run.npz")
-    assert set(fresh.files) == set(committed.files)
-    for name in committed.files:
-        if committed[name].dtype.kind == "f":
-            np.testing.assert_allclose(fresh[name], committed[name], rtol=1e-7, atol=1e-7, err_msg=name)
-        else:
-            np.testing.assert_array_equal(fresh[name], committed[name], err_msg=name)
-    repeated = fresh["repeated_half_loss"]
-    assert repeated[:50].mean() > math.log(16) - 0.5 and repeated[-100:].mean() < 0.7
+    scores = [
+        previous_token_scores(fresh["probe_weights"][-1]),
+        induction_scores(fresh["probe_weights"][-1], fresh["probe"]),
+    ]
+    expected = [
+        previous_token_scores(committed.probe_weights[-1]),
+        induction_scores(committed.probe_weights[-1], committed.probe),
+    ]
+    assert (
+        scores[0][0].argmax() == expected[0][0].argmax() and scores[1][1].argmax() == expected[1][1].argmax()
+    )
+    np.testing.assert_allclose(scores, expected, atol=0.05)
