@@ -130,3 +130,19 @@ def test_a_masked_heatmap_hatches_the_hidden_cells_and_says_so():
     assert "3 of 6 cells hidden by the mask (hatched)" in plots.description(fig).text
     with pytest.raises(ValueError, match="masked must be a boolean array"):
         plots.heatmap(axes[0, 1], w, ["a", "b"], ["x", "y", "z"], masked=hidden[:, :2])
+
+
+def test_the_two_heads_figure_draws_concat_and_w_o_on_one_scale_about_0():
+    from attnlib.plots.heads import two_heads_figure
+
+    X = np.array([[1.0, 0.6], [-1.0, 0.6], [1.0, -0.6], [-1.0, -0.6]])
+    W = {
+        "W_q": np.array([[2.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 2.0]]),
+        "W_k": np.array([[2.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 2.0]]),
+        "W_v": np.array([[1.0, 0.0, 1.0, 0.0], [0.0, 1.0, 0.0, 1.0]]),
+        "W_o": np.array([[1.0, 0.0], [0.0, 0.0], [0.0, 0.0], [0.0, 1.0]]),
+    }
+    drawn = two_heads_figure(["a", "b", "c", "d"], X, **W)
+    concat, w_o = drawn.concat_map.mesh.norm, drawn.w_o_map.mesh.norm
+    assert (concat.vmin, concat.vmax) == (w_o.vmin, w_o.vmax)
+    assert concat.vmin == -concat.vmax > -np.inf
