@@ -14,6 +14,16 @@ Two ways to tell it, both as in the papers that introduced them:
   ``θ_i = base**(-2i / d)``. A rotation keeps lengths, and the dot product of a query rotated by
   ``m·θ`` with a key rotated by ``n·θ`` depends only on ``m − n``: the score sees how far apart
   two tokens are, not where they are.
+
+Two more facts, as functions the lessons compute with:
+
+- :func:`sinusoidal_shift`: moving every position ``k`` places on is one fixed linear map,
+  ``PE[p + k] = PE[p] @ M_k`` for every ``p`` (a rotation of each pair by ``k / base**(2i/d)``),
+  the reason Vaswani et al. give for choosing sinusoids.
+- ``pairing=``: RoFormer rotates neighbouring pairs ``(x[2i], x[2i+1])`` (``"interleaved"``);
+  GPT-NeoX and Llama's code rotates ``(x[i], x[i + d/2])``, the two halves (``"half"``, the
+  ``rotate_half`` form). :func:`half_to_interleaved` is the permutation of the components between
+  the two: the same rotations, on differently ordered components.
 """
 
 from __future__ import annotations
@@ -26,7 +36,18 @@ import numpy.typing as npt
 
 from attnlib.validation import as_positive_int, as_real, as_real_array
 
-__all__ = ["EXACT_POSITIONS", "rope", "rope_frequencies", "sinusoidal"]
+__all__ = [
+    "EXACT_POSITIONS",
+    "PAIRINGS",
+    "half_to_interleaved",
+    "rope",
+    "rope_frequencies",
+    "sinusoidal",
+    "sinusoidal_shift",
+]
+
+#: How :func:`rope` pairs the components: RoFormer's neighbours, or the two halves of Llama's code.
+PAIRINGS = ("interleaved", "half")
 
 
 def _check_base(base: object) -> float:
@@ -100,6 +121,79 @@ def sinusoidal(n_positions: int, d_model: int, *, base: float = 10000.0, start: 
     return PE
 
 
+def sinusoidal_shift(k: float, d_model: int, *, base: float = 10000.0) -> np.ndarray:
+    """The matrix that moves a sinusoidal encoding ``k`` positions on: ``PE[p + k] = PE[p] @ M``.
+
+    Pair ``i`` holds ``(sin a, cos a)`` with ``a = p·ω_i``, ``ω_i = base**(-2i/d_model)``, and
+    ``sin(a + b) = sin a cos b + cos a sin b``, ``cos(a + b) = cos a cos b − sin a sin b`` with
+    ``b = k·ω_i``: a rotation of the pair that does not depend on ``p``. ``M`` is block-diagonal,
+    one 2 × 2 rotation per pair.
+
+    Parameters
+    ----------
+    k : float
+        The shift, in positions (negative moves back).
+    d_model : int
+        The (even) width of the encodings.
+    base : float
+
+    Returns
+    -------
+    M : (d_model, d_model) float64
+        Block ``i`` (rows and columns ``2i, 2i+1``) is ``[[cos b, −sin b], [sin b, cos b]]``,
+        ``b = k·ω_i``; every other entry is 0. Row vectors: ``PE[p + k] = PE[p] @ M``.
+
+    >>> M = sinusoidal_shift(3, 4)
+    >>> bool(np.allclose(sinusoidal(10, 4)[:7] @ M, sinusoidal(10, 4)[3:]))
+    True
+    """
+    shift = as_real(k, "k", example="1")
+    d = as_positive_int(d_model, "d_model")
+    if d % 2:
+        raise ValueError(
+            f"only an even d_model has a shift matrix (the last sine column of an odd one has no "
+            f"cosine to turn with), got d_model = {d}"
+        )
+    with np.errstate(over="ignore"):  # an overflow is named below
+        b = shift * rope_frequencies(d, base=base)  # (d/2,): the angle each pair turns
+    _check_angles(b, f"sinusoidal_shift({shift:g}, {d})")
+    M = np.zeros((d, d))
+    M[0::2, 0::2] = np.diag(np.cos(b))
+    M[1::2, 1::2] = np.diag(np.cos(b))
+    M[0::2, 1::2] = np.diag(-np.sin(b))
+    M[1::2, 0::2] = np.diag(np.sin(b))
+    return M
+
+
+def half_to_interleaved(d: int) -> np.ndarray:
+    """The permutation of the components from the half-split pairing to the interleaved one.
+
+    With ``order = half_to_interleaved(d)``, ``x[..., order]`` puts component ``i`` and component
+    ``i + d/2`` (a pair of ``pairing="half"``) next to each other, at ``2i`` and ``2i + 1`` (a pair
+    of ``pairing="interleaved"``), so that
+    ``rope(x, pairing="half")[..., order] == rope(x[..., order], pairing="interleaved")``.
+    ``np.argsort(order)`` goes back.
+
+    Parameters
+    ----------
+    d : int
+        The (even) width of the vectors.
+
+    Returns
+    -------
+    order : (d,) int
+        ``[0, d/2, 1, d/2 + 1, …, d/2 − 1, d − 1]``.
+
+    >>> half_to_interleaved(6).tolist()
+    [0, 3, 1, 4, 2, 5]
+    """
+    width = as_positive_int(d, "d")
+    if width % 2:
+        raise ValueError(f"rope rotates pairs of components, so d must be even, got d = {width}")
+    half = width // 2
+    return np.stack([np.arange(half), np.arange(half, width)], axis=1).reshape(width)
+
+
 def rope_frequencies(d: int, *, base: float = 10000.0) -> np.ndarray:
     """The angle per position of each pair in :func:`rope`: ``θ_i = base**(-2i / d)``.
 
@@ -128,8 +222,14 @@ def rope_frequencies(d: int, *, base: float = 10000.0) -> np.ndarray:
     return theta
 
 
-def rope(x: npt.ArrayLike, positions: npt.ArrayLike | None = None, *, base: float = 10000.0) -> np.ndarray:
-    """Rotate every consecutive pair of each vector by its position (RoFormer's interleaved form).
+def rope(
+    x: npt.ArrayLike,
+    positions: npt.ArrayLike | None = None,
+    *,
+    base: float = 10000.0,
+    pairing: str = "interleaved",
+) -> np.ndarray:
+    """Rotate every pair of components of each vector by its position.
 
     Parameters
     ----------
@@ -141,22 +241,28 @@ def rope(x: npt.ArrayLike, positions: npt.ArrayLike | None = None, *, base: floa
         the leading dimensions of ``x``.
     base : float
         The frequency base (10000 in the paper).
+    pairing : {"interleaved", "half"}
+        Which components form pair ``i``: ``(x[2i], x[2i+1])``, RoFormer's (the default), or
+        ``(x[i], x[i + d/2])``, the ``rotate_half`` form of GPT-NeoX and Llama's code.
 
     Returns
     -------
     (..., n, d)
-        ``x`` with pair ``(x[..., 2i], x[..., 2i+1])`` of the vector at position ``p`` rotated
-        by the angle ``p · base**(-2i / d)``, computed in float64 and returned in the dtype of
+        ``x`` with pair ``i`` of the vector at position ``p`` rotated by the angle
+        ``p · base**(-2i / d)``, computed in float64 and returned in the dtype of
         ``x`` (float32 stays float32).
 
     Raises
     ------
     ValueError
-        ``d`` odd or 0; positions that are not finite or do not fit the shape of ``x``; a base
-        that is not finite and positive; an angle or a rotated pair beyond the float range.
+        ``d`` odd or 0; ``pairing`` not one of :data:`PAIRINGS`; positions that are not finite or
+        do not fit the shape of ``x``; a base that is not finite and positive; an angle or a
+        rotated pair beyond the float range.
     TypeError
         ``x`` or ``positions`` not real numbers (text, booleans, complex), ``base`` not a number.
     """
+    if not isinstance(pairing, str) or pairing not in PAIRINGS:
+        raise ValueError(f"pairing must be one of {PAIRINGS}, got {pairing!r}")
     arr = as_real_array(x, "x")
     vectors = arr[None, :] if arr.ndim == 1 else arr  # (..., n, d)
     n, d = vectors.shape[-2:]
@@ -171,13 +277,21 @@ def rope(x: npt.ArrayLike, positions: npt.ArrayLike | None = None, *, base: floa
         if positions is None
         else _positions(positions, vectors.shape[:-1], arr.shape)
     )
-    even, odd = vectors[..., 0::2].astype(np.float64), vectors[..., 1::2].astype(np.float64)
+    first, second = (
+        (slice(0, None, 2), slice(1, None, 2))
+        if pairing == "interleaved"
+        else (
+            slice(0, d // 2),
+            slice(d // 2, None),
+        )
+    )  # the two components of every pair
+    even, odd = vectors[..., first].astype(np.float64), vectors[..., second].astype(np.float64)
     rotated = np.empty(vectors.shape, dtype=np.float64)
     with np.errstate(over="ignore", invalid="ignore"):  # an overflow is named below
         angles = pos[..., None] * theta  # (..., n, d/2): the angle p · θ_i of each pair
         cos, sin = np.cos(angles), np.sin(angles)
-        rotated[..., 0::2] = even * cos - odd * sin
-        rotated[..., 1::2] = even * sin + odd * cos
+        rotated[..., first] = even * cos - odd * sin
+        rotated[..., second] = even * sin + odd * cos
     _check_angles(angles, "rope's positions times its frequencies")
     largest = float(np.finfo(arr.dtype).max)
     if not (np.isfinite(rotated).all() and np.abs(rotated).max(initial=0.0) <= largest):

@@ -226,24 +226,74 @@ def test_matches_pytorch_multihead_attention(seed):
     np.testing.assert_allclose(out[rows], t_out.numpy()[rows], rtol=tol, atol=tol)
 
 
-def test_a_query_with_no_key_pytorch_conventions_as_lesson_09_states():
-    """Lesson 09's table: nn.MultiheadAttention gives NaN for a query that sees no key,
-    F.scaled_dot_product_attention gives zeros, as attnlib does."""
-    torch = pytest.importorskip("torch", reason="pip install -r requirements-torch.txt")
+def no_key_case(torch, bias):
+    """A left-padded causal batch whose query 0 sees no key; the layer with or without biases.
+
+    The biases are zero, so either layer computes attnlib's ``multi_head_attention``; ``bias=True``
+    (PyTorch's default) is what opens ``nn.MultiheadAttention``'s fast path.
+    """
     rng = np.random.default_rng(9)
     X = rng.normal(size=(1, 3, 4))
     W = weights_for(rng, 4, 4, 2, 2, 2, 4)
     real = np.array([[False, True, True]])  # key 0 is padding; causal: query 0 sees only key 0
-    out, weights = multi_head_attention(X, X, **W, n_heads=2, causal=True, key_padding_mask=real)
-    assert np.all(weights[0, :, 0] == 0) and np.all(out[0, 0] == 0)
-    mha = torch_mha(torch, W, 2, 4, 4, torch.float64)
-    hidden = torch.from_numpy(~np.tri(3, dtype=bool))
+    mha = torch.nn.MultiheadAttention(4, 2, bias=bias, batch_first=True).double()
     with torch.no_grad():
-        t_out, _ = mha(*[torch.from_numpy(X)] * 3, key_padding_mask=torch.from_numpy(~real), attn_mask=hidden)
-    assert torch.isnan(t_out[0, 0]).all()
-    allowed = torch.from_numpy(np.tri(3, dtype=bool) & real[:, None, None, :])  # (1, 1, 3, 3)
+        mha.in_proj_weight.copy_(torch.from_numpy(np.concatenate([W["W_q"], W["W_k"], W["W_v"]], axis=1).T))
+        mha.out_proj.weight.copy_(torch.from_numpy(W["W_o"].T))
+        if bias:
+            mha.in_proj_bias.zero_()
+            mha.out_proj.bias.zero_()
+    return X, W, real, mha
+
+
+# Lesson 09's appendix table, measured with PyTorch 2.13 on the CPU: the output of a query that
+# sees no key. (bias, mode, under no_grad, need_weights) -> NaN or zeros.
+NO_KEY_CASES = [
+    (False, "train", False, True, "nan"),  # the default need_weights=True: always NaN
+    (True, "eval", True, True, "nan"),
+    (False, "train", False, False, "zeros"),  # need_weights=False: through SDPA, zeros ...
+    (True, "train", False, False, "zeros"),
+    (True, "eval", False, False, "zeros"),
+    (False, "eval", True, False, "zeros"),  # (no biases: the fast path is closed)
+    (True, "eval", True, False, "nan"),  # ... except the fast path: eval, no_grad, biases
+]
+
+
+@pytest.mark.parametrize(("bias", "mode", "no_grad", "need_weights", "expected"), NO_KEY_CASES)
+def test_a_query_with_no_key_in_nn_multihead_attention_as_lesson_09_states(
+    bias, mode, no_grad, need_weights, expected
+):
+    torch = pytest.importorskip("torch", reason="pip install -r requirements-torch.txt")
+    X, W, real, mha = no_key_case(torch, bias)
+    out, _ = multi_head_attention(X, X, **W, n_heads=2, causal=True, key_padding_mask=real)
+    assert np.all(out[0, 0] == 0)
+    mha.train(mode == "train")
+    hidden = torch.from_numpy(~np.tri(3, dtype=bool))
+    x = torch.from_numpy(X)
+    with torch.no_grad() if no_grad else torch.enable_grad():
+        t_out, _ = mha(
+            x, x, x, key_padding_mask=torch.from_numpy(~real), attn_mask=hidden, need_weights=need_weights
+        )
+    t_out = t_out.detach()
+    if expected == "nan":
+        assert torch.isnan(t_out[0, 0]).all()
+    else:
+        assert (t_out[0, 0] == 0).all()
+    np.testing.assert_allclose(
+        t_out[0, 1:].numpy(), out[0, 1:], rtol=1e-12, atol=1e-12
+    )  # the other rows agree
+
+
+@pytest.mark.parametrize("float_mask", [False, True])
+def test_a_query_with_no_key_in_scaled_dot_product_attention_gives_zeros(float_mask):
+    """F.scaled_dot_product_attention gives zeros, as attnlib does, for a boolean or a -inf mask."""
+    torch = pytest.importorskip("torch", reason="pip install -r requirements-torch.txt")
+    X, W, real, _ = no_key_case(torch, bias=False)
+    out, _ = multi_head_attention(X, X, **W, n_heads=2, causal=True, key_padding_mask=real)
+    allowed = np.tri(3, dtype=bool) & real[:, None, None, :]  # (1, 1, 3, 3)
+    mask = np.where(allowed, 0.0, -np.inf) if float_mask else allowed
     Q, K, V = (torch.from_numpy(split_heads(X @ W[name], 2)) for name in ("W_q", "W_k", "W_v"))
-    heads = torch.nn.functional.scaled_dot_product_attention(Q, K, V, attn_mask=allowed)
+    heads = torch.nn.functional.scaled_dot_product_attention(Q, K, V, attn_mask=torch.from_numpy(mask))
     assert (heads[0, :, 0] == 0).all()
     np.testing.assert_allclose(merge_heads(heads.numpy()) @ W["W_o"], out, rtol=1e-12, atol=1e-12)
 

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 import attnlib
 from attnlib import scaled_dot_product_attention
-from attnlib.positions import rope, rope_frequencies, sinusoidal
+from attnlib.positions import half_to_interleaved, rope, rope_frequencies, sinusoidal, sinusoidal_shift
 
 
 @pytest.mark.parametrize(("n", "d"), [(1, 1), (4, 2), (7, 5), (50, 16), (128, 63)])
@@ -162,6 +162,12 @@ def test_positions_break_permutation_equivariance(add_positions):
         (lambda: sinusoidal(4, 2.5), TypeError, "d_model"),
         (lambda: sinusoidal(4, 4, base=0), ValueError, "base"),
         (lambda: rope_frequencies(3), ValueError, "even"),
+        (lambda: rope(np.ones((3, 4)), pairing="halves"), ValueError, "pairing"),
+        (lambda: rope(np.ones((3, 4)), pairing=None), ValueError, "pairing"),
+        (lambda: sinusoidal_shift(1, 5), ValueError, "even d_model"),
+        (lambda: sinusoidal_shift("a", 4), TypeError, "k"),
+        (lambda: sinusoidal_shift(1e308, 4, base=1e-300), ValueError, "overflow"),
+        (lambda: half_to_interleaved(5), ValueError, "even"),
     ],
 )
 def test_bad_input_is_named(call, error, words):
@@ -177,6 +183,8 @@ ODD = [
     np.ones((2, 2, 2)), np.ones(2), np.ones(3), np.float32(0.5), np.int64(3),
 ]  # fmt: skip
 ODD_CALLS = {
+    "sinusoidal_shift": (lambda k, d: sinusoidal_shift(k, d), 2),
+    "half_to_interleaved": (lambda d: half_to_interleaved(d), 1),
     "rope(x, positions)": (lambda x, p: rope(x, p), 2),
     "rope(x, base=)": (lambda x, b: rope(x, base=b), 2),
     "rope(positions, base=) far away": (lambda p, b: rope(np.ones((2, 2)), p, base=b), 2),
@@ -217,3 +225,101 @@ def test_overflow_is_named():
     with pytest.raises(ValueError, match="frequencies base"):
         rope_frequencies(1000, base=1e-320)
     np.testing.assert_allclose(rope([[1e308, 0.0]], [math.pi / 2]), [[0.0, 1e308]], atol=1e300)
+
+
+@pytest.mark.parametrize(
+    ("k", "d", "base"), [(1, 2, 10000.0), (3, 8, 10000.0), (-5, 16, 10000.0), (2.5, 64, 100.0)]
+)
+def test_a_shift_of_the_sinusoidal_encodings_is_one_fixed_linear_map(k, d, base):
+    """PE[p + k] = PE[p] M_k for every p (Vaswani et al., section 3.5), and M_k is a rotation."""
+    M = sinusoidal_shift(k, d, base=base)
+    p = np.arange(40.0)
+    table = lambda positions: np.stack(  # noqa: E731  the paper's formula, written again
+        [f(positions[:, None] / base ** (2 * (np.arange(d) // 2) / d))[:, j] for j, f in
+         zip(range(d), itertools.cycle([np.sin, np.cos]), strict=False)], axis=1
+    )  # fmt: skip
+    np.testing.assert_allclose(table(p) @ M, table(p + k), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(M.T @ M, np.eye(d), rtol=0, atol=1e-12)  # a rotation: keeps lengths
+    off_blocks = M.copy()
+    for i in range(0, d, 2):
+        off_blocks[i : i + 2, i : i + 2] = 0
+    assert not off_blocks.any()  # one 2 x 2 block per pair, nothing between the pairs
+    back = sinusoidal_shift(-k, d, base=base)
+    np.testing.assert_allclose(M @ back, np.eye(d), rtol=0, atol=1e-12)
+
+
+def test_the_shift_matrix_is_not_the_identity_nor_any_other_shift():
+    M = sinusoidal_shift(1, 8)
+    PE = sinusoidal(10, 8)
+    assert not np.allclose(PE[:-1], PE[1:])
+    assert not np.allclose(PE[:-2] @ M, PE[2:])
+
+
+def _rope_by_definition(x, positions, pairs, base=10000.0):
+    """Rotate the components (pairs[i][0], pairs[i][1]) of each row by position · base**(-2i/d)."""
+    out = np.array(x, dtype=np.float64)
+    d = out.shape[-1]
+    for row, p in enumerate(positions):
+        for i, (a, b) in enumerate(pairs):
+            angle = p * base ** (-2 * i / d)
+            xa, xb = x[row, a], x[row, b]
+            out[row, a] = xa * math.cos(angle) - xb * math.sin(angle)
+            out[row, b] = xa * math.sin(angle) + xb * math.cos(angle)
+    return out
+
+
+@pytest.mark.parametrize("d", [2, 4, 6, 16])
+def test_both_pairings_match_their_definition_and_differ_by_a_permutation(d):
+    rng = np.random.default_rng(d)
+    x = rng.normal(size=(5, d))
+    positions = [0, 1, 4, 7.5, 30]
+    interleaved = [(2 * i, 2 * i + 1) for i in range(d // 2)]
+    halves = [(i, i + d // 2) for i in range(d // 2)]
+    np.testing.assert_allclose(rope(x, positions), _rope_by_definition(x, positions, interleaved), atol=1e-12)
+    np.testing.assert_allclose(
+        rope(x, positions, pairing="half"), _rope_by_definition(x, positions, halves), atol=1e-12
+    )
+    order = half_to_interleaved(d)
+    assert sorted(order.tolist()) == list(range(d))
+    assert [(int(order[2 * i]), int(order[2 * i + 1])) for i in range(d // 2)] == halves
+    np.testing.assert_allclose(
+        rope(x, positions, pairing="half")[:, order], rope(x[:, order], positions), rtol=0, atol=1e-12
+    )
+    back = np.argsort(order)
+    np.testing.assert_allclose(
+        rope(x[:, order], positions)[:, back], rope(x, positions, pairing="half"), atol=1e-12
+    )
+
+
+def test_weights_trained_for_one_pairing_give_other_scores_under_the_other():
+    """Same q and k, same positions: the two pairings give different scores (d > 2), unless the
+    components are permuted; in 2D there is one pair and they agree."""
+    rng = np.random.default_rng(3)
+    q, k = rng.normal(size=(2, 8))
+    interleaved = rope(q, [5]) @ rope(k, [1]).T
+    half = rope(q, [5], pairing="half") @ rope(k, [1], pairing="half").T
+    assert abs(interleaved - half).max() > 0.1
+    order = half_to_interleaved(8)
+    permuted = rope(q[order], [5]) @ rope(k[order], [1]).T
+    np.testing.assert_allclose(permuted, half, rtol=0, atol=1e-12)
+    np.testing.assert_array_equal(rope(q[:2], [5], pairing="half"), rope(q[:2], [5]))
+
+
+@pytest.mark.parametrize("d", [2, 8, 64])
+def test_half_pairing_matches_llamas_rotate_half_code(d):
+    """transformers' Llama apply_rotary_pos_emb, with cos and sin built as its rotary embedding does."""
+    torch = pytest.importorskip("torch", reason="pip install -r requirements-torch.txt")
+    llama = pytest.importorskip(
+        "transformers.models.llama.modeling_llama", reason="pip install -r requirements-torch.txt"
+    )
+    rng = np.random.default_rng(d)
+    q, k = rng.normal(size=(2, 1, 1, 7, d))  # (batch, heads, n, d)
+    positions = np.arange(7.0) + 3
+    inv_freq = 1.0 / (10000.0 ** (torch.arange(0, d, 2, dtype=torch.float64) / d))
+    freqs = torch.from_numpy(positions)[:, None] * inv_freq[None, :]  # (n, d/2)
+    emb = torch.cat((freqs, freqs), dim=-1)[None]  # (1, n, d)
+    q_t, k_t = llama.apply_rotary_pos_emb(torch.from_numpy(q), torch.from_numpy(k), emb.cos(), emb.sin())
+    np.testing.assert_allclose(rope(q, positions, pairing="half"), q_t.numpy(), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(rope(k, positions, pairing="half"), k_t.numpy(), rtol=0, atol=1e-12)
+    if d > 2:
+        assert not np.allclose(rope(q, positions), q_t.numpy(), atol=1e-3)

@@ -10,14 +10,16 @@ pictures, each one figure function: :func:`attention_figure` (lesson 07),
 (:func:`score_limits`, :func:`similarity_limits`).
 
 Colour maps are readable by colour-blind readers (viridis, cividis) and the arrows use the
-Okabe–Ito palette; one colour per meaning (:data:`RAW_COLOR`, :data:`SCALED_COLOR`). Every
+Okabe–Ito palette; one colour per meaning, taken by name from :mod:`~attnlib.plots.palette`
+(:func:`color`: ``"raw score"``, ``"scaled score"``, ``"query"``, ``"key"``, ``"position"``,
+``"reference"``; :data:`RAW_COLOR` and :data:`SCALED_COLOR` are two of them). Every
 number on a cell and every arrow label has a contrast of at least 4.5:1 with what is behind it.
 
 Every figure function and drawing tool writes the figure's text alternative from the data it
 draws (:func:`describe`, :func:`description`): what the picture shows and its key numbers, with
 the long data as tables that :func:`show` folds beside the image.
 
-Modules: :mod:`~attnlib.plots.styles`, :mod:`~attnlib.plots.contrast`,
+Modules: :mod:`~attnlib.plots.palette`, :mod:`~attnlib.plots.styles`, :mod:`~attnlib.plots.contrast`,
 :mod:`~attnlib.plots.cells`, :mod:`~attnlib.plots.limits`, :mod:`~attnlib.plots.heatmaps`,
 :mod:`~attnlib.plots.arrows`, :mod:`~attnlib.plots.labels`, :mod:`~attnlib.plots.png`,
 :mod:`~attnlib.plots.descriptions`, :mod:`~attnlib.plots.artists`, :mod:`~attnlib.plots.panel_text` (the
@@ -34,6 +36,7 @@ from attnlib.plots.heatmaps import Heatmap, heatmap
 from attnlib.plots.labels import place_labels
 from attnlib.plots.limits import color_limits, score_limits, similarity_limits, square_limits
 from attnlib.plots.overview import AttentionFigure, attention_figure
+from attnlib.plots.palette import MEANINGS, color, ordered
 from attnlib.plots.png import figure_bundle, png_bytes, show
 from attnlib.plots.sqrt_dk import ScalingFigure, scaling_bins, scaling_figure
 from attnlib.plots.styles import (
@@ -49,6 +52,7 @@ from attnlib.plots.styles import (
 from attnlib.plots.temperature import SoftmaxFigure, softmax_figure
 
 __all__ = [
+    "MEANINGS",
     "OKABE_ITO",
     "RAW_COLOR",
     "RAW_HATCH",
@@ -64,6 +68,7 @@ __all__ = [
     "Table",
     "attention_figure",
     "check_style",
+    "color",
     "color_limits",
     "contrast_ratio",
     "describe",
@@ -72,6 +77,7 @@ __all__ = [
     "figure_bundle",
     "format_cell",
     "heatmap",
+    "ordered",
     "place_labels",
     "png_bytes",
     "readable_color",

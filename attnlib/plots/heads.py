@@ -81,7 +81,8 @@ def two_heads_figure(
 
     Row 1: the embeddings, head 1's and head 2's weights. Row 2: each head's output (its 2D
     values averaged with its weights) and the output ``concat · W_o``, the embeddings faint
-    behind them. Row 3: the concatenation ``(n, 4)`` and ``W_o`` ``(4, 2)``.
+    behind them. Row 3: the concatenation ``(n, 4)`` and ``W_o`` ``(4, 2)``, on one colour scale
+    symmetric about 0 (so 0 has one colour in both).
 
     Parameters
     ----------
@@ -125,13 +126,14 @@ def two_heads_figure(
         )
     vectors(axes[1, 2], X, [""] * len(tokens), alpha=0.25, limits=limits)
     vectors(axes[1, 2], output, tokens, title="6. Output concat · W_o", limits=limits)
+    span = float(max(np.abs(concat).max(), np.abs(Wo).max(), 1e-12))  # one scale, 0 in its middle
     concat_map = heatmap(
         axes[2, 0], concat, tokens, CONCAT_COLUMNS, title=f"7. concat(head 1, head 2) ({len(tokens)} × 4)",
-        cmap="cividis", xlabel="columns", ylabel="tokens",
+        cmap="cividis", vmin=-span, vmax=span, xlabel="columns", ylabel="tokens",
     )  # fmt: skip
     w_o_map = heatmap(
         axes[2, 1], Wo, CONCAT_COLUMNS, ("x", "y"), title="8. W_o (4 × 2)", cmap="cividis",
-        xlabel="output", ylabel="concat column",
+        vmin=-span, vmax=span, xlabel="output", ylabel="concat column",
     )  # fmt: skip
     axes[2, 2].set_axis_off()
     describe(fig, two_heads_description(tokens, weights, output))

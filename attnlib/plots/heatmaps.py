@@ -71,6 +71,7 @@ def heatmap(
     xlabel: str = "keys",
     ylabel: str = "queries",
     annotate: bool | None = None,
+    masked: npt.ArrayLike | None = None,
 ) -> Heatmap:
     """Draw ``matrix`` as a heatmap with every cell annotated with its value.
 
@@ -95,6 +96,9 @@ def heatmap(
         Write each cell's value on it. By default only when there are at most
         :data:`MAX_ANNOTATED_SIDE` rows and columns; otherwise the numbers are left out and the
         title says so (and only every k-th row and column is labelled).
+    masked : array_like of bool, shape (n_rows, n_cols), optional
+        ``True`` where a mask hides the cell (a padded key, a future token): drawn hatched on the
+        background, not in the colour map, with its value still written (a weight of 0).
 
     Returns
     -------
@@ -105,10 +109,12 @@ def heatmap(
     Each number is black or white, whichever has the higher contrast with its cell (at least
     4.5:1, :func:`~attnlib.plots.text_color_on`). In a figure made by :func:`figure`, everything is
     drawn in the figure's style: title, colour bar, the lines between the cells. Masked cells
-    are hatched. The panel's text alternative names the shape and the key numbers, and its table
-    holds every value (:func:`~attnlib.plots.panel_text.heatmap_description`).
+    (``-inf``, or marked by ``masked``) are hatched. The panel's text alternative names the shape
+    and the key numbers, and its table holds every value
+    (:func:`~attnlib.plots.panel_text.heatmap_description`).
     """
     values = _matrix(matrix, row_labels, col_labels)
+    hidden = _hidden(masked, values.shape)
     decimals = check_decimals(decimals)
     low, high = color_limits(values, vmin, vmax)
     too_many = max(values.shape) > MAX_ANNOTATED_SIDE
@@ -121,7 +127,7 @@ def heatmap(
             ax.set_axes_locator(layout.heatmap_box)
             cax.set_axes_locator(layout.colorbar_box)
         sns.heatmap(
-            np.where(np.isfinite(values), values, np.nan),
+            np.where(np.isfinite(values) & ~hidden, values, np.nan),
             ax=ax,
             cmap=cmap,
             vmin=low,
@@ -137,7 +143,7 @@ def heatmap(
         )
         mesh = ax.collections[-1]  # what seaborn has just drawn
         assert isinstance(mesh, QuadMesh)
-        texts = _annotate(ax, mesh, values, decimals) if write_numbers else []
+        texts = _annotate(ax, mesh, values, decimals, hidden) if write_numbers else []
         if too_many:
             _thin_tick_labels(ax, row_labels, col_labels)
         ax.set_xlabel(xlabel)
@@ -148,10 +154,17 @@ def heatmap(
         heading = "\n".join(line for line in (title, note) if line)
         if heading:
             ax.set_title(heading)
-        if np.isneginf(values).any():
+        if np.isneginf(values).any() or hidden.any():
             _hatch_masked(ax)
     said = heatmap_description(
-        values, row_labels, col_labels, title=title, xlabel=xlabel, ylabel=ylabel, decimals=decimals
+        values,
+        row_labels,
+        col_labels,
+        title=title,
+        xlabel=xlabel,
+        ylabel=ylabel,
+        decimals=decimals,
+        hidden=hidden,
     )
     describe(ax, said.text, said.tables, said.short)
     return Heatmap(ax, mesh, texts, mesh.colorbar, decimals)
@@ -169,6 +182,19 @@ def _matrix(matrix: npt.ArrayLike, row_labels: Sequence[str], col_labels: Sequen
     return values
 
 
+def _hidden(masked: npt.ArrayLike | None, shape: tuple[int, ...]) -> np.ndarray:
+    """``masked`` as a boolean array of ``shape`` (all False when None), or a clear error."""
+    if masked is None:
+        return np.zeros(shape, dtype=bool)
+    hidden = np.asarray(masked)
+    if hidden.dtype != bool or hidden.shape != shape:
+        raise ValueError(
+            f"masked must be a boolean array of the matrix's shape {shape}, "
+            f"got {hidden.dtype} of shape {hidden.shape}"
+        )
+    return hidden
+
+
 def _hatch_masked(ax: Axes) -> None:
     """Hatch what shows through the masked cells (the axes' background), so that they are told
     from the others by more than their colour."""
@@ -177,13 +203,14 @@ def _hatch_masked(ax: Axes) -> None:
     ax.patch.set_linewidth(0.0)
 
 
-def _annotate(ax: Axes, mesh: QuadMesh, values: np.ndarray, decimals: int) -> list[Text]:
-    """Write each cell's value, in black or white, whichever reads better on the cell's colour."""
+def _annotate(ax: Axes, mesh: QuadMesh, values: np.ndarray, decimals: int, hidden: np.ndarray) -> list[Text]:
+    """Write each cell's value, in black or white, whichever reads better on the cell's colour
+    (the background's, for a masked cell)."""
     cell_colors = mesh.cmap(mesh.norm(values))  # what the mesh draws, under/over colours included
     background = to_rgba(ax.get_facecolor())  # what a masked cell shows
     texts = []
     for (i, j), value in np.ndenumerate(values):
-        cell = cell_colors[i, j] if np.isfinite(value) else background
+        cell = cell_colors[i, j] if np.isfinite(value) and not hidden[i, j] else background
         text = format_cell(value, decimals)
         texts.append(
             ax.text(j + 0.5, i + 0.5, text, ha="center", va="center", fontsize=9, color=text_color_on(cell))

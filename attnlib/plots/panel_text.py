@@ -34,8 +34,11 @@ def heatmap_description(
     xlabel: str,
     ylabel: str,
     decimals: int,
+    hidden: np.ndarray | None = None,
 ) -> Description:
     """What a heatmap of ``values`` (shape (n_rows, n_cols), −inf masked) shows, and its table.
+
+    ``hidden`` (boolean, the shape of ``values``) marks the cells a mask hides as well.
 
     >>> d = heatmap_description(np.array([[0.62, 0.38]]), ["it"], ["animal", "street"],
     ...                         title="Weights", xlabel="keys", ylabel="queries", decimals=2)
@@ -69,6 +72,10 @@ def heatmap_description(
     masked = int(np.isneginf(values).sum())
     if masked:
         sentences.append(f"{masked} of {values.size} cells masked (−∞, hatched)")
+    hidden_count = int(np.sum(hidden & np.isfinite(values))) if hidden is not None else 0
+    if hidden_count:
+        sentences.append(f"{hidden_count} of {values.size} cells hidden by the mask (hatched)")
+        masked += hidden_count
     if values.size > MAX_CELLS_LISTED:
         sentences.append("Every value is in the table below the figure")
     table = Table(

@@ -21,8 +21,9 @@ from matplotlib.text import Text
 from attnlib.plots.arrows import Arrows, vectors
 from attnlib.plots.cells import format_cell
 from attnlib.plots.descriptions import describe, join_sentences
+from attnlib.plots.palette import color
 from attnlib.plots.panel_text import point
-from attnlib.plots.styles import OKABE_ITO, RAW_COLOR, figure, style_context
+from attnlib.plots.styles import figure, style_context
 from attnlib.positions import rope
 from attnlib.validation import as_real_array
 
@@ -41,7 +42,7 @@ __all__ = [
 ROPE_QUERY = (1.0, 0.2)
 ROPE_KEY = (0.6, 0.8)
 #: The query's and the key's colours (Okabe–Ito orange and bluish green).
-ROPE_COLORS = (OKABE_ITO[0], OKABE_ITO[2])
+ROPE_COLORS = (color("query"), color("key"))
 
 
 @dataclass(frozen=True)
@@ -153,8 +154,8 @@ def rope_figure(
             bbox={"boxstyle": "round", "facecolor": mpl.rcParams["axes.facecolor"],
                   "edgecolor": mpl.rcParams["grid.color"], "alpha": 0.9},
         )  # fmt: skip
-        (curve,) = curve_ax.plot(distances, along, color=RAW_COLOR, linewidth=1.8)
-        (marker,) = curve_ax.plot([m - n], [score], "o", color=RAW_COLOR, markersize=8)
+        (curve,) = curve_ax.plot(distances, along, color=color("raw score"), linewidth=1.8)
+        (marker,) = curve_ax.plot([m - n], [score], "o", color=color("raw score"), markersize=8)
         curve_ax.axhline(0.0, color=mpl.rcParams["axes.edgecolor"], linewidth=0.8)
         curve_ax.set_xlim(-max_distance, max_distance)
         curve_ax.set_ylim(*rope_score_limits(q, k))

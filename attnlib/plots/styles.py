@@ -12,11 +12,11 @@ light card). A transparent background cannot do that: no text colour reaches 4.5
 white and a dark page such as JupyterLab's ``#111111`` (the best, a mid grey, reaches 4.35:1).
 For a figure meant for a dark page, draw it in the ``"dark"`` style.
 
-The palette, one colour per meaning in every figure and explorer: :data:`OKABE_ITO` for arrows
-and categories; :data:`RAW_COLOR` (vermilion) for raw scores and :data:`SCALED_COLOR` (blue) for
-scaled ones, with a second cue wherever the two are compared (raw bars and areas hatched,
-``o`` markers for raw and ``s`` for scaled); colour maps viridis (weights) and cividis (scores);
-masked cells hatched.
+The palette, one colour per meaning in every figure and explorer, is :mod:`attnlib.plots.palette`
+(:func:`~attnlib.plots.palette.color`); :data:`RAW_COLOR` and :data:`SCALED_COLOR` are two of its
+meanings, with a second cue wherever the two are compared (raw bars and areas hatched, ``o``
+markers for raw and ``s`` for scaled); :data:`OKABE_ITO` for arrows and categories; colour maps
+viridis (weights) and cividis (scores); masked cells hatched.
 """
 
 from __future__ import annotations
@@ -31,6 +31,8 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.layout_engine import ConstrainedLayoutEngine
 
+from attnlib.plots.palette import OKABE_ITO, color
+
 __all__ = [
     "OKABE_ITO",
     "RAW_COLOR",
@@ -43,13 +45,10 @@ __all__ = [
     "style_context",
 ]
 
-#: Okabe–Ito colours (distinguishable with every common colour-vision deficiency), without black.
-OKABE_ITO = ("#E69F00", "#56B4E9", "#009E73", "#CC79A7", "#0072B2", "#D55E00", "#F0E442")
-
-#: One colour per meaning, in every figure and explorer: raw scores q·k (vermilion) ...
-RAW_COLOR = OKABE_ITO[5]
+#: One colour per meaning (:mod:`attnlib.plots.palette`): raw scores q·k (vermilion) ...
+RAW_COLOR = color("raw score")
 #: ... and scaled scores q·k/√d_k (blue).
-SCALED_COLOR = OKABE_ITO[4]
+SCALED_COLOR = color("scaled score")
 #: Raw scores' bars and areas are hatched as well as coloured: told from scaled ones in greyscale.
 RAW_HATCH = "//"
 

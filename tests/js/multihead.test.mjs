@@ -63,3 +63,26 @@ test("the explorer's picture shows attnlib's weights, concatenation and output, 
     }
   }
 });
+
+test("the concatenation and W_o share one colour scale: a 0 has the same colour in both", () => {
+  const state = {
+    tokens: ["a", "b", "c"],
+    embeddings: [[1, 0.5], [0.5, 0.5], [0.8, -1]], // x > 0: the concatenation is never negative
+    W_q: [[2, 0, 0, 0], [0, 0, 0, 2]],
+    W_k: [[2, 0, 0, 0], [0, 0, 0, 2]],
+    W_v: [[1, 0, 1, 0], [0, 0, 0, 0]], // the heads' y outputs are 0: columns "h1 y" and "h2 y"
+    W_o: [[1, 0], [0, 0], [0, 0], [0, -1]],
+    valueMin: -2,
+    valueMax: 2,
+  };
+  const svg = drawMultiHead(state, computeMultiHead(state), fixtures.themes.light, fixtures.colormaps);
+  const fills = { concat: new Map(), W_o: new Map() };
+  const cell = /<rect[^>]*fill="([^"]+)"[^>]*>(?:<\/rect>)?(?:<g data-hatch[^]*?<\/g>)?<text([^>]*data-quantity="(concat|W_o)"[^>]*)>/g;
+  for (const [, fill, attrs, quantity] of svg.matchAll(cell)) {
+    const value = Number(attrs.match(/ data-value="([^"]*)"/)[1]);
+    fills[quantity].set(Object.is(value, -0) ? 0 : value, fill);
+  }
+  assert.equal(fills.W_o.size, 3); // W_o holds -1, 0 and 1
+  assert.ok(fills.concat.has(0) && fills.W_o.has(0));
+  assert.equal(fills.concat.get(0), fills.W_o.get(0));
+});

@@ -34,3 +34,10 @@ test("the loss axis covers every loss in whole decades", () => {
   assert.deepEqual(logDecades([2.1, 0.5, 0.0012]), [-3, 1]);
   assert.deepEqual(logDecades([1, 0.1]), [-1, 0]);
 });
+
+test("the keys the causal mask hides are hatched, one hatch per hidden cell, the others not", () => {
+  const { table, losses, tokens } = fixtures.trainingReplay;
+  const svg = drawTraining({ table, losses, tokens, step: table[0].step }, fixtures.themes.light, fixtures.colormaps);
+  const hidden = (tokens.length * (tokens.length - 1)) / 2; // above the diagonal
+  assert.equal(svg.match(/data-hatch=""/g)?.length ?? 0, hidden);
+});

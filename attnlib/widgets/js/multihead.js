@@ -104,6 +104,8 @@ export function drawMultiHead(state, result, theme, colormaps) {
   parts.push(arrowsMarkup(p6, result.output, tokens, palette, { reach }));
 
   const columns = ["h1 x", "h1 y", "h2 x", "h2 y"];
+  // one colour scale for the concatenation and W_o, symmetric about 0: 0 has one colour in both
+  const span = Math.max(...result.concat.flat().map(Math.abs), ...Wo.flat().map(Math.abs), 1e-12);
   parts.push(
     heatmap({ x: 110, y: 700, size: 200 }, result.concat, {
       rowLabels: tokens,
@@ -111,6 +113,8 @@ export function drawMultiHead(state, result, theme, colormaps) {
       title: `7. concat(head 1, head 2) (${tokens.length} \u00d7 4)`,
       table: colormaps.cividis,
       quantity: "concat",
+      vmin: -span,
+      vmax: span,
       theme,
       xlabel: "columns",
       ylabel: "tokens",
@@ -123,6 +127,8 @@ export function drawMultiHead(state, result, theme, colormaps) {
       title: "8. W_o (4 \u00d7 2), fixed",
       table: colormaps.cividis,
       quantity: "W_o",
+      vmin: -span,
+      vmax: span,
       theme,
       xlabel: "output",
       ylabel: "concat column",

@@ -155,12 +155,13 @@ export function axes(box, { xlim, ylim, xticks, yticks, xlabels, ylabels, xlabel
 /**
  * A heatmap with every cell annotated (its value in data-value), tick labels, axis labels and a
  * colour bar as tall as the cells. -Infinity cells (masked) are left in the background colour,
- * hatched and shown "−∞", so that no colour alone tells them.
+ * hatched and shown "−∞", so that no colour alone tells them; so are the cells that
+ * options.masked marks true (a key the mask hides), which still show their value.
  *
  * @param {{x, y, size}} box  top left corner and the side of the square cell area
  * @param {number[][]} matrix
  * @param {{rowLabels, colLabels, title, table, vmin?, vmax?, decimals?, quantity, theme,
- *          xlabel?, ylabel?}} options
+ *          xlabel?, ylabel?, masked?: boolean[][]}} options
  */
 export function heatmap(box, matrix, options) {
   const { rowLabels, colLabels, table, quantity, theme, decimals = 2 } = options;
@@ -176,9 +177,10 @@ export function heatmap(box, matrix, options) {
     row.forEach((value, j) => {
       const x = box.x + j * cell;
       const y = box.y + i * cell;
-      const fill = Number.isFinite(value) ? colormapColor(table, value, lo, hi) : theme.background;
+      const hidden = !Number.isFinite(value) || Boolean(options.masked?.[i]?.[j]);
+      const fill = hidden ? theme.background : colormapColor(table, value, lo, hi);
       parts.push(element("rect", { x, y, width: cell, height: cell, fill, stroke: theme.background, "stroke-width": 1 }));
-      if (!Number.isFinite(value)) parts.push(hatch(x, y, cell, cell, theme.grid));
+      if (hidden) parts.push(hatch(x, y, cell, cell, theme.grid));
       const where = { quantity, row: i, col: j, rowLabel: String(rowLabels[i]), colLabel: String(colLabels[j]) };
       parts.push(
         numberText(x + cell / 2, y + cell / 2 + fontSize / 3, value, formatNumber(value, decimals), where, {

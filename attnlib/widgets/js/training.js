@@ -66,6 +66,7 @@ export function drawTraining(state, theme, colormaps) {
       vmin: 0,
       vmax: 1,
       quantity: "weights",
+      masked: r.weights.map((row, i) => row.map((_, j) => j > i)), // causal: later keys hidden, hatched
       theme,
       xlabel: "keys (position:token)",
       ylabel: "queries",

@@ -1,0 +1,148 @@
+"""One colour per meaning: attnlib.plots.palette, and that figures and lessons take colours from it."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import nbformat
+import numpy as np
+import pytest
+from matplotlib.colors import to_hex
+
+from attnlib import plots
+from attnlib.plots import contrast_ratio, palette
+from attnlib.plots.rotary import rope_figure
+
+ROOT = Path(__file__).resolve().parents[1]
+PLOTS = ROOT / "attnlib" / "plots"
+#: Modules that may write colours as literals: the palette itself, the styles' page colours (text,
+#: background, grid) and the black and white of the numbers on cells.
+LITERALS_ALLOWED = {"palette.py", "styles.py", "contrast.py"}
+#: Figure modules of other lessons that still pick Okabe–Ito colours by position, not by meaning.
+#: Shrink this set; never grow it.
+INDEXING_LEFT = {"dot_product.py", "temperature.py", "at_scale.py"}
+#: The lessons whose code takes every colour by meaning.
+LESSONS_BY_MEANING = ["09_many_heads.ipynb", "10_positions.ipynb", "11_learning_to_attend.ipynb"]
+
+HEX = re.compile(r"""["']#[0-9a-fA-F]{3,8}["']""")
+COLOR_KEYWORDS = {"color", "colors", "facecolor", "edgecolor", "c"}
+
+
+def _literal_colours(source: str) -> list[str]:
+    """Hex strings anywhere, and string literals passed as a colour keyword (color="grey")."""
+    found = HEX.findall(source)
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.keyword) and node.arg in COLOR_KEYWORDS:
+            if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+                found.append(node.value.value)
+    return found
+
+
+def test_the_meanings_have_distinct_colours_with_contrast_on_both_styles():
+    colours = [m.color.lower() for m in palette.MEANINGS.values()]
+    assert len(set(colours)) == len(colours), "two meanings share a colour"
+    for name, meaning in palette.MEANINGS.items():
+        assert meaning.reason, f"{name} has no reason"
+        if name == "query":  # always drawn with its label
+            continue
+        for background in (plots.STYLES["light"]["axes.facecolor"], plots.STYLES["dark"]["axes.facecolor"]):
+            assert contrast_ratio(meaning.color, background) >= palette.MIN_CONTRAST, (name, background)
+
+
+def test_color_names_the_meaning_or_refuses():
+    assert plots.color("raw score") == plots.RAW_COLOR
+    assert plots.color("scaled score") == plots.SCALED_COLOR
+    assert palette.meaning_of(plots.RAW_COLOR) == "raw score"
+    assert palette.meaning_of((0.0, 0.0, 0.0)) is None
+    with pytest.raises(ValueError, match="meaning must be one of"):
+        plots.color("raw")
+    ordered = plots.ordered(4)
+    assert len(set(ordered)) == 4 and not any(palette.meaning_of(c) for c in ordered)
+    with pytest.raises(ValueError, match="n must be"):
+        plots.ordered(0)
+
+
+@pytest.mark.parametrize("path", sorted(PLOTS.glob("*.py")), ids=lambda p: p.name)
+def test_figure_modules_take_colours_from_the_palette(path):
+    source = path.read_text(encoding="utf-8")
+    if path.name not in LITERALS_ALLOWED:
+        assert not _literal_colours(source), (
+            f"{path.name} writes colours as literals: {_literal_colours(source)}"
+        )
+    if path.name not in INDEXING_LEFT | {"palette.py"}:
+        assert "OKABE_ITO[" not in source, (
+            f"{path.name} picks an Okabe–Ito colour by position, not by meaning"
+        )
+
+
+def test_the_scan_finds_literal_colours():
+    """The check above can fail: it sees a hex colour, a named one, and one in a colours list."""
+    assert _literal_colours('ax.plot(x, color="#d55e00")')
+    assert _literal_colours('COLOURS = ("#D55E00", "#0072B2")')
+    assert _literal_colours('ax.axhline(1, color="grey")') == ["grey"]
+    assert _literal_colours('ax.plot(x, color=plots.color("reference"))') == []
+
+
+@pytest.mark.parametrize("name", LESSONS_BY_MEANING)
+def test_lessons_take_colours_by_meaning(name):
+    nb = nbformat.read(ROOT / "notebooks" / name, as_version=4)
+    code = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
+    assert not _literal_colours(code), f"{name}: colours as literals {_literal_colours(code)}"
+    for old in ("OKABE_ITO", "RAW_COLOR", "SCALED_COLOR"):
+        assert old not in code, f"{name} uses plots.{old}: take the colour by meaning, plots.color(...)"
+    for meaning in re.findall(r"plots\.color\(\"([^\"]+)\"\)", code):
+        assert meaning in palette.MEANINGS, f"{name}: no meaning {meaning!r}"
+
+
+def _drawn_colours(fig):
+    """The colours of every line, patch and collection drawn (not text, not colour maps)."""
+    colours = set()
+    for ax in fig.axes:
+        for line in ax.lines:
+            colours.add(to_hex(line.get_color()))
+        for patch in ax.patches:
+            colours.add(to_hex(patch.get_facecolor(), keep_alpha=False))
+        for coll in ax.collections:
+            if coll.get_array() is None:  # not a colour-mapped mesh
+                colours.update(to_hex(c, keep_alpha=False) for c in coll.get_facecolor())
+    return colours
+
+
+def test_the_rope_figure_draws_query_key_and_raw_score_in_their_colours_only():
+    drawn = rope_figure([1.0, 0.2], [0.6, 0.8], 2, 5, offset=0, max_distance=6)
+    meanings = {palette.meaning_of(c) for c in _drawn_colours(drawn.figure)} - {None}
+    assert meanings == {"query", "key", "raw score"}
+    assert to_hex(drawn.curve.get_color()) == to_hex(plots.color("raw score"))
+
+
+def test_a_masked_heatmap_hatches_the_hidden_cells_and_says_so():
+    fig, axes = plots.figure(1, 2)
+    w = np.array([[1.0, 0.0, 0.0], [0.4, 0.6, 0.0]])
+    hidden = np.triu(np.ones((2, 3), bool), 1)
+    drawn = plots.heatmap(axes[0, 0], w, ["a", "b"], ["x", "y", "z"], vmin=0, vmax=1, masked=hidden)
+    plain = plots.heatmap(axes[0, 1], w, ["a", "b"], ["x", "y", "z"], vmin=0, vmax=1)
+    assert np.ma.getmaskarray(drawn.mesh.get_array()).reshape(2, 3).tolist() == hidden.tolist()
+    assert not np.ma.getmaskarray(plain.mesh.get_array()).any()
+    assert drawn.ax.patch.get_hatch() == "//" and not plain.ax.patch.get_hatch()
+    assert [t.get_text() for t in drawn.texts] == ["1.00", "0.00", "0.00", "0.40", "0.60", "0.00"]
+    assert "3 of 6 cells hidden by the mask (hatched)" in plots.description(fig).text
+    with pytest.raises(ValueError, match="masked must be a boolean array"):
+        plots.heatmap(axes[0, 1], w, ["a", "b"], ["x", "y", "z"], masked=hidden[:, :2])
+
+
+def test_the_two_heads_figure_draws_concat_and_w_o_on_one_scale_about_0():
+    from attnlib.plots.heads import two_heads_figure
+
+    X = np.array([[1.0, 0.6], [-1.0, 0.6], [1.0, -0.6], [-1.0, -0.6]])
+    W = {
+        "W_q": np.array([[2.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 2.0]]),
+        "W_k": np.array([[2.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 2.0]]),
+        "W_v": np.array([[1.0, 0.0, 1.0, 0.0], [0.0, 1.0, 0.0, 1.0]]),
+        "W_o": np.array([[1.0, 0.0], [0.0, 0.0], [0.0, 0.0], [0.0, 1.0]]),
+    }
+    drawn = two_heads_figure(["a", "b", "c", "d"], X, **W)
+    concat, w_o = drawn.concat_map.mesh.norm, drawn.w_o_map.mesh.norm
+    assert (concat.vmin, concat.vmax) == (w_o.vmin, w_o.vmax)
+    assert concat.vmin == -concat.vmax > -np.inf
