@@ -11,6 +11,7 @@ import numpy as np
 
 from attnlib.model.bert import BertConfig, BertWeights, EncoderOutput, encode, weights_from_tensors
 from attnlib.model.files import find_model_dir, verify_files
+from attnlib.validation import as_positive_int
 
 __all__ = ["Model", "Run", "Tokens", "load_model"]
 
@@ -79,14 +80,31 @@ class Model:
             One sentence gives arrays of shape (n,); a sequence gives (batch, n), padded on the
             right with ``[PAD]`` to the longest.
         max_tokens : int, optional
-            Refuse longer sentences (counting ``[CLS]`` and ``[SEP]``); default the model's
-            ``max_positions``.
+            Refuse longer sentences (counting ``[CLS]`` and ``[SEP]``): a whole number from 2 to
+            the model's ``max_positions``, which is the default.
+
+        Raises
+        ------
+        TypeError
+            ``text`` is not a str or a non-empty list or tuple of str; ``max_tokens`` is not a
+            whole number (``True`` is not one).
+        ValueError
+            A sentence holds a character that is not Unicode text (a lone surrogate), or is
+            longer than ``max_tokens``.
         """
         single = isinstance(text, str)
-        sentences = [text] if single else list(text)
-        if not sentences or not all(isinstance(s, str) for s in sentences):
-            raise TypeError("text must be a sentence (str) or a non-empty sequence of sentences")
-        limit = self.config.max_positions if max_tokens is None else int(max_tokens)
+        sentences = [text] if single else _sentences(text)
+        for position, sentence in enumerate(sentences):
+            _check_encodable(sentence, "text" if single else f"text[{position}]")
+        if max_tokens is None:
+            limit = self.config.max_positions
+        else:
+            limit = as_positive_int(max_tokens, "max_tokens", minimum=2)
+            if limit > self.config.max_positions:
+                raise ValueError(
+                    f"max_tokens must be at most {self.config.max_positions} (the model's positions), "
+                    f"got {limit}"
+                )
         encodings = self.tokenizer.encode_batch(sentences)  # type: ignore[attr-defined]
         for sentence, encoding in zip(sentences, encodings, strict=True):
             if len(encoding.ids) > limit:
@@ -163,3 +181,29 @@ def load_model(path: str | os.PathLike[str] | None = None, *, download: bool = T
     tokenizer.no_truncation()
     tokenizer.no_padding()
     return Model(directory=folder, config=config, weights=weights, tokenizer=tokenizer)
+
+
+def _sentences(text: object) -> list[str]:
+    """``text`` as a list of sentences, if it is a non-empty list or tuple of str."""
+    if not isinstance(text, (list, tuple)) or not text or not all(isinstance(s, str) for s in text):
+        raise TypeError(
+            f"text must be a sentence (str) or a non-empty list or tuple of sentences, got {_shown(text)}"
+        )
+    return list(text)
+
+
+def _check_encodable(sentence: str, name: str) -> None:
+    """Refuse a str that is not Unicode text (a lone surrogate such as ``"\\ud800"``)."""
+    try:
+        sentence.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ValueError(
+            f"{name} holds {sentence[exc.start]!r} at index {exc.start}, half of a surrogate pair: "
+            "not a character the tokenizer can read"
+        ) from None
+
+
+def _shown(value: object) -> str:
+    """A short repr of ``value`` for an error message."""
+    shown = repr(value)
+    return shown if len(shown) <= 60 else shown[:57] + "..."
