@@ -143,6 +143,7 @@ def main() -> None:
             "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}",
             "what": "median wall time of one forward pass (all hidden states and attention weights), "
             f"one thread each, {args.repeats} interleaved repeats",
+            "load_average_1_5_15_min": [round(v, 2) for v in os.getloadavg()],
             "load_model_ms": round(statistics.median(loads)),
             "forward": rows,
         }
