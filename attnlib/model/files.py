@@ -8,8 +8,9 @@ A model directory in the Hugging Face hub's standard layout holds ``config.json`
 3. the Hugging Face cache, then the hub itself, through ``huggingface_hub`` when it is installed
    (the download needs the network).
 
-:func:`verify_files` computes the SHA-256 of ``model.safetensors`` and ``tokenizer.json`` and
-refuses files that differ from all-MiniLM-L6-v2's.
+:func:`verify_files` computes the SHA-256 of all three files and refuses any that differs from
+all-MiniLM-L6-v2's: a changed ``config.json`` (another number of layers or heads, another
+``layer_norm_eps``) would otherwise load the same weights as a different model.
 """
 
 from __future__ import annotations
@@ -20,7 +21,9 @@ import os
 from pathlib import Path
 
 __all__ = [
+    "CONFIG_SHA256",
     "FILES",
+    "FILE_SHA256",
     "MODEL_SHA256",
     "PACKAGE",
     "REPO_ID",
@@ -42,6 +45,14 @@ FILES = ("config.json", "model.safetensors", "tokenizer.json")
 MODEL_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
 #: SHA-256 of the hub's ``tokenizer.json``.
 TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
+#: SHA-256 of the hub's ``config.json`` (also the offline package's).
+CONFIG_SHA256 = "953f9c0d463486b10a6871cc2fd59f223b2c70184f49815e7efbcab5d8908b41"
+#: Each file of :data:`FILES` and its SHA-256.
+FILE_SHA256 = {
+    "config.json": CONFIG_SHA256,
+    "model.safetensors": MODEL_SHA256,
+    "tokenizer.json": TOKENIZER_SHA256,
+}
 
 HOW_TO_GET = (
     "Get all-MiniLM-L6-v2's files in one of these ways:\n"
@@ -89,13 +100,13 @@ def verify_files(directory: str | os.PathLike[str]) -> Path:
     ModelNotFoundError
         A file of :data:`FILES` is missing.
     FilesMismatchError
-        ``model.safetensors`` or ``tokenizer.json`` has another SHA-256 than expected.
+        A file has another SHA-256 than :data:`FILE_SHA256` gives (each file is read once).
     """
     folder = Path(directory).expanduser().resolve()
     missing = [name for name in FILES if not (folder / name).is_file()]
     if missing:
         raise ModelNotFoundError(f"{folder} has no {', '.join(missing)}.\n{HOW_TO_GET}")
-    for name, expected in (("model.safetensors", MODEL_SHA256), ("tokenizer.json", TOKENIZER_SHA256)):
+    for name, expected in FILE_SHA256.items():
         found = sha256_of(folder / name)
         if found != expected:
             raise FilesMismatchError(

@@ -13,6 +13,7 @@ import numpy as np
 import numpy.typing as npt
 
 from attnlib.scaling import entropy
+from attnlib.validation import as_real_array
 
 __all__ = ["PATTERNS", "HeadPatterns", "head_patterns"]
 
@@ -64,11 +65,11 @@ def head_patterns(attentions: npt.ArrayLike) -> HeadPatterns:
     HeadPatterns
         Arrays of shape ``attentions.shape[:-2]``.
     """
-    w = np.asarray(attentions, dtype=np.float64)
+    w = as_real_array(attentions, "attentions", dtype=np.float64)
     if w.ndim < 2 or w.shape[-1] != w.shape[-2] or w.shape[-1] < 3:
         raise ValueError(f"attentions must have shape (..., n, n) with n ≥ 3, got {w.shape}")
-    if not np.isfinite(w).all() or not np.allclose(w.sum(axis=-1), 1, atol=1e-4):
-        raise ValueError("attentions must be finite attention weights whose rows sum to 1")
+    if not np.allclose(w.sum(axis=-1), 1, atol=1e-4) or (w < 0).any():
+        raise ValueError("attentions must be attention weights, at least 0 with rows that sum to 1")
     n = w.shape[-1]
     return HeadPatterns(
         previous=np.diagonal(w, offset=-1, axis1=-2, axis2=-1).mean(axis=-1),

@@ -28,6 +28,7 @@ from contextlib import AbstractContextManager, contextmanager, nullcontext
 import matplotlib as mpl
 import numpy as np
 from matplotlib.axes import Axes
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.layout_engine import ConstrainedLayoutEngine
 
@@ -147,11 +148,15 @@ def figure(
     Returns
     -------
     fig : matplotlib.figure.Figure
+        With an Agg canvas (no pyplot).
     axes : numpy.ndarray of Axes, shape (nrows, ncols)
     """
     with style_context(style):
         layout = _SettledLayout() if pad is None else _SettledLayout(w_pad=pad, h_pad=pad)
         fig = Figure(figsize=figsize, layout=layout)
+        # An Agg canvas from the start: without one, every text measurement (seaborn sizing its
+        # tick labels) builds a new full-size renderer, hundreds of MiB for a large figure.
+        FigureCanvasAgg(fig)
         _FIGURE_STYLES[fig] = style
         axes = fig.subplots(nrows, ncols, squeeze=False)
     return fig, axes

@@ -1,0 +1,85 @@
+"""Each lesson's kernel memory: the peak and the final resident set size after a run top to bottom.
+
+    .venv/bin/python benchmarks/kernel_memory.py                    # every lesson
+    .venv/bin/python benchmarks/kernel_memory.py notebooks/13_real_model.ipynb --no-save
+
+Runs each lesson in a fresh ``python3`` kernel (nbclient, the lesson's folder as the working
+directory, as ``tools/execute_notebooks.py`` and nbval do), then asks the kernel for its
+``VmHWM`` (the peak resident set size since it started) and ``VmRSS`` (what it holds at the end)
+from ``/proc/self/status``: Linux only. The lesson is not changed. Writes
+``results/kernel_memory.json`` unless ``--no-save``. A classroom hub's memory per student is the
+sum of the open lessons' kernels (the instructor's guide, "Memory"); the target is every lesson
+under 300 MiB at its peak.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+from datetime import date
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = Path(__file__).parent / "results" / "kernel_memory.json"
+TARGET_MIB = 300
+
+READ_STATUS = """
+import re as _re
+_status = open("/proc/self/status").read()
+print(*(int(_re.search(f + r":\\s+(\\d+) kB", _status).group(1)) for f in ("VmHWM", "VmRSS")))
+"""
+
+
+def kernel_memory(path: Path) -> tuple[float, float]:
+    """The peak and final resident memory (MiB) of a fresh kernel that ran ``path`` top to bottom."""
+    notebook = nbformat.read(path, as_version=4)
+    notebook.cells.append(nbformat.v4.new_code_cell(READ_STATUS))
+    client = NotebookClient(
+        notebook, kernel_name="python3", timeout=600, resources={"metadata": {"path": str(path.parent)}}
+    )
+    client.execute()
+    text = "".join(o.get("text", "") for o in notebook.cells[-1].outputs if o.output_type == "stream")
+    peak_kib, final_kib = (int(v) for v in text.split())
+    return peak_kib / 1024, final_kib / 1024
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("notebooks", nargs="*", type=Path)
+    parser.add_argument("--no-save", action="store_true", help="print only, do not write the results")
+    args = parser.parse_args(argv)
+    paths = args.notebooks or sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    rows = []
+    print(f"{'lesson':32s} {'peak MiB':>9s} {'final MiB':>10s}")
+    for path in paths:
+        peak, final = kernel_memory(path)
+        rows.append({"lesson": path.name, "peak_mib": round(peak, 1), "final_mib": round(final, 1)})
+        flag = "" if peak < TARGET_MIB else f"  OVER {TARGET_MIB} MiB"
+        print(f"{path.name:32s} {peak:9.1f} {final:10.1f}{flag}", flush=True)
+    if not args.no_save:
+        RESULTS.write_text(
+            json.dumps(
+                {
+                    "date": date.today().isoformat(),
+                    "machine": f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPUs, "
+                    f"Python {platform.python_version()}",
+                    "what": "kernel VmHWM (peak) and VmRSS (final) after running each lesson top to bottom",
+                    "target_mib": TARGET_MIB,
+                    "lessons": rows,
+                },
+                indent=1,
+            )
+            + "\n",
+            encoding="utf-8",
+        )
+    return 0 if all(row["peak_mib"] < TARGET_MIB for row in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
