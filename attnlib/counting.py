@@ -579,14 +579,36 @@ def tile_counts(n_q: int, n_k: int, *, block_q: int, block_k: int, causal: bool 
     bq, bk = as_positive_int(block_q, "block_q"), as_positive_int(block_k, "block_k")
     causal = as_flag(causal, "causal")
     rows, cols = -(-n_q // bq), -(-n_k // bk)
-    computed, scores = 0, 0
-    for i in range(rows):
-        height = min(bq, n_q - i * bq)
-        seen = min((i + 1) * bq, n_q, n_k) if causal else n_k  # keys the block's last query may see
-        key_blocks = -(-seen // bk)
-        computed += key_blocks
-        scores += height * min(key_blocks * bk, n_k)
-    return TileCounts(rows * cols, computed, rows * cols - computed, scores)
+    if not causal:
+        return TileCounts(rows * cols, rows * cols, 0, n_q * n_k)
+    # Query block c − 1 (c = 1 … rows) sees keys 0 … min(c·bq, L) − 1, L = min(n_q, n_k). The first
+    # `early` blocks end before L (c·bq < L, all bq rows tall) and need ceil(c·bq / bk) key blocks;
+    # the rest all need ceil(L / bk). Summed in closed form, so huge sizes cost no loop.
+    length = min(n_q, n_k)
+    early = -(-length // bq) - 1
+    early_blocks = _floor_sum(early, bk, bq, bq + bk - 1)  # Σ_{c=1}^{early} ceil(c·bq / bk)
+    late_blocks = -(-length // bk)
+    computed = early_blocks + (rows - early) * late_blocks
+    # Scores: a block of key blocks 0 … k − 1 holds min(k·bk, n_k) keys per row; k·bk passes n_k
+    # only when k = cols, which the early blocks reach for c > (cols − 1)·bk / bq.
+    past_end = cols * bk - n_k
+    early_full = max(0, early - ((cols - 1) * bk) // bq)
+    early_scores = bq * (early_blocks * bk - early_full * past_end)
+    late_scores = (n_q - early * bq) * min(late_blocks * bk, n_k)
+    return TileCounts(rows * cols, computed, rows * cols - computed, early_scores + late_scores)
+
+
+def _floor_sum(count: int, m: int, a: int, b: int) -> int:
+    """``Σ_{i=0}^{count−1} floor((a·i + b) / m)`` for non-negative ints, by Euclid's steps (O(log))."""
+    total = 0
+    while count > 0:
+        total += (a // m) * count * (count - 1) // 2 + (b // m) * count
+        a, b = a % m, b % m
+        top = a * count + b
+        if top < m:
+            break
+        count, b, m, a = top // m, top % m, a, m
+    return total
 
 
 def peak_bytes(call: Callable[[], object]) -> tuple[object, int]:

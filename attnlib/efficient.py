@@ -120,13 +120,14 @@ def online_softmax_weights(scores: npt.ArrayLike, block_size: int) -> np.ndarray
     Returns
     -------
     (n_k,) float64
-        ``exp(s − m) / l``; all zeros when every score is ``-inf``.
+        ``exp(s − m) / l``; all zeros when every score is ``-inf``, and empty for an empty row
+        (as :func:`attnlib.core.softmax`).
     """
-    *_, last = online_softmax(scores, block_size)
+    states = list(online_softmax(scores, block_size))
     s = np.asarray(scores, dtype=np.float64)
-    if last.total == 0:
+    if not states or states[-1].total == 0:  # no keys, or every key masked
         return np.zeros_like(s)
-    return _exp_shifted(s, last.maximum) / last.total
+    return _exp_shifted(s, states[-1].maximum) / states[-1].total
 
 
 def _rescale(m_old: np.ndarray | float, m_new: np.ndarray | float) -> np.ndarray:
@@ -136,9 +137,14 @@ def _rescale(m_old: np.ndarray | float, m_new: np.ndarray | float) -> np.ndarray
 
 
 def _exp_shifted(scores: np.ndarray, m: np.ndarray | float) -> np.ndarray:
-    """``exp(scores − m)`` with 0 where ``m`` is ``-inf`` (a row with nothing unmasked yet)."""
+    """``exp(scores − m)`` with 0 where ``m`` is ``-inf`` (a row with nothing unmasked yet).
+
+    A spread beyond the float range (``-1e308 − 1e308``) gives ``exp(-inf) = 0``, as in
+    :func:`attnlib.core.softmax`, without an overflow warning.
+    """
     safe_m = np.where(np.isneginf(m), 0.0, m)
-    return np.exp(scores - safe_m)
+    with np.errstate(over="ignore"):
+        return np.exp(scores - safe_m)
 
 
 def tiled_attention(
@@ -185,6 +191,8 @@ def tiled_attention(
     q, k, v, factor = checked.Q, checked.K, checked.V, checked.scale
     schedule = tile_schedule(q.shape[-2], k.shape[-2], block_q=block_q, block_k=block_k, causal=causal)
     batch = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
+    q = np.broadcast_to(q, (*batch, *q.shape[-2:]))  # views: every block of scores has the full batch
+    k = np.broadcast_to(k, (*batch, *k.shape[-2:]))
     full_mask = None  # the mask as a read-only view of shape (..., n_q, n_k): nothing is copied
     if checked.mask is not None:
         full_mask = np.broadcast_to(checked.mask, (*batch, q.shape[-2], k.shape[-2]))
@@ -205,7 +213,8 @@ def tiled_attention(
             if not np.array_equal(m_new, m):  # the maximum grew: rescale what is there
                 acc *= _rescale(m, m_new).astype(q.dtype, copy=False)
                 m = m_new
-            s -= np.where(np.isneginf(m), 0, m)  # a row with nothing unmasked yet keeps exp(-inf) = 0
+            with np.errstate(over="ignore"):  # a spread beyond the float range gives -inf, exp → 0
+                s -= np.where(np.isneginf(m), 0, m)  # a row with nothing unmasked yet keeps exp(-inf) = 0
             np.exp(s, out=s)  # p = exp(s − m′)
             acc += s @ v_ones[..., j0:j1, :]  # [p V | Σ p]
             del s  # free this block before the next one is computed
