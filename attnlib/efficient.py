@@ -33,7 +33,11 @@ __all__ = [
     "online_softmax_weights",
     "tile_schedule",
     "tiled_attention",
+    "tiled_attention_with_logsumexp",
 ]
+
+#: The default block sizes of :func:`tiled_attention`, chosen by ``benchmarks/attention.py``.
+BLOCK_Q, BLOCK_K = 256, 512
 
 
 @dataclass(frozen=True)
@@ -152,8 +156,8 @@ def tiled_attention(
     K: npt.ArrayLike,
     V: npt.ArrayLike,
     *,
-    block_q: int = 256,
-    block_k: int = 512,
+    block_q: int = BLOCK_Q,
+    block_k: int = BLOCK_K,
     mask: npt.ArrayLike | None = None,
     causal: bool = False,
     scale: float | None = None,
@@ -187,6 +191,37 @@ def tiled_attention(
     -------
     output : (..., n_q, d_v), or (..., d_v) for a single query
     """
+    output, _ = tiled_attention_with_logsumexp(
+        Q, K, V, block_q=block_q, block_k=block_k, mask=mask, causal=causal, scale=scale
+    )
+    return output
+
+
+def tiled_attention_with_logsumexp(
+    Q: npt.ArrayLike,
+    K: npt.ArrayLike,
+    V: npt.ArrayLike,
+    *,
+    block_q: int = BLOCK_Q,
+    block_k: int = BLOCK_K,
+    mask: npt.ArrayLike | None = None,
+    causal: bool = False,
+    scale: float | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`tiled_attention`, and the one number per query row a backward pass needs.
+
+    Parameters
+    ----------
+    Q, K, V, block_q, block_k, mask, causal, scale
+        As in :func:`tiled_attention`.
+
+    Returns
+    -------
+    output : (..., n_q, d_v), or (..., d_v) for a single query
+    logsumexp : (..., n_q), or (...) for a single query
+        ``L = m + log l`` of each row (``-inf`` where every key is masked): the weights are
+        ``exp(s_j − L)``, so a backward pass can recompute them from the scores without storing them.
+    """
     checked = attention_arguments(Q, K, V, mask, causal, scale)
     q, k, v, factor = checked.Q, checked.K, checked.V, checked.scale
     schedule = tile_schedule(q.shape[-2], k.shape[-2], block_q=block_q, block_k=block_k, causal=causal)
@@ -199,6 +234,7 @@ def tiled_attention(
     scores = _BlockScores(q, k, factor)
     v_ones = np.concatenate([v, np.ones((*v.shape[:-1], 1), dtype=v.dtype)], axis=-1)  # [V | 1]
     output = np.zeros((*batch, q.shape[-2], v.shape[-1]), dtype=q.dtype)  # 0 where every key is masked
+    logsumexp = np.full((*batch, q.shape[-2]), -np.inf, dtype=q.dtype)
     for block in schedule:
         i0, i1 = block.start, block.stop
         m = np.full((*batch, i1 - i0, 1), -np.inf, dtype=q.dtype)  # running maxima m
@@ -220,7 +256,11 @@ def tiled_attention(
             del s  # free this block before the next one is computed
         total = acc[..., -1:]
         np.divide(acc[..., :-1], total, out=output[..., i0:i1, :], where=total > 0)
-    return output[..., 0, :] if checked.single else output
+        with np.errstate(divide="ignore"):  # log 0 = -inf where every key is masked
+            np.add(m[..., 0], np.log(total[..., 0]), out=logsumexp[..., i0:i1], where=total[..., 0] > 0)
+    if checked.single:
+        return output[..., 0, :], logsumexp[..., 0]
+    return output, logsumexp
 
 
 class _BlockScores:
