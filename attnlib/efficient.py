@@ -36,8 +36,10 @@ __all__ = [
     "tiled_attention_with_logsumexp",
 ]
 
-#: The default block sizes of :func:`tiled_attention`, chosen by ``benchmarks/attention.py``.
-BLOCK_Q, BLOCK_K = 256, 512
+#: The default block sizes of :func:`tiled_attention`, from ``benchmarks/attention.py --blocks`` on a
+#: shared 2-core machine (2026-11-25): key blocks of 512 won most often; query blocks of 256–512
+#: on one thread, 1024 on the default threads; 512 × 512 is the compromise.
+BLOCK_Q, BLOCK_K = 512, 512
 
 
 @dataclass(frozen=True)
