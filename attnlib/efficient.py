@@ -33,7 +33,13 @@ __all__ = [
     "online_softmax_weights",
     "tile_schedule",
     "tiled_attention",
+    "tiled_attention_with_logsumexp",
 ]
+
+#: The default block sizes of :func:`tiled_attention`, from ``benchmarks/attention.py --blocks`` on a
+#: shared 2-core machine (2026-11-25): key blocks of 512 won most often; query blocks of 256–512
+#: on one thread, 1024 on the default threads; 512 × 512 is the compromise.
+BLOCK_Q, BLOCK_K = 512, 512
 
 
 @dataclass(frozen=True)
@@ -120,13 +126,14 @@ def online_softmax_weights(scores: npt.ArrayLike, block_size: int) -> np.ndarray
     Returns
     -------
     (n_k,) float64
-        ``exp(s − m) / l``; all zeros when every score is ``-inf``.
+        ``exp(s − m) / l``; all zeros when every score is ``-inf``, and empty for an empty row
+        (as :func:`attnlib.core.softmax`).
     """
-    *_, last = online_softmax(scores, block_size)
+    states = list(online_softmax(scores, block_size))
     s = np.asarray(scores, dtype=np.float64)
-    if last.total == 0:
+    if not states or states[-1].total == 0:  # no keys, or every key masked
         return np.zeros_like(s)
-    return _exp_shifted(s, last.maximum) / last.total
+    return _exp_shifted(s, states[-1].maximum) / states[-1].total
 
 
 def _rescale(m_old: np.ndarray | float, m_new: np.ndarray | float) -> np.ndarray:
@@ -136,9 +143,14 @@ def _rescale(m_old: np.ndarray | float, m_new: np.ndarray | float) -> np.ndarray
 
 
 def _exp_shifted(scores: np.ndarray, m: np.ndarray | float) -> np.ndarray:
-    """``exp(scores − m)`` with 0 where ``m`` is ``-inf`` (a row with nothing unmasked yet)."""
+    """``exp(scores − m)`` with 0 where ``m`` is ``-inf`` (a row with nothing unmasked yet).
+
+    A spread beyond the float range (``-1e308 − 1e308``) gives ``exp(-inf) = 0``, as in
+    :func:`attnlib.core.softmax`, without an overflow warning.
+    """
     safe_m = np.where(np.isneginf(m), 0.0, m)
-    return np.exp(scores - safe_m)
+    with np.errstate(over="ignore"):
+        return np.exp(scores - safe_m)
 
 
 def tiled_attention(
@@ -146,8 +158,8 @@ def tiled_attention(
     K: npt.ArrayLike,
     V: npt.ArrayLike,
     *,
-    block_q: int = 256,
-    block_k: int = 512,
+    block_q: int = BLOCK_Q,
+    block_k: int = BLOCK_K,
     mask: npt.ArrayLike | None = None,
     causal: bool = False,
     scale: float | None = None,
@@ -181,16 +193,50 @@ def tiled_attention(
     -------
     output : (..., n_q, d_v), or (..., d_v) for a single query
     """
+    output, _ = tiled_attention_with_logsumexp(
+        Q, K, V, block_q=block_q, block_k=block_k, mask=mask, causal=causal, scale=scale
+    )
+    return output
+
+
+def tiled_attention_with_logsumexp(
+    Q: npt.ArrayLike,
+    K: npt.ArrayLike,
+    V: npt.ArrayLike,
+    *,
+    block_q: int = BLOCK_Q,
+    block_k: int = BLOCK_K,
+    mask: npt.ArrayLike | None = None,
+    causal: bool = False,
+    scale: float | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`tiled_attention`, and the one number per query row a backward pass needs.
+
+    Parameters
+    ----------
+    Q, K, V, block_q, block_k, mask, causal, scale
+        As in :func:`tiled_attention`.
+
+    Returns
+    -------
+    output : (..., n_q, d_v), or (..., d_v) for a single query
+    logsumexp : (..., n_q), or (...) for a single query
+        ``L = m + log l`` of each row (``-inf`` where every key is masked): the weights are
+        ``exp(s_j − L)``, so a backward pass can recompute them from the scores without storing them.
+    """
     checked = attention_arguments(Q, K, V, mask, causal, scale)
     q, k, v, factor = checked.Q, checked.K, checked.V, checked.scale
     schedule = tile_schedule(q.shape[-2], k.shape[-2], block_q=block_q, block_k=block_k, causal=causal)
     batch = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
+    q = np.broadcast_to(q, (*batch, *q.shape[-2:]))  # views: every block of scores has the full batch
+    k = np.broadcast_to(k, (*batch, *k.shape[-2:]))
     full_mask = None  # the mask as a read-only view of shape (..., n_q, n_k): nothing is copied
     if checked.mask is not None:
         full_mask = np.broadcast_to(checked.mask, (*batch, q.shape[-2], k.shape[-2]))
     scores = _BlockScores(q, k, factor)
     v_ones = np.concatenate([v, np.ones((*v.shape[:-1], 1), dtype=v.dtype)], axis=-1)  # [V | 1]
     output = np.zeros((*batch, q.shape[-2], v.shape[-1]), dtype=q.dtype)  # 0 where every key is masked
+    logsumexp = np.full((*batch, q.shape[-2]), -np.inf, dtype=q.dtype)
     for block in schedule:
         i0, i1 = block.start, block.stop
         m = np.full((*batch, i1 - i0, 1), -np.inf, dtype=q.dtype)  # running maxima m
@@ -205,13 +251,18 @@ def tiled_attention(
             if not np.array_equal(m_new, m):  # the maximum grew: rescale what is there
                 acc *= _rescale(m, m_new).astype(q.dtype, copy=False)
                 m = m_new
-            s -= np.where(np.isneginf(m), 0, m)  # a row with nothing unmasked yet keeps exp(-inf) = 0
+            with np.errstate(over="ignore"):  # a spread beyond the float range gives -inf, exp → 0
+                s -= np.where(np.isneginf(m), 0, m)  # a row with nothing unmasked yet keeps exp(-inf) = 0
             np.exp(s, out=s)  # p = exp(s − m′)
             acc += s @ v_ones[..., j0:j1, :]  # [p V | Σ p]
             del s  # free this block before the next one is computed
         total = acc[..., -1:]
         np.divide(acc[..., :-1], total, out=output[..., i0:i1, :], where=total > 0)
-    return output[..., 0, :] if checked.single else output
+        with np.errstate(divide="ignore"):  # log 0 = -inf where every key is masked
+            np.add(m[..., 0], np.log(total[..., 0]), out=logsumexp[..., i0:i1], where=total[..., 0] > 0)
+    if checked.single:
+        return output[..., 0, :], logsumexp[..., 0]
+    return output, logsumexp
 
 
 class _BlockScores:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -86,3 +87,30 @@ def test_peak_bytes_measures_an_allocation_and_returns_the_result():
     assert 8_000_000 <= peak < 8_100_000
     with pytest.raises(TypeError, match="call"):
         peak_bytes(42)
+
+
+def test_tile_counts_closed_form_matches_the_schedule_everywhere_small():
+    # the closed form against the schedule tiled_attention runs, on every small shape
+    for n_q, n_k, block_q, block_k in itertools.product(range(1, 12), range(1, 12), range(1, 6), range(1, 6)):
+        schedule = tile_schedule(n_q, n_k, block_q=block_q, block_k=block_k, causal=True)
+        computed = [(b.stop - b.start) * (j1 - j0) for b in schedule for j0, j1 in b.key_blocks]
+        counts = tile_counts(n_q, n_k, block_q=block_q, block_k=block_k, causal=True)
+        assert (counts.computed, counts.scores_computed) == (len(computed), sum(computed)), (
+            n_q,
+            n_k,
+            block_q,
+            block_k,
+        )
+
+
+def test_tile_counts_of_huge_sizes_return_at_once():
+    # no loop over blocks: 10**200 tokens in blocks of 1 is a triangle of T(T+1)/2 blocks
+    t = 10**200
+    counts = tile_counts(t, t, block_q=1, block_k=1, causal=True)
+    assert (counts.computed, counts.skipped, counts.scores_computed) == (
+        t * (t + 1) // 2,
+        t * (t - 1) // 2,
+        t * (t + 1) // 2,
+    )
+    wide = tile_counts(t, 3 * t, block_q=7, block_k=5, causal=True)
+    assert wide.blocks == -(-t // 7) * -(-3 * t // 5) and wide.skipped > wide.computed

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -178,3 +180,31 @@ def test_scores_near_the_float_range_take_the_checked_path():
     V = np.arange(16.0).reshape(8, 2)
     expected = scaled_dot_product_attention(Q, Q, V)[0]
     np.testing.assert_array_equal(tiled_attention(Q, Q, V, block_q=3, block_k=5), expected)
+
+
+def test_tiled_attention_broadcasts_batch_dimensions_that_only_v_has():
+    # V with batch dimensions beyond Q's and K's: the naive version broadcasts them, and so must this
+    rng = np.random.default_rng(20)
+    Q, K = rng.normal(size=(6, 4)), rng.normal(size=(6, 4))
+    V = rng.normal(size=(3, 2, 6, 5))
+    expected = scaled_dot_product_attention(Q, K, V, causal=True)[0]
+    got = tiled_attention(Q, K, V, block_q=4, block_k=4, causal=True)
+    assert got.shape == expected.shape == (3, 2, 6, 5)
+    np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-14)
+
+
+def test_online_softmax_weights_of_an_empty_row_is_empty():
+    got = online_softmax_weights([], 2)
+    assert got.shape == (0,) and got.shape == softmax(np.array([])).shape
+
+
+def test_a_spread_beyond_the_float_range_gives_no_overflow_warning():
+    # exp(-1e308 − 1e308) = exp(-inf) = 0, silently, as in the naive softmax
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        np.testing.assert_array_equal(
+            online_softmax_weights([1e308, -1e308], 2), softmax(np.array([1e308, -1e308]))
+        )
+        Q, K, V = np.array([[1e308, 0.0]]), np.array([[1.0, 0.0], [-1.0, 0.0]]), np.eye(2)
+        expected = scaled_dot_product_attention(Q, K, V, scale=1.0)[0]
+        np.testing.assert_array_equal(tiled_attention(Q, K, V, scale=1.0), expected)

@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
+from matplotlib.colors import to_hex
 
-from attnlib.counting import tile_counts
-from attnlib.plots import at_scale
+from attnlib import softmax
+from attnlib.counting import hbm_traffic, tile_counts
+from attnlib.efficient import online_softmax
+from attnlib.plots import at_scale, flash
+from attnlib.plots.artists import number
+from attnlib.plots.descriptions import description
+from attnlib.plots.scale_palette import NAIVE_COLOR, RUNNING_MAX_COLOR, TILED_COLOR, TORCH_COLOR
+from attnlib.plots.styles import OKABE_ITO, RAW_COLOR, SCALED_COLOR
 
 
 def test_tiles_figure_titles_give_the_counts():
@@ -25,16 +33,70 @@ def test_online_softmax_figure_marks_every_growth_of_the_maximum():
 def test_memory_wall_and_benchmark_figures():
     fig = at_scale.memory_wall_figure([256, 1024, 4096])
     assert len(fig.axes[0].lines) == 3  # naive, tiled, the laptop
-    row = {
-        "n": 256,
-        "batch_heads": 1,
-        "causal": False,
-        "seconds": {"naive": 0.1, "tiled": 0.01, "torch": 0.02, "torch1": 0.03},
-        "peak_bytes": {"naive": 2**20, "tiled": 2**18, "torch": 2**17},
-    }
-    lines = at_scale.benchmark_figure({"rows": [row]}, batch_heads=1).axes[0].lines
-    assert len({line.get_marker() for line in lines}) == len(lines) == 4  # told apart by shape too
+    rows = [
+        {
+            "threads": threads,
+            "n": 256,
+            "batch_heads": 1,
+            "causal": False,
+            "seconds": {"naive": 0.1, "tiled": 0.01, "torch": 0.02},
+            "peak_bytes": {"naive": 2**20, "tiled": 2**18, "torch": 2**17} if threads == "1" else None,
+        }
+        for threads in ("1", "default")
+    ]
+    fig = at_scale.benchmark_figure({"rows": rows}, batch_heads=1)
+    for ax in fig.axes:
+        assert len({line.get_marker() for line in ax.lines}) == len(ax.lines) == 3  # told apart by shape too
+    assert [ax.get_title() for ax in fig.axes[:2]] == [
+        "Time, 1 heads, one thread each",
+        "Time, 1 heads, default threads each",
+    ]
     with pytest.raises(ValueError, match="batch_heads = 8"):
-        at_scale.benchmark_figure({"rows": [row]})
+        at_scale.benchmark_figure({"rows": rows})
     with pytest.raises(ValueError, match="sizes"):
         at_scale.memory_wall_figure([0, 4])
+
+
+def test_online_softmax_path_figure_draws_the_path_the_ring_and_the_numbers():
+    scores, values = [1.0, 0.0, 5.0, 2.0, 7.0], [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [-1.0, 0.0], [0.0, -1.0]]
+    fig = at_scale.online_softmax_path_figure(scores, values, 2)
+    states = list(online_softmax(scores, 2, values))
+    path = fig.axes[1].lines[0].get_xydata()
+    np.testing.assert_allclose(path, [st.output for st in states])
+    np.testing.assert_allclose(path[-1], softmax(np.array(scores)) @ np.array(values))  # lands on the ring
+    numbers = [t.get_text() for t in fig.axes[0].texts]
+    assert numbers == [
+        f"l = {st.total:.2f}\n" + ("—" if i == 0 else f"× {st.rescale:.3f}") for i, st in enumerate(states)
+    ]
+    assert "drawn as a ring" in description(fig).text
+    with pytest.raises(ValueError, match="values"):
+        at_scale.online_softmax_path_figure(scores, values[:3], 2)
+
+
+def test_lesson_12_draws_no_meaning_in_the_raw_or_scaled_colour_but_the_scores():
+    # naive, tiled, PyTorch and the running maximum have their own colours (scale_palette)
+    own = {NAIVE_COLOR, TILED_COLOR, TORCH_COLOR, RUNNING_MAX_COLOR}
+    assert not own & {RAW_COLOR, SCALED_COLOR, *OKABE_ITO}
+    fig = at_scale.memory_wall_figure([256, 1024])
+    colors = {to_hex(line.get_color()).upper() for ax in fig.axes for line in ax.lines}
+    assert RAW_COLOR not in colors and SCALED_COLOR not in colors
+
+
+def test_traffic_and_gpu_figures_say_their_numbers():
+    fig = flash.traffic_figure([1024, 4096], d=64, sram=2**16)
+    text = description(fig).text
+    standard = hbm_traffic(4096, 64).total
+    assert number(standard) in text and len(fig.axes[0].lines) == 3
+    rows = [
+        {"d": 64, "causal": False, "n": n, "backend": b, "mode": "fwd", "tflops": t, "peak_mib": m}
+        for n, b, t, m in [
+            (1024, "math", 10.0, 192.0),
+            (1024, "flash", 85.0, 2.0),
+            (2048, "flash", 200.0, 4.0),
+        ]
+    ] + [{"d": 64, "causal": False, "n": 2048, "backend": "math", "mode": "fwd", "error": "out of memory"}]
+    fig = flash.gpu_backends_figure({"info": {"gpu": "a GPU"}, "rows": rows})
+    text = description(fig).text
+    assert "math fails from n = 2048 (out of memory)" in text and "flash 85–200" in text
+    with pytest.raises(ValueError, match="d = 128"):
+        flash.gpu_backends_figure({"info": {"gpu": "a GPU"}, "rows": rows}, d=128)

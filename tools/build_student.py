@@ -25,7 +25,11 @@ ROOT = Path(__file__).resolve().parents[1]
 SOLUTION_TAG = "solution"
 #: Files the lessons read, relative to the repository: lesson 12 reads the committed benchmark
 #: results from ``../benchmarks/results/``, lesson 13 transformers' outputs from ``data/``.
-DATA = ["benchmarks/results/attention.json", "notebooks/data/bert_reference.npz"]
+DATA = [
+    "benchmarks/results/attention.json",
+    "benchmarks/results/gpu-sdpa-h100.json",
+    "notebooks/data/bert_reference.npz",
+]
 NOTE_ID = "student-copy"
 NOTE = (
     "> **Student copy:** the answers and solutions of this lesson's questions and exercises are left "

@@ -10,6 +10,7 @@ and names the likely mistake from its table (:data:`MEMORY_MISTAKES`, :data:`RES
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TypeVar
@@ -265,6 +266,10 @@ def check_skipped_blocks(answer: object, n: int, block: int) -> CheckResult:
     """
     ex = Blocks(as_positive_int(n, "n"), as_positive_int(block, "block"))
     right = tile_counts(ex.n, ex.n, block_q=ex.block, block_k=ex.block, causal=True).skipped
+    if right > sys.float_info.max:
+        raise ValueError(
+            f"n = {ex.n} in blocks of {ex.block} skips more blocks than a float can hold; take a smaller n"
+        )
     return _verdict(answer, right, SKIP_MISTAKES, ex, 1, "the number of skipped blocks")  # counts: within 0.1
 
 
@@ -287,7 +292,10 @@ def _verdict(
     """The verdict of :func:`attnlib.checks.values.number_verdict` with the table's mistakes."""
     mistakes = []
     for mistake in table:
-        wrong = mistake.wrong(exercise)
-        if wrong is not None:
-            mistakes.append((mistake.message(exercise), float(wrong)))
+        try:
+            wrong = mistake.wrong(exercise)
+            if wrong is not None:
+                mistakes.append((mistake.message(exercise), float(wrong)))
+        except OverflowError:  # beyond any float: no learner's answer can equal it
+            continue
     return number_verdict(answer, float(right), decimals=decimals, name=name, mistakes=mistakes)
