@@ -1,0 +1,370 @@
+"""attnlib.decoder: gradients against PyTorch autograd and finite differences, generation with and
+without the cache, ablation, training, and the errors a learner meets."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from attnlib.decoder import (
+    DecoderConfig,
+    KVCache,
+    check_parameters,
+    forward,
+    generate,
+    init_parameters,
+    loss_and_gradients,
+    parameter_shapes,
+    train,
+)
+
+ATTENTION_ONLY = DecoderConfig(vocab_size=7, n_ctx=6, d_model=8, n_heads=2, n_layers=2)
+CONFIGS = {
+    "attention-only": ATTENTION_ONLY,
+    "mlp": DecoderConfig(vocab_size=6, n_ctx=5, d_model=6, n_heads=3, n_layers=2, d_mlp=10),
+    "layer-norm": DecoderConfig(vocab_size=5, n_ctx=7, d_model=8, n_heads=2, n_layers=2, layer_norm=True),
+    "mlp+layer-norm+gqa": DecoderConfig(
+        vocab_size=9, n_ctx=6, d_model=8, n_heads=4, n_layers=2, d_mlp=12, layer_norm=True, n_kv_heads=2
+    ),
+    "multi-query": DecoderConfig(vocab_size=6, n_ctx=6, d_model=6, n_heads=3, n_layers=1, n_kv_heads=1),
+}
+
+
+def random_setup(config, seed, batch=3, n=None):
+    """Parameters with the gains and biases moved off 1 and 0 (so their gradients are tested) and tokens."""
+    rng = np.random.default_rng(seed)
+    params = init_parameters(config, seed)
+    for name, value in params.items():
+        if name.endswith((".gain", ".bias")) or ".b_" in name:
+            params[name] = value + 0.3 * rng.normal(size=value.shape)
+    tokens = rng.integers(0, config.vocab_size, size=(batch, n or config.n_ctx))
+    return params, tokens
+
+
+def torch_loss(torch, config, params, tokens):
+    """The same decoder written with torch's modules' functions; returns the loss and the tensors."""
+    F = torch.nn.functional
+    W = {name: torch.tensor(value, requires_grad=True) for name, value in params.items()}
+    t = torch.from_numpy(tokens)
+    B, n = tokens.shape
+    H, Hkv, dh, d = config.n_heads, config.kv_heads, config.d_head, config.d_model
+
+    def norm(x, name):
+        return F.layer_norm(x, (d,), W[name + ".gain"], W[name + ".bias"], eps=1e-5)
+
+    x = W["embed"][t] + W["pos_embed"][:n]
+    for layer in range(config.n_layers):
+        p = f"layer{layer}."
+        a = norm(x, p + "ln_attn") if config.layer_norm else x
+        q = (a @ W[p + "W_q"]).view(B, n, H, dh).transpose(1, 2)
+        k = (a @ W[p + "W_k"]).view(B, n, Hkv, dh).transpose(1, 2)
+        v = (a @ W[p + "W_v"]).view(B, n, Hkv, dh).transpose(1, 2)
+        z = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=Hkv != H)
+        x = x + z.transpose(1, 2).reshape(B, n, H * dh) @ W[p + "W_o"]
+        if config.d_mlp:
+            m = norm(x, p + "ln_mlp") if config.layer_norm else x
+            x = (
+                x
+                + F.gelu(m @ W[p + "W_in"] + W[p + "b_in"], approximate="tanh") @ W[p + "W_out"]
+                + W[p + "b_out"]
+            )
+    if config.layer_norm:
+        x = norm(x, "ln_final")
+    logits = x @ W["unembed"]
+    loss = F.cross_entropy(logits[:, :-1].reshape(-1, config.vocab_size), t[:, 1:].reshape(-1))
+    return loss, logits, W
+
+
+@pytest.mark.parametrize("kind", list(CONFIGS))
+@pytest.mark.parametrize("seed", range(3))
+def test_loss_and_gradients_match_pytorch_autograd(kind, seed):
+    torch = pytest.importorskip("torch", reason="pip install -r requirements-torch.txt")
+    config = CONFIGS[kind]
+    params, tokens = random_setup(config, seed, n=config.n_ctx - seed % 2)
+    loss, grads = loss_and_gradients(config, params, tokens)
+    reference, logits, W = torch_loss(torch, config, params, tokens)
+    reference.backward()
+    assert loss == pytest.approx(reference.item(), abs=1e-12)
+    np.testing.assert_allclose(forward(config, params, tokens).logits, logits.detach().numpy(), atol=1e-12)
+    assert set(grads) == set(params)
+    for name, grad in grads.items():
+        assert grad.dtype == np.float64 and grad.shape == params[name].shape, name
+        np.testing.assert_allclose(grad, W[name].grad.numpy(), atol=1e-10, rtol=0, err_msg=f"{kind}: {name}")
+
+
+@pytest.mark.parametrize("kind", ["attention-only", "mlp+layer-norm+gqa"])
+def test_gradients_match_central_finite_differences(kind):
+    config = CONFIGS[kind]
+    params, tokens = random_setup(config, 7, batch=2, n=5)
+    _, grads = loss_and_gradients(config, params, tokens)
+    rng = np.random.default_rng(0)
+    eps = 1e-6
+    for name, value in params.items():
+        for _ in range(4):  # four entries of every parameter
+            index = tuple(int(rng.integers(0, size)) for size in value.shape)
+            shifted = []
+            for sign in (1, -1):
+                moved = {**params, name: value.copy()}
+                moved[name][index] += sign * eps
+                shifted.append(loss_and_gradients(config, moved, tokens)[0])
+            numeric = (shifted[0] - shifted[1]) / (2 * eps)
+            assert grads[name][index] == pytest.approx(numeric, abs=1e-8), f"{name}{index}"
+
+
+def test_unused_rows_get_zero_gradient():
+    params, tokens = random_setup(ATTENTION_ONLY, 1, n=4)
+    tokens[:] = np.minimum(tokens, 5)  # token 6 never appears
+    _, grads = loss_and_gradients(ATTENTION_ONLY, params, tokens)
+    assert not grads["embed"][6].any()
+    assert not grads["pos_embed"][4:].any()  # positions 4 and 5 are not used by 4-token sequences
+    assert grads["pos_embed"][:4].any()
+
+
+def test_parameter_names_and_shapes():
+    config = CONFIGS["mlp+layer-norm+gqa"]
+    shapes = parameter_shapes(config)
+    assert shapes["embed"] == (9, 8) and shapes["pos_embed"] == (6, 8) and shapes["unembed"] == (8, 9)
+    assert (
+        shapes["layer1.W_q"] == (8, 8) and shapes["layer1.W_k"] == (8, 4) and shapes["layer1.W_v"] == (8, 4)
+    )
+    assert (
+        shapes["layer0.W_o"] == (8, 8) and shapes["layer0.W_in"] == (8, 12) and shapes["layer0.b_out"] == (8,)
+    )
+    assert {"layer0.ln_attn.gain", "layer1.ln_mlp.bias", "ln_final.gain"} <= set(shapes)
+    assert set(parameter_shapes(ATTENTION_ONLY)) == {
+        "embed",
+        "pos_embed",
+        "unembed",
+        *(f"layer{layer}.W_{m}" for layer in range(2) for m in "qkvo"),
+    }
+    params = init_parameters(config, seed=3)
+    assert {name: p.shape for name, p in params.items()} == shapes
+    assert all(p.dtype == np.float64 for p in params.values())
+    np.testing.assert_array_equal(params["ln_final.gain"], 1.0)
+    np.testing.assert_array_equal(params["layer0.b_in"], 0.0)
+    np.testing.assert_array_equal(init_parameters(config, seed=3)["layer1.W_q"], params["layer1.W_q"])
+    assert not np.array_equal(init_parameters(config, seed=4)["layer1.W_q"], params["layer1.W_q"])
+
+
+def test_forward_outputs_fit_together():
+    config = CONFIGS["mlp"]
+    params, tokens = random_setup(config, 2)
+    out = forward(config, params, tokens)
+    B, n = tokens.shape
+    assert out.logits.shape == (B, n, config.vocab_size)
+    assert out.weights.shape == (config.n_layers, B, config.n_heads, n, n)
+    assert out.residuals.shape == (config.n_layers + 1, B, n, config.d_model)
+    assert out.head_outputs.shape == (config.n_layers, B, config.n_heads, n, config.d_model)
+    np.testing.assert_allclose(out.weights.sum(axis=-1), 1.0)
+    assert not np.triu(out.weights, k=1).any()  # causal
+    np.testing.assert_allclose(out.residuals[0], params["embed"][tokens] + params["pos_embed"][:n])
+    np.testing.assert_allclose(out.logits, out.residuals[-1] @ params["unembed"])
+    # a single sequence is a batch of one, and each sequence is computed on its own
+    single = forward(config, params, tokens[1])
+    np.testing.assert_allclose(single.logits[0], out.logits[1], atol=1e-12)
+    # the attention-only model's layer adds exactly the sum of its heads' writes
+    params, tokens = random_setup(ATTENTION_ONLY, 2)
+    out = forward(ATTENTION_ONLY, params, tokens)
+    np.testing.assert_allclose(
+        out.residuals[1] - out.residuals[0], out.head_outputs[0].sum(axis=1), atol=1e-12
+    )
+
+
+def test_ablating_a_head_removes_exactly_its_write():
+    params, tokens = random_setup(ATTENTION_ONLY, 4)
+    full = forward(ATTENTION_ONLY, params, tokens)
+    cut = forward(ATTENTION_ONLY, params, tokens, ablate=[(1, 0)])
+    assert not cut.head_outputs[1, :, 0].any()
+    np.testing.assert_allclose(cut.residuals[1], full.residuals[1])  # layer 0 untouched
+    np.testing.assert_allclose(cut.residuals[2], full.residuals[2] - full.head_outputs[1, :, 0], atol=1e-12)
+    # zeroing that head's rows of W_o is the same ablation
+    zeroed = {**params, "layer1.W_o": params["layer1.W_o"].copy()}
+    zeroed["layer1.W_o"][: ATTENTION_ONLY.d_head] = 0.0
+    np.testing.assert_allclose(forward(ATTENTION_ONLY, zeroed, tokens).logits, cut.logits, atol=1e-12)
+    assert not np.allclose(cut.logits, full.logits)
+
+
+@pytest.mark.parametrize("kind", list(CONFIGS))
+def test_generate_with_and_without_the_cache_agree(kind):
+    config = CONFIGS[kind]
+    params, tokens = random_setup(config, 5)
+    prompt = tokens[0, :2]
+    n_new = config.n_ctx - 2
+    greedy = generate(config, params, prompt, n_new)
+    assert greedy.shape == (config.n_ctx,) and greedy.dtype == np.int64
+    np.testing.assert_array_equal(greedy[:2], prompt)
+    np.testing.assert_array_equal(greedy, generate(config, params, prompt, n_new, use_cache=False))
+    # greedy: each new token is the argmax of the model's logits on what came before
+    logits = forward(config, params, greedy).logits[0]
+    np.testing.assert_array_equal(greedy[2:], logits[1:-1].argmax(axis=-1))
+    sampled = generate(config, params, tokens[:, :1], n_new + 1, temperature=1.5, seed=9)
+    assert sampled.shape == (tokens.shape[0], config.n_ctx)
+    np.testing.assert_array_equal(
+        sampled, generate(config, params, tokens[:, :1], n_new + 1, temperature=1.5, seed=9, use_cache=False)
+    )
+    assert not np.array_equal(
+        sampled, generate(config, params, tokens[:, :1], n_new + 1, temperature=1.5, seed=10)
+    )
+
+
+def test_sampling_follows_the_softmax():
+    config = DecoderConfig(vocab_size=3, n_ctx=2, d_model=2, n_heads=1, n_layers=1)
+    params = {name: np.zeros(shape) for name, shape in parameter_shapes(config).items()}
+    params["embed"] = np.eye(3, 2)  # token 0 → (1, 0)
+    params["unembed"] = np.array([[0.0, math.log(2.0), math.log(5.0)], [0.0, 0.0, 0.0]])
+    drawn = generate(config, params, np.zeros((4000, 1), dtype=int), 1, temperature=1.0, seed=1)[:, 1]
+    np.testing.assert_allclose(np.bincount(drawn, minlength=3) / 4000, [1 / 8, 2 / 8, 5 / 8], atol=0.025)
+    assert (generate(config, params, [0], 1)[1]) == 2
+
+
+def test_kv_cache_grows_one_row_per_token():
+    config = CONFIGS["mlp+layer-norm+gqa"]
+    cache = KVCache(config.n_layers)
+    assert cache.length == 0 and cache.nbytes == 0
+    K = np.ones((1, config.kv_heads, 3, config.d_head))
+    keys, values = cache.append(0, K, 2 * K)
+    assert cache.length == 3 and keys.shape == (1, 2, 3, 2)
+    keys, values = cache.append(0, K[:, :, :1], 2 * K[:, :, :1])
+    assert cache.length == 4 and values.shape == (1, 2, 4, 2)
+    assert cache.nbytes == 2 * 4 * 2 * 2 * 8
+
+
+def test_training_lowers_the_loss_and_is_reproducible():
+    config = DecoderConfig(vocab_size=5, n_ctx=8, d_model=8, n_heads=2, n_layers=2)
+
+    def copy_previous(rng):  # token i + 1 repeats token i: learnable by a previous-token head
+        first = rng.integers(0, 5, size=(16, 4))
+        return np.repeat(first, 2, axis=1)
+
+    run = train(
+        config, copy_previous, steps=60, learning_rate=0.02, seed=1, snapshot_every=20, probe=np.arange(5)
+    )
+    assert run.losses.shape == (60,) and run.position_losses.shape == (60, 7)
+    np.testing.assert_allclose(run.position_losses.mean(axis=1), run.losses)
+    assert run.losses[-5:].mean() < run.losses[:5].mean() - 0.8
+    # the copies (positions 0, 2, … predict their own token) are learned, the fresh tokens cannot be
+    assert run.position_losses[-5:, 0::2].mean() < 0.6 < math.log(5) < run.position_losses[-5:, 1::2].mean()
+    np.testing.assert_array_equal(run.snapshot_steps, [0, 20, 40, 60])
+    assert run.probe_weights.shape == (4, 2, 2, 5, 5)
+    np.testing.assert_array_equal(run.parameters_at(0)["embed"], init_parameters(config, 1)["embed"])
+    np.testing.assert_allclose(run.probe_weights[-1], forward(config, run.params, np.arange(5)).weights[:, 0])
+    again = train(config, copy_previous, steps=60, learning_rate=0.02, seed=1)
+    np.testing.assert_array_equal(again.losses, run.losses)
+    np.testing.assert_array_equal(again.snapshot_steps, [0, 60])
+    with pytest.raises(ValueError, match="step 30 was not saved"):
+        run.parameters_at(30)
+    # an iterable of batches; it must last
+    batches = [copy_previous(np.random.default_rng(i)) for i in range(3)]
+    assert train(config, batches, steps=3).losses.shape == (3,)
+    with pytest.raises(ValueError, match="batches ran out after 3 of 4 steps"):
+        train(config, batches, steps=4)
+
+
+def test_training_that_diverges_says_so():
+    config = DecoderConfig(vocab_size=5, n_ctx=4, d_model=4, n_heads=1, n_layers=1)
+    with pytest.raises(
+        FloatingPointError, match=r"training diverged at step 2 .*; try a smaller learning_rate"
+    ):
+        train(config, lambda rng: rng.integers(0, 5, size=(2, 4)), steps=3, learning_rate=1e300)
+
+
+@pytest.mark.parametrize(
+    ("fields", "error", "message"),
+    [
+        ({"vocab_size": 1}, ValueError, "vocab_size must be at least 2"),
+        ({"n_ctx": 0}, ValueError, "n_ctx must be at least 1"),
+        ({"d_model": 2.5}, TypeError, "d_model must be a whole number"),
+        ({"n_heads": 3}, ValueError, "d_model=8 does not divide into n_heads=3"),
+        ({"n_layers": True}, TypeError, "n_layers must be a whole number"),
+        ({"d_mlp": -1}, ValueError, "d_mlp must be at least 0"),
+        ({"layer_norm": 1}, TypeError, "layer_norm must be True or False"),
+        ({"n_kv_heads": 3, "n_heads": 4}, ValueError, "n_kv_heads=3 must divide n_heads=4"),
+        ({"n_kv_heads": 0}, ValueError, "n_kv_heads must be at least 1"),
+    ],
+)
+def test_bad_configs_name_the_field(fields, error, message):
+    base = {"vocab_size": 5, "n_ctx": 4, "d_model": 8, "n_heads": 2, "n_layers": 1}
+    with pytest.raises(error, match=message):
+        DecoderConfig(**{**base, **fields})
+
+
+@pytest.mark.parametrize(
+    ("tokens", "error", "message"),
+    [
+        ([[0.0, 1.0]], TypeError, "tokens must be integers"),
+        ([[0, 7]], ValueError, "tokens must be ids from 0 to 6, got 0 … 7"),
+        ([[-1, 2]], ValueError, "tokens must be ids from 0 to 6, got -1 … 2"),
+        (np.zeros((1, 7), dtype=int), ValueError, "7 positions, more than the model's n_ctx=6"),
+        (np.zeros((2, 2, 2), dtype=int), ValueError, r"shape \(batch, n\) or \(n,\)"),
+        (np.zeros((1, 0), dtype=int), ValueError, r"n ≥ 1, got shape \(1, 0\)"),
+        (3, ValueError, r"shape \(batch, n\) or \(n,\)"),
+    ],
+)
+def test_bad_tokens_are_named(tokens, error, message):
+    params = init_parameters(ATTENTION_ONLY)
+    with pytest.raises(error, match=message):
+        forward(ATTENTION_ONLY, params, tokens)
+    with pytest.raises(error, match=message):
+        loss_and_gradients(ATTENTION_ONLY, params, tokens)
+
+
+def test_bad_parameters_are_named():
+    params = init_parameters(ATTENTION_ONLY)
+    tokens = [[0, 1, 2]]
+    missing = {k: v for k, v in params.items() if k != "layer1.W_k"}
+    with pytest.raises(ValueError, match=r"missing \['layer1.W_k'\]"):
+        forward(ATTENTION_ONLY, missing, tokens)
+    with pytest.raises(ValueError, match=r"unknown \['layer2.W_q'\]"):
+        forward(ATTENTION_ONLY, {**params, "layer2.W_q": params["layer1.W_q"]}, tokens)
+    wrong = {**params, "layer0.W_o": np.zeros((8, 4))}
+    with pytest.raises(
+        ValueError,
+        match=r"params\['layer0.W_o'\] must have shape \(8, 8\) for this config, got shape \(8, 4\)",
+    ):
+        loss_and_gradients(ATTENTION_ONLY, wrong, tokens)
+    nan = {**params, "unembed": params["unembed"].copy()}
+    nan["unembed"][2, 3] = np.nan
+    with pytest.raises(
+        ValueError, match=r"params\['unembed'\] has 1 non-finite entry; the first is NaN at index \(2, 3\)"
+    ):
+        forward(ATTENTION_ONLY, nan, tokens)
+    with pytest.raises(TypeError, match="params must be a dict"):
+        check_parameters(ATTENTION_ONLY, [params["embed"]])
+    with pytest.raises(TypeError, match=r"config must be an attnlib\.decoder\.DecoderConfig"):
+        forward({"vocab_size": 7}, params, tokens)
+    # float32 parameters are computed in float64
+    as32 = {k: v.astype(np.float32) for k, v in params.items()}
+    assert forward(ATTENTION_ONLY, as32, tokens).logits.dtype == np.float64
+
+
+def test_bad_arguments_are_named():
+    params = init_parameters(ATTENTION_ONLY)
+    with pytest.raises(ValueError, match="at least 2 positions for a next-token loss"):
+        loss_and_gradients(ATTENTION_ONLY, params, [3])
+    with pytest.raises(ValueError, match=r"ablate names \(layer 2, head 0\); the model has layers 0 … 1"):
+        forward(ATTENTION_ONLY, params, [1, 2], ablate=[(2, 0)])
+    with pytest.raises(TypeError, match=r"ablate must hold \(layer, head\) pairs"):
+        forward(ATTENTION_ONLY, params, [1, 2], ablate=[1])
+    with pytest.raises(
+        ValueError, match="prompt's 4 tokens plus n_new=3 make 7, more than the model's n_ctx=6"
+    ):
+        generate(ATTENTION_ONLY, params, [1, 2, 3, 4], 3)
+    with pytest.raises(ValueError, match="prompt must be ids from 0 to 6"):
+        generate(ATTENTION_ONLY, params, [1, 9], 1)
+    with pytest.raises(ValueError, match="temperature must be 0"):
+        generate(ATTENTION_ONLY, params, [1], 1, temperature=-1.0)
+    with pytest.raises(TypeError, match="use_cache must be True or False"):
+        generate(ATTENTION_ONLY, params, [1], 1, use_cache="yes")
+    with pytest.raises(TypeError, match="n_new must be a whole number"):
+        generate(ATTENTION_ONLY, params, [1], 1.0)
+    np.testing.assert_array_equal(generate(ATTENTION_ONLY, params, [1, 2], 0), [1, 2])
+    with pytest.raises(ValueError, match="seed must be a non-negative integer"):
+        init_parameters(ATTENTION_ONLY, seed=-1)
+    with pytest.raises(TypeError, match="batches must be a function"):
+        train(ATTENTION_ONLY, 3, steps=1)
+    with pytest.raises(ValueError, match="probe must be one sequence"):
+        train(ATTENTION_ONLY, lambda rng: [[1, 2]], steps=1, probe=[[1, 2], [2, 3]])
+    with pytest.raises(ValueError, match="batch must be ids from 0 to 6"):
+        train(ATTENTION_ONLY, lambda rng: [[1, 8]], steps=1)
