@@ -37,7 +37,7 @@ NO_ANSWER = "No answer yet"
 NOTE_ID = "student-copy"  # the note build_student.py puts after the title
 #: How many self-checks (a check called on an answer that is still ``...`` or ``None``) each
 #: lesson has; a lesson that is not listed has none.
-SELF_CHECKS = {"04": 2, "05": 2, "08": 11, "09": 3, "10": 3, "11": 3, "12": 3, "13": 3}
+SELF_CHECKS = {"04": 2, "05": 2, "08": 11, "09": 3, "10": 3, "11": 3, "12": 3, "13": 3, "14": 3}
 
 
 def _lesson(name: str) -> nbformat.NotebookNode:
