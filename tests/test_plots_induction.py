@@ -63,3 +63,18 @@ def test_the_composition_heatmap_lists_every_pair():
     assert cells == tuple(tuple(plots.format_cell(v) for v in row) for row in scores)
     with pytest.raises(ValueError, match="heads of layer 0"):
         figures.composition_figure(scores[0])
+
+
+def test_the_replay_figure_marks_its_step_and_says_each_heads_previous_token_weight():
+    steps = np.arange(0, 50, 10)
+    first, repeated = np.full(5, 2.5), np.array([2.5, 2.4, 1.0, 0.3, 0.2])
+    patterns = {"layer 0, head 2": WEIGHTS[0, 2], "layer 1, head 0": WEIGHTS[1, 0]}
+    fig = figures.replay_figure(steps, first, repeated, 20, patterns, 5, vocab_size=12)
+    text = plots.description(fig).text
+    assert "step 20 marked: first half 2.50, repeated half 1.00" in text
+    assert (
+        f"layer 1, head 0: mean weight on the previous position {np.diagonal(WEIGHTS[1, 0], -1).mean():.2f}"
+        in text
+    )
+    with pytest.raises(ValueError, match="one of the steps"):
+        figures.replay_figure(steps, first, repeated, 25, patterns, 5, vocab_size=12)

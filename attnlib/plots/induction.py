@@ -20,7 +20,13 @@ from attnlib.plots.heatmaps import heatmap
 from attnlib.plots.styles import OKABE_ITO, RAW_COLOR, RAW_HATCH, SCALED_COLOR, STYLES, figure, style_context
 from attnlib.validation import as_real_array
 
-__all__ = ["ablation_figure", "composition_figure", "induction_patterns_figure", "phase_change_figure"]
+__all__ = [
+    "ablation_figure",
+    "composition_figure",
+    "induction_patterns_figure",
+    "phase_change_figure",
+    "replay_figure",
+]
 
 Head = tuple[int, int]
 #: How the two named heads are marked: a colour and a line style (never colour alone).
@@ -314,4 +320,80 @@ def composition_figure(scores: npt.ArrayLike, *, style: str = "light") -> Figure
         cmap="cividis",
         vmin=0.0,
     )
+    return fig
+
+
+def replay_figure(
+    steps: npt.ArrayLike,
+    loss_first: npt.ArrayLike,
+    loss_repeated: npt.ArrayLike,
+    step: int,
+    patterns: Mapping[str, np.ndarray],
+    repeat_start: int,
+    *,
+    vocab_size: int,
+    style: str = "light",
+) -> Figure:
+    """The training replay's picture at one step, drawn statically: the losses with the step marked,
+    and one head of each layer on the probe (what :func:`attnlib.widgets.induction_replay` shows).
+
+    Parameters
+    ----------
+    steps, loss_first, loss_repeated : (m,)
+        As :func:`phase_change_figure` takes them.
+    step : int
+        The step marked (one of ``steps``).
+    patterns : dict of str to (n, n)
+        A title per head (``"layer 0, head 1"``) and its causal weights at ``step``.
+    repeat_start : int
+        The position where the repeat begins (dashed lines).
+    vocab_size : int
+    style : {"light", "dark"}
+    """
+    x = np.asarray(steps)
+    first = _curve(loss_first, "loss_first", x.size)
+    repeated = _curve(loss_repeated, "loss_repeated", x.size)
+    where = np.flatnonzero(x == step)
+    if where.size == 0:
+        raise ValueError(f"step must be one of the steps measured, got {step!r}")
+    k = int(where[0])
+    chance = float(np.log(vocab_size))
+    rc = STYLES[style]
+    fig, axes = figure(1, 1 + len(patterns), figsize=(4.6 + 3.4 * len(patterns), 3.6), style=style)
+    ax_l = axes[0, 0]
+    with style_context(style):
+        ax_l.plot(x, first, color=RAW_COLOR, linestyle="--", label="first half")
+        ax_l.plot(x, repeated, color=SCALED_COLOR, label="repeated half")
+        ax_l.axhline(chance, color=str(rc["grid.color"]), linestyle=":", label="ln(vocab)")
+        ax_l.axvline(step, color=str(rc["text.color"]), linewidth=1.2)
+        ax_l.plot([step], [first[k]], "s", color=RAW_COLOR, markeredgecolor=str(rc["text.color"]))
+        ax_l.plot([step], [repeated[k]], "o", color=SCALED_COLOR, markeredgecolor=str(rc["text.color"]))
+        ax_l.set_title(f"Loss on each half, step {step}")
+        ax_l.set_xlabel("training step")
+        ax_l.set_ylabel("loss (nats)")
+        ax_l.set_ylim(bottom=0)
+        ax_l.grid(True, alpha=0.4)
+        ax_l.legend(fontsize=8, loc="center right")
+        said = [
+            f"Left: the losses over training with step {step} marked: first half {first[k]:.2f}, "
+            f"repeated half {repeated[k]:.2f} nats"
+        ]
+        for ax, (name, matrix) in zip(axes[0, 1:], patterns.items(), strict=True):
+            w = as_real_array(matrix, name, dtype=np.float64)
+            n = w.shape[0]
+            if w.shape != (n, n) or not 0 < repeat_start < n:
+                raise ValueError(f"{name} must be (n, n) weights with 0 < repeat_start < n, got {w.shape}")
+            future = np.triu(np.ones((n, n), dtype=bool), k=1)
+            image = ax.imshow(np.ma.masked_array(w, future), cmap="viridis", vmin=0.0, vmax=1.0)
+            _masked_triangle(ax, n, str(rc["grid.color"]))
+            ax.axvline(repeat_start - 0.5, color=str(rc["text.color"]), linestyle="--", linewidth=0.8)
+            ax.axhline(repeat_start - 0.5, color=str(rc["text.color"]), linestyle="--", linewidth=0.8)
+            ax.set_title(f"{name}, step {step}", fontsize=10)
+            ax.set_xlabel("key position")
+            ax.set_ylabel("query position")
+            said.append(
+                f"{name}: mean weight on the previous position {np.diagonal(w, offset=-1).mean():.2f}"
+            )
+        fig.colorbar(image, ax=axes[0, 1:], shrink=0.8, pad=0.02).set_label("weight")
+    describe(fig, join_sentences(said))
     return fig
