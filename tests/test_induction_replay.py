@@ -11,7 +11,7 @@ import traitlets
 
 from attnlib import widgets
 from attnlib.core import softmax
-from attnlib.widgets.induction_replay import DECIMALS, replay_table
+from attnlib.widgets.induction_replay import DECIMALS, replay_from_snapshots, replay_table
 
 pytestmark = pytest.mark.filterwarnings("error")
 
@@ -45,7 +45,7 @@ def make(**changes: object) -> widgets.InductionReplay:
         **changes,
     }
     snapshots = [arguments.pop(k) for k in ("steps", "weights", "previous", "induction")]
-    return widgets.induction_replay(*snapshots, **arguments)
+    return replay_from_snapshots(*snapshots, **arguments)
 
 
 def test_each_row_holds_the_snapshot_rounded_with_future_keys_masked() -> None:

@@ -24,7 +24,7 @@ from attnlib.validation import as_real_array, is_number
 from attnlib.widgets.base import Explorer
 from attnlib.widgets.modules import module_text
 
-__all__ = ["DECIMALS", "InductionReplay", "induction_replay", "replay_table"]
+__all__ = ["DECIMALS", "InductionReplay", "induction_replay", "replay_from_snapshots", "replay_table"]
 
 #: Decimals kept of each weight and score sent to the page (the tables show 3).
 DECIMALS = 4
@@ -146,7 +146,7 @@ class InductionReplay(Explorer):
         return heads
 
 
-def induction_replay(
+def replay_from_snapshots(
     steps: npt.ArrayLike,
     weights: npt.ArrayLike,
     previous: npt.ArrayLike,
@@ -160,7 +160,7 @@ def induction_replay(
     step: int | None = None,
     style: str = "light",
 ) -> InductionReplay:
-    """Replay a decoder's training: a slider over its saved steps, a head picker per layer.
+    """The replay of any run's snapshots, given as arrays (:func:`induction_replay` takes a run).
 
     Parameters
     ----------
@@ -223,4 +223,51 @@ def induction_replay(
         heads=[0] * n_layers if heads is None else list(heads),
         step=first,
         style_name=style,
+    )
+
+
+def induction_replay(
+    run: Any = None, *, heads: list[int] | None = None, step: int | None = None, style: str = "light"
+) -> InductionReplay:
+    """Replay lesson 14's training: a slider over the saved steps, one head picked per layer.
+
+    Parameters
+    ----------
+    run : attnlib.induction.InductionRun, optional
+        By default the committed run (:func:`attnlib.induction.load_induction_run`). Its saved
+        steps whose loss was measured are shown, each head scored on the probe with
+        :func:`attnlib.induction.previous_token_scores` and :func:`attnlib.induction.induction_scores`.
+    heads : list of int, optional
+        The head shown first in each layer; by default head 0 of each.
+    step : int, optional
+        The saved step shown first; by default the last.
+    style : {"light", "dark"}
+
+    Returns
+    -------
+    InductionReplay
+    """
+    from attnlib import induction
+
+    if run is None:
+        run = induction.load_induction_run()
+    if not isinstance(run, induction.InductionRun):
+        raise TypeError(f"run must be an attnlib.induction.InductionRun, got {type(run).__name__}")
+    measured = np.arange(len(run.repeated_half_loss))
+    keep = [k for k, s in enumerate(run.snapshot_steps.tolist()) if s < measured.size]
+    weights = run.probe_weights[keep]  # (s, n_layers, n_heads, n, n)
+    previous = np.stack([induction.previous_token_scores(w) for w in weights])
+    found = np.stack([induction.induction_scores(w, run.probe) for w in weights])
+    return replay_from_snapshots(
+        run.snapshot_steps[keep],
+        weights,
+        previous,
+        found,
+        losses=(measured, run.first_half_loss, run.repeated_half_loss),
+        vocab_size=run.config.vocab_size,
+        tokens=[str(t) for t in run.probe.tolist()],
+        repeat_start=run.half,
+        heads=heads,
+        step=step,
+        style=style,
     )

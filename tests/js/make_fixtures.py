@@ -26,7 +26,7 @@ from attnlib.scaling import D_K_VALUES, entropy, random_queries_keys
 from attnlib.similarity import similarity
 from attnlib.training import Model, token_labels, train
 from attnlib.widgets.base import colormap_table, theme
-from attnlib.widgets.induction_replay import induction_replay
+from attnlib.widgets.induction_replay import replay_from_snapshots
 from attnlib.widgets.scaling import scaling_table
 from attnlib.widgets.training import replay_table
 
@@ -259,7 +259,7 @@ def induction_replay_case() -> dict:
     rng = np.random.default_rng(4)
     scores = rng.normal(size=(3, 2, 3, 6, 6)) * 3
     scores[..., np.triu(np.ones((6, 6), dtype=bool), k=1)] = -np.inf
-    replay = induction_replay(
+    replay = replay_from_snapshots(
         [0, 5, 10],
         softmax(scores),
         rng.uniform(size=(3, 2, 3)),
