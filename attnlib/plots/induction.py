@@ -79,7 +79,7 @@ def phase_change_figure(
         ax_l.set_xlabel("training step")
         ax_l.set_ylabel("loss (nats)")
         ax_l.set_ylim(bottom=0)
-        ax_l.legend(fontsize=8, loc="center right")
+        ax_l.legend(fontsize=8, loc="lower left")
         ax_s.plot(x, score, color=OKABE_ITO[2])
         ax_s.axhline(0.0, color=STYLES[style]["grid.color"], linestyle=":")
         ax_s.set_title("In-context score (late loss − early loss)")
@@ -373,7 +373,7 @@ def replay_figure(
         ax_l.set_ylabel("loss (nats)")
         ax_l.set_ylim(bottom=0)
         ax_l.grid(True, alpha=0.4)
-        ax_l.legend(fontsize=8, loc="center right")
+        ax_l.legend(fontsize=8, loc="lower left")
         said = [
             f"Left: the losses over training with step {step} marked: first half {first[k]:.2f}, "
             f"repeated half {repeated[k]:.2f} nats"
