@@ -6,6 +6,7 @@ With row vectors times matrices, as in the other lessons, and ``x`` the residual
     for each layer:
         a = LN(x) if layer_norm else x
         Q, K, V = a W_q, a W_k, a W_v, split into heads            (B, H, n, d_head), (B, H_kv, n, d_head)
+                  (positions="attention": x = embed[tokens], and Q, K read a + pos_embed instead)
         z_h = attention(Q_h, K_g(h), V_g(h), causal)               query head h reads key/value head
                                                                    g(h) = h // (H / H_kv)
         x = x + concat(z_1 … z_H) W_o                              each head writes z_h W_o^h
@@ -63,6 +64,7 @@ __all__ = [
     "generate",
     "init_parameters",
     "loss_and_gradients",
+    "next_token_losses",
     "parameter_shapes",
     "train",
 ]
@@ -94,6 +96,12 @@ class DecoderConfig:
     n_kv_heads : int or None
         Key/value heads per layer (grouped-query attention); ``None`` means ``n_heads``, ``1`` is
         multi-query attention. Must divide ``n_heads``.
+    positions : {"residual", "attention"}
+        Where the learned positions ``pos_embed`` go. ``"residual"`` (GPT-2's way): added to the
+        token embeddings, so they are part of the residual stream. ``"attention"`` (Shortformer's
+        position-infused attention, Press et al. 2021): added to every layer's input of the
+        queries and keys only, so positions decide where heads look but are never copied by a
+        head's values: what a head moves is token content alone.
     """
 
     vocab_size: int
@@ -104,6 +112,7 @@ class DecoderConfig:
     d_mlp: int = 0
     layer_norm: bool = False
     n_kv_heads: int | None = None
+    positions: str = "residual"
 
     def __post_init__(self) -> None:
         as_positive_int(self.vocab_size, "vocab_size", minimum=2)
@@ -111,6 +120,8 @@ class DecoderConfig:
             as_positive_int(getattr(self, name), name)
         as_positive_int(self.d_mlp, "d_mlp", minimum=0)
         as_flag(self.layer_norm, "layer_norm")
+        if self.positions not in ("residual", "attention"):
+            raise ValueError(f"positions must be 'residual' or 'attention', got {self.positions!r}")
         if self.d_model % self.n_heads:
             raise ValueError(
                 f"d_model={self.d_model} does not divide into n_heads={self.n_heads} heads of equal width"
@@ -352,6 +363,7 @@ class _Layer:
     """What one layer's forward pass keeps for the backward pass."""
 
     attn_in: np.ndarray
+    qk_in: np.ndarray  # attn_in, plus the positions when they enter the attention only
     attn_norm: _Norm | None
     Q: np.ndarray  # (B, H, n, d_head)
     K: np.ndarray  # (B, H, n_k, d_head): the key/value heads repeated for their query heads
@@ -385,7 +397,9 @@ def _run(
     start = 0 if cache is None else cache.length
     n = t.shape[1]
     mask = np.tri(n, start + n, k=start, dtype=bool)  # query i (position start + i) sees keys 0 … start + i
-    x = p["embed"][t] + p["pos_embed"][start : start + n]
+    positions = p["pos_embed"][start : start + n]
+    in_attention = c.positions == "attention"
+    x = p["embed"][t] if in_attention else p["embed"][t] + positions
     residuals, layers = [x], []
     for layer in range(c.n_layers):
         name = f"layer{layer}."
@@ -393,8 +407,9 @@ def _run(
         a = x
         if c.layer_norm:
             a, attn_norm = _layer_norm(x, p[name + "ln_attn.gain"], p[name + "ln_attn.bias"])
-        Q = split_heads(a @ p[name + "W_q"], c.n_heads)
-        K = split_heads(a @ p[name + "W_k"], c.kv_heads)
+        qk_in = a + positions if in_attention else a  # Shortformer: positions steer where heads look
+        Q = split_heads(qk_in @ p[name + "W_q"], c.n_heads)
+        K = split_heads(qk_in @ p[name + "W_k"], c.kv_heads)
         V = split_heads(a @ p[name + "W_v"], c.kv_heads)
         if cache is not None:
             K, V = cache.append(layer, K, V)
@@ -408,7 +423,7 @@ def _run(
             heads_out[:, dropped] = 0.0
         z = merge_heads(heads_out)
         x = x + z @ p[name + "W_o"]
-        kept = _Layer(a, attn_norm, Q, K, V, steps, z)
+        kept = _Layer(a, qk_in, attn_norm, Q, K, V, steps, z)
         if c.d_mlp:
             m = x
             if c.layer_norm:
@@ -506,6 +521,7 @@ def _backward(
     """Every parameter's gradient from ``d_logits``, the chain rule run backwards through ``run``."""
     g: dict[str, np.ndarray] = {"unembed": _matmul_grad(run.final, d_logits)}
     dx = d_logits @ p["unembed"].T  # (B, n, d_model)
+    d_pos_attention = 0.0  # the positions' gradient through the queries and keys (positions="attention")
     if c.layer_norm:
         dx, g["ln_final.gain"], g["ln_final.bias"] = _layer_norm_backward(run.final_norm, dx)
     for layer in reversed(range(c.n_layers)):
@@ -525,18 +541,23 @@ def _backward(
         if c.group_size > 1:  # a key/value head served group_size query heads: their gradients add
             dK = dK.reshape(dK.shape[0], c.kv_heads, c.group_size, *dK.shape[2:]).sum(axis=2)
             dV = dV.reshape(dV.shape[0], c.kv_heads, c.group_size, *dV.shape[2:]).sum(axis=2)
-        da = 0.0
-        for w, d_proj in (("W_q", dQ), ("W_k", dK), ("W_v", dV)):
+        d_qk_in = 0.0
+        for w, d_proj in (("W_q", dQ), ("W_k", dK)):
             d_flat = merge_heads(d_proj)  # (B, n, heads·d_head)
-            g[name + w] = _matmul_grad(kept.attn_in, d_flat)
-            da = da + d_flat @ p[name + w].T
+            g[name + w] = _matmul_grad(kept.qk_in, d_flat)
+            d_qk_in = d_qk_in + d_flat @ p[name + w].T
+        if c.positions == "attention":  # qk_in = a + positions
+            d_pos_attention = d_pos_attention + d_qk_in.sum(axis=0)
+        d_flat = merge_heads(dV)
+        g[name + "W_v"] = _matmul_grad(kept.attn_in, d_flat)
+        da = d_qk_in + d_flat @ p[name + "W_v"].T
         if c.layer_norm:
             da, g[name + "ln_attn.gain"], g[name + "ln_attn.bias"] = _layer_norm_backward(kept.attn_norm, da)
         dx = dx + da
     d_embed = np.zeros_like(p["embed"])
     np.add.at(d_embed, t, dx)  # each occurrence of a token adds its position's gradient
     d_pos = np.zeros_like(p["pos_embed"])
-    d_pos[: t.shape[1]] = dx.sum(axis=0)
+    d_pos[: t.shape[1]] = d_pos_attention if c.positions == "attention" else dx.sum(axis=0)
     g["embed"], g["pos_embed"] = d_embed, d_pos
     return {name: g[name] for name in p}
 
@@ -570,6 +591,33 @@ def _loss_and_gradients(
     run = _run(c, p, t)
     loss, d_logits = _next_token_loss(run.logits, t)
     return loss, _backward(c, p, t, run, d_logits)
+
+
+def next_token_losses(
+    config: DecoderConfig,
+    params: Mapping[str, npt.ArrayLike],
+    tokens: npt.ArrayLike,
+    *,
+    ablate: Iterable[tuple[int, int]] = (),
+) -> np.ndarray:
+    """The loss of every prediction: ``−ln p(tokens[b, i + 1])`` from position ``i``.
+
+    Parameters
+    ----------
+    config, params, tokens, ablate
+        As in :func:`forward`; ``n ≥ 2``.
+
+    Returns
+    -------
+    (B, n − 1)
+        Their mean is :func:`loss_and_gradients`'s loss (without ablation).
+    """
+    c = _config(config)
+    p = check_parameters(c, params)
+    t = check_tokens(c, tokens)
+    if t.shape[1] < 2:
+        raise ValueError(f"tokens need at least 2 positions for a next-token loss, got shape {t.shape}")
+    return _token_losses(_run(c, p, t, ablate=_ablations(c, ablate)).logits, t)
 
 
 # --- generation -------------------------------------------------------------------------------
@@ -667,6 +715,8 @@ class DecoderRun:
         A fixed sequence whose attention weights were recorded at each snapshot.
     probe_weights : (n_snapshots, n_layers, n_heads, n, n) or None
         Every head's weights on ``probe`` at each snapshot.
+    measurements : (steps, ...) or None
+        What ``measure`` returned at each step, before that step's update.
     """
 
     config: DecoderConfig
@@ -676,6 +726,7 @@ class DecoderRun:
     snapshots: list[dict[str, np.ndarray]] = field(repr=False)
     probe: np.ndarray | None = None
     probe_weights: np.ndarray | None = field(default=None, repr=False)
+    measurements: np.ndarray | None = field(default=None, repr=False)
 
     @property
     def params(self) -> dict[str, np.ndarray]:
@@ -703,6 +754,7 @@ def train(
     snapshot_every: int = 0,
     probe: npt.ArrayLike | None = None,
     params: Mapping[str, npt.ArrayLike] | None = None,
+    measure: Callable[[dict[str, np.ndarray]], npt.ArrayLike] | None = None,
 ) -> DecoderRun:
     """Train with Adam on next-token prediction, one batch per step.
 
@@ -725,6 +777,10 @@ def train(
         A sequence whose attention weights are recorded at every snapshot.
     params : dict, optional
         Start from these parameters instead of :func:`init_parameters`'s.
+    measure : callable, optional
+        ``measure(params)`` is called before every update (with the parameters that step's loss
+        was computed with), for anything else to follow along, such as the loss on a fixed
+        evaluation batch; its results become ``DecoderRun.measurements``.
 
     Returns
     -------
@@ -745,13 +801,15 @@ def train(
         raise ValueError(f"probe must be one sequence (n,), got shape {np.shape(probe)}")
     source = _batch_source(batches, rng)
     optimiser = Adam(learning_rate)
-    losses, position_losses = [], []
+    losses, position_losses, measurements = [], [], []
     saved_steps, snapshots = [0], [p]
     for step in range(1, n_steps + 1):
         batch = next(source, None)
         if batch is None:
             raise ValueError(f"batches ran out after {step - 1} of {n_steps} steps")
         t = check_tokens(c, batch, "batch")
+        if measure is not None:
+            measurements.append(np.asarray(measure(p)))
         try:
             with np.errstate(over="raise", invalid="raise"):
                 run = _run(c, p, t)
@@ -762,7 +820,7 @@ def train(
                 f"training diverged at step {step} ({exc}); try a smaller learning_rate"
             ) from None
         losses.append(loss)
-        position_losses.append(_position_losses(run.logits, t))
+        position_losses.append(_token_losses(run.logits, t).mean(axis=0))
         if (every and step % every == 0) or step == n_steps:
             saved_steps.append(step)
             snapshots.append(p)
@@ -779,6 +837,7 @@ def train(
         snapshots,
         None if probe_tokens is None else probe_tokens[0],
         probe_weights,
+        np.array(measurements) if measure is not None else None,
     )
 
 
@@ -792,9 +851,8 @@ def _batch_source(batches: Batches, rng: np.random.Generator) -> Iterator[npt.Ar
     )
 
 
-def _position_losses(logits: np.ndarray, t: np.ndarray) -> np.ndarray:
-    """The next-token loss at each position 0 … n−2, the mean over the batch: (n − 1,)."""
+def _token_losses(logits: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """The next-token loss of each prediction, ``−log p(t[:, i + 1])`` at position i: (B, n − 1)."""
     shifted = logits[:, :-1] - logits[:, :-1].max(axis=-1, keepdims=True)
     log_probs = shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
-    picked = np.take_along_axis(log_probs, t[:, 1:, None], axis=-1)[..., 0]
-    return -picked.mean(axis=0)
+    return -np.take_along_axis(log_probs, t[:, 1:, None], axis=-1)[..., 0]

@@ -16,6 +16,7 @@ from attnlib.decoder import (
     generate,
     init_parameters,
     loss_and_gradients,
+    next_token_losses,
     parameter_shapes,
     train,
 )
@@ -29,6 +30,16 @@ CONFIGS = {
         vocab_size=9, n_ctx=6, d_model=8, n_heads=4, n_layers=2, d_mlp=12, layer_norm=True, n_kv_heads=2
     ),
     "multi-query": DecoderConfig(vocab_size=6, n_ctx=6, d_model=6, n_heads=3, n_layers=1, n_kv_heads=1),
+    "positions-in-attention": DecoderConfig(
+        vocab_size=7,
+        n_ctx=6,
+        d_model=8,
+        n_heads=2,
+        n_layers=2,
+        d_mlp=6,
+        layer_norm=True,
+        positions="attention",
+    ),
 }
 
 
@@ -54,12 +65,14 @@ def torch_loss(torch, config, params, tokens):
     def norm(x, name):
         return F.layer_norm(x, (d,), W[name + ".gain"], W[name + ".bias"], eps=1e-5)
 
-    x = W["embed"][t] + W["pos_embed"][:n]
+    in_attention = config.positions == "attention"
+    x = W["embed"][t] if in_attention else W["embed"][t] + W["pos_embed"][:n]
     for layer in range(config.n_layers):
         p = f"layer{layer}."
         a = norm(x, p + "ln_attn") if config.layer_norm else x
-        q = (a @ W[p + "W_q"]).view(B, n, H, dh).transpose(1, 2)
-        k = (a @ W[p + "W_k"]).view(B, n, Hkv, dh).transpose(1, 2)
+        qk_in = a + W["pos_embed"][:n] if in_attention else a
+        q = (qk_in @ W[p + "W_q"]).view(B, n, H, dh).transpose(1, 2)
+        k = (qk_in @ W[p + "W_k"]).view(B, n, Hkv, dh).transpose(1, 2)
         v = (a @ W[p + "W_v"]).view(B, n, Hkv, dh).transpose(1, 2)
         z = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=Hkv != H)
         x = x + z.transpose(1, 2).reshape(B, n, H * dh) @ W[p + "W_o"]
@@ -94,7 +107,7 @@ def test_loss_and_gradients_match_pytorch_autograd(kind, seed):
         np.testing.assert_allclose(grad, W[name].grad.numpy(), atol=1e-10, rtol=0, err_msg=f"{kind}: {name}")
 
 
-@pytest.mark.parametrize("kind", ["attention-only", "mlp+layer-norm+gqa"])
+@pytest.mark.parametrize("kind", ["attention-only", "mlp+layer-norm+gqa", "positions-in-attention"])
 def test_gradients_match_central_finite_differences(kind):
     config = CONFIGS[kind]
     params, tokens = random_setup(config, 7, batch=2, n=5)
@@ -170,6 +183,28 @@ def test_forward_outputs_fit_together():
     np.testing.assert_allclose(
         out.residuals[1] - out.residuals[0], out.head_outputs[0].sum(axis=1), atol=1e-12
     )
+
+
+def test_next_token_losses_average_to_the_loss():
+    config = CONFIGS["mlp"]
+    params, tokens = random_setup(config, 3)
+    losses = next_token_losses(config, params, tokens)
+    assert losses.shape == (tokens.shape[0], tokens.shape[1] - 1) and (losses > 0).all()
+    assert losses.mean() == pytest.approx(loss_and_gradients(config, params, tokens)[0], rel=1e-12)
+    logits = forward(config, params, tokens).logits
+    log_p = logits - np.log(np.exp(logits).sum(axis=-1, keepdims=True))
+    assert losses[1, 2] == pytest.approx(-log_p[1, 2, tokens[1, 3]])
+    ablated = next_token_losses(config, params, tokens, ablate=[(0, 1)])
+    assert not np.allclose(ablated, losses)
+
+
+def test_positions_in_attention_stay_out_of_the_residual_stream():
+    config = CONFIGS["positions-in-attention"]
+    params, tokens = random_setup(config, 4)
+    out = forward(config, params, tokens)
+    np.testing.assert_array_equal(out.residuals[0], params["embed"][tokens])
+    moved = {**params, "pos_embed": params["pos_embed"] + 1.0}
+    assert not np.allclose(forward(config, moved, tokens).weights, out.weights)  # they steer the heads
 
 
 def test_ablating_a_head_removes_exactly_its_write():
@@ -250,8 +285,21 @@ def test_training_lowers_the_loss_and_is_reproducible():
     assert run.probe_weights.shape == (4, 2, 2, 5, 5)
     np.testing.assert_array_equal(run.parameters_at(0)["embed"], init_parameters(config, 1)["embed"])
     np.testing.assert_allclose(run.probe_weights[-1], forward(config, run.params, np.arange(5)).weights[:, 0])
-    again = train(config, copy_previous, steps=60, learning_rate=0.02, seed=1)
+    fixed = copy_previous(np.random.default_rng(99))
+    again = train(
+        config,
+        copy_previous,
+        steps=60,
+        learning_rate=0.02,
+        seed=1,
+        measure=lambda params: next_token_losses(config, params, fixed).mean(),
+    )
     np.testing.assert_array_equal(again.losses, run.losses)
+    assert again.measurements.shape == (60,) and run.measurements is None
+    assert again.measurements[0] == pytest.approx(
+        next_token_losses(config, run.parameters_at(0), fixed).mean()
+    )
+    assert again.measurements[-1] < again.measurements[0] - 0.8
     np.testing.assert_array_equal(again.snapshot_steps, [0, 60])
     with pytest.raises(ValueError, match="step 30 was not saved"):
         run.parameters_at(30)
@@ -282,6 +330,7 @@ def test_training_that_diverges_says_so():
         ({"layer_norm": 1}, TypeError, "layer_norm must be True or False"),
         ({"n_kv_heads": 3, "n_heads": 4}, ValueError, "n_kv_heads=3 must divide n_heads=4"),
         ({"n_kv_heads": 0}, ValueError, "n_kv_heads must be at least 1"),
+        ({"positions": "rotary"}, ValueError, "positions must be 'residual' or 'attention', got 'rotary'"),
     ],
 )
 def test_bad_configs_name_the_field(fields, error, message):
