@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import traitlets
 
-from attnlib import widgets
+from attnlib import induction, widgets
 from attnlib.core import softmax
 from attnlib.widgets.induction_replay import DECIMALS, replay_from_snapshots, replay_table
 
@@ -120,3 +120,21 @@ def test_is_an_anywidget_with_a_summary_and_no_relative_imports() -> None:
     assert "./" not in "".join(re.findall(r'from\s*"([^"]*)"', replay._esm))
     assert set(replay.colormaps) == {"viridis"}
     replay.close()
+
+
+def test_the_committed_run_is_replayed_from_what_attnlib_induction_computes() -> None:
+    run = induction.load_induction_run()
+    replay = widgets.induction_replay(run, heads=[0, 1])
+    measured = [s for s in run.snapshot_steps.tolist() if s < len(run.repeated_half_loss)]
+    assert [row["step"] for row in replay.table] == measured and replay.step == measured[-1]
+    assert replay.repeat_start == run.half and replay.tokens == [str(t) for t in run.probe.tolist()]
+    assert replay.loss_second == run.repeated_half_loss.tolist()
+    k = run.snapshot_steps.tolist().index(measured[-1])
+    row = replay.table[-1]
+    expected_previous = induction.previous_token_scores(run.probe_weights[k])
+    expected_induction = induction.induction_scores(run.probe_weights[k], run.probe)
+    np.testing.assert_allclose(row["previous"], expected_previous, atol=10**-DECIMALS)
+    np.testing.assert_allclose(row["induction"], expected_induction, atol=10**-DECIMALS)
+    replay.close()
+    with pytest.raises(TypeError, match="InductionRun"):
+        widgets.induction_replay("run")

@@ -20,6 +20,7 @@ import numpy as np
 import numpy.typing as npt
 import traitlets
 
+from attnlib import induction
 from attnlib.validation import as_real_array, is_number
 from attnlib.widgets.base import Explorer
 from attnlib.widgets.modules import module_text
@@ -247,8 +248,6 @@ def induction_replay(
     -------
     InductionReplay
     """
-    from attnlib import induction
-
     if run is None:
         run = induction.load_induction_run()
     if not isinstance(run, induction.InductionRun):
