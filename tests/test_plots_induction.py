@@ -23,7 +23,7 @@ def test_the_phase_change_says_where_the_repeated_loss_falls_fastest():
     first = np.full(steps.size, 3.0)
     fig = figures.phase_change_figure(steps, first, repeated, repeated - first, vocab_size=20)
     text = plots.description(fig).text
-    assert "falls fastest between steps 30 and 40" in text
+    assert "The repeated half's loss at steps 0: 3.00, 20: 2.90, 50: 0.50, 80: 0.20, 100: 0.10." in text
     assert f"ln(vocab) is {np.log(20):.2f}" in text and "from 3.00 to 0.10" in text
     (table,) = plots.description(fig).tables
     assert table.rows[0] == "0" and table.cells[4][1] == "1.200"

@@ -48,6 +48,11 @@ class HeadScores:
         flat = int(np.argmax(scores))
         return (flat // scores.shape[1], flat % scores.shape[1])
 
+    def runner_up(self, scores: np.ndarray) -> Head:
+        """The (layer, head) with the second highest score."""
+        flat = int(np.argsort(scores, axis=None)[-2])
+        return (flat // scores.shape[1], flat % scores.shape[1])
+
     @property
     def right(self) -> dict[str, Head]:
         """The head with the highest previous-token score and the one with the highest induction score."""
@@ -88,6 +93,12 @@ ROLE_MISTAKES: tuple[Mistake[HeadScores], ...] = (
         "an earlier copy it needs a key that already holds its previous token, which a layer-0 head "
         "writes for layer 1 to read.",
         lambda ex: {**ex.right, "induction": ex.best(ex.induction, layer=0)},
+    ),
+    Mistake(
+        "You named the weaker induction head",
+        "more than one head can learn the induction pattern; the induction head asked for is the one "
+        "with the highest induction score.",
+        lambda ex: {**ex.right, "induction": ex.runner_up(ex.induction)},
     ),
     Mistake(
         "You took the induction head for the previous-token head",

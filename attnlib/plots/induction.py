@@ -87,13 +87,13 @@ def phase_change_figure(
         ax_s.set_ylabel("nats")
         for ax in (ax_l, ax_s):
             ax.grid(True, alpha=0.4)
-    drop = int(np.argmin(np.diff(repeated))) if x.size > 1 else 0
+    marks = np.linspace(0, x.size - 1, 5).round().astype(int)
     text = join_sentences(
         [
             f"Two panels over {x[0]} to {x[-1]} training steps. Left: the loss on the first half of the "
             f"sequence goes from {first[0]:.2f} to {first[-1]:.2f} nats, the loss on the repeated half from "
             f"{repeated[0]:.2f} to {repeated[-1]:.2f}; ln(vocab) is {chance:.2f}",
-            f"The repeated half's loss falls fastest between steps {x[drop]} and {x[drop + 1]}",
+            "The repeated half's loss at steps " + ", ".join(f"{x[k]}: {repeated[k]:.2f}" for k in marks),
             f"Right: the in-context score goes from {score[0]:.2f} to {score[-1]:.2f} nats",
         ]
     )
