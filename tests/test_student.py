@@ -23,7 +23,7 @@ from conftest import hidden_answers, readable, require_build
 from nbclient import NotebookClient
 
 import attnlib
-from attnlib import backward, counting, examples, positions, scaling
+from attnlib import backward, counting, examples, induction, positions, scaling
 from attnlib.checks.real_model import AttentionLayer
 from attnlib.multihead import split_heads
 
@@ -37,7 +37,7 @@ NO_ANSWER = "No answer yet"
 NOTE_ID = "student-copy"  # the note build_student.py puts after the title
 #: How many self-checks (a check called on an answer that is still ``...`` or ``None``) each
 #: lesson has; a lesson that is not listed has none.
-SELF_CHECKS = {"04": 2, "05": 2, "08": 11, "09": 3, "10": 3, "11": 3, "12": 3, "13": 3}
+SELF_CHECKS = {"04": 2, "05": 2, "08": 11, "09": 3, "10": 3, "11": 3, "12": 3, "13": 3, "14": 3}
 
 
 def _lesson(name: str) -> nbformat.NotebookNode:
@@ -115,6 +115,15 @@ def _lesson_11_values() -> list[str]:
     return [f"{a_row @ da:.2f}", _number(backward.softmax_backward(a_row, da)[1], 3)]
 
 
+def _lesson_14_values() -> list[str]:
+    """Where lesson 14's self-check asks the induction head to look: the key after the earlier copy."""
+    half = induction.load_induction_run().half
+    sequence = induction.repeated_sequences(1, half, 16, seed=7)[0]  # the lesson's new sequence
+    query = half + 3
+    earlier = max(p for p in range(query) if sequence[p] == sequence[query])
+    return [f"the induction head looks at position {earlier + 1}"]
+
+
 #: The solution values each lesson's solution cells give, as the lesson prints them.
 SOLUTION_VALUES = {
     "04": [f"{attnlib.default_scale(4096 // 32):.4f}"],  # the scale of one head: d_model = 4096, 32 heads
@@ -133,6 +142,7 @@ SOLUTION_VALUES = {
         "most to 'sat'",  # the token that cat attends to most in layer 1, head 8
         str(AttentionLayer(768, 12, 3072).d_k),  # BERT-base's d_k, read off its config
     ],
+    "14": _lesson_14_values(),
 }
 
 

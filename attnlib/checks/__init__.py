@@ -6,7 +6,8 @@ table of mistakes (:data:`ATTENTION_MISTAKES`, :data:`SCALE_MISTAKES`, :data:`CO
 :data:`CAUSAL_MISTAKES`, :data:`PADDING_MISTAKES`; lesson 10's :data:`SINUSOIDAL_MISTAKES`,
 :data:`SHIFT_MISTAKES`, :data:`VALUE_ROTATION_MISTAKES`; lesson 11's
 gradient tables in :mod:`attnlib.checks.gradients`; lesson 12's :data:`MEMORY_MISTAKES`,
-:data:`RESCALE_MISTAKES`, :data:`SKIP_MISTAKES`): each row *makes* its mistake on the exercise's
+:data:`RESCALE_MISTAKES`, :data:`SKIP_MISTAKES`; lesson 14's :data:`ROLE_MISTAKES`,
+:data:`POSITION_MISTAKES`, :data:`NEXT_TOKEN_MISTAKES`): each row *makes* its mistake on the exercise's
 inputs (the softmax over the wrong axis, the scale after the softmax, ``K`` used for ``V``, ...)
 and, when the result equals the learner's answer, the message names that mistake. Messages never
 show a number of the right answer, so the learner can try again. End a notebook cell with a check
@@ -41,6 +42,14 @@ from attnlib.checks.gradients import (
     check_softmax_gradient,
     check_value_gradient,
 )
+from attnlib.checks.induction import (
+    NEXT_TOKEN_MISTAKES,
+    POSITION_MISTAKES,
+    ROLE_MISTAKES,
+    check_head_roles,
+    check_induction_position,
+    check_next_token,
+)
 from attnlib.checks.masks import CAUSAL_MISTAKES, PADDING_MISTAKES, check_causal_mask, check_padding_mask
 from attnlib.checks.memory import (
     MEMORY_MISTAKES,
@@ -70,8 +79,11 @@ __all__ = [
     "COUNT_MISTAKES",
     "DIRECTION_MISTAKES",
     "MEMORY_MISTAKES",
+    "NEXT_TOKEN_MISTAKES",
     "PADDING_MISTAKES",
+    "POSITION_MISTAKES",
     "RESCALE_MISTAKES",
+    "ROLE_MISTAKES",
     "SCALE_MISTAKES",
     "SHIFT_MISTAKES",
     "SINUSOIDAL_MISTAKES",
@@ -83,6 +95,9 @@ __all__ = [
     "Mistake",
     "check_attention",
     "check_causal_mask",
+    "check_head_roles",
+    "check_induction_position",
+    "check_next_token",
     "check_operation_counts",
     "check_padding_mask",
     "check_rescale_factor",

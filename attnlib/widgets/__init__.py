@@ -10,6 +10,7 @@
     widgets.training_replay(run)    # lesson 11: a saved training run, step by step
     widgets.online_softmax_explorer()  # lesson 12: one query row read block by block
     widgets.head_explorer()         # lesson 13: every head of a real model (all-MiniLM-L6-v2)
+    widgets.induction_replay(...)   # lesson 14: a two-layer decoder's heads while it trains
 
 Each explorer is an `anywidget <https://anywidget.dev>`_ (an ipywidgets ``DOMWidget``): displaying
 it shows native sliders (keyboard-operable) and an SVG picture, the same panels, titles, labels
@@ -63,6 +64,7 @@ from __future__ import annotations
 from attnlib.plots import score_limits, similarity_limits
 from attnlib.widgets.base import Explorer
 from attnlib.widgets.heads import HeadExplorer, head_explorer
+from attnlib.widgets.induction_replay import InductionReplay, induction_replay
 from attnlib.widgets.multihead import MultiHeadExplorer, multi_head_explorer
 from attnlib.widgets.online_softmax import OnlineSoftmaxExplorer, online_softmax_explorer
 from attnlib.widgets.playground import Playground, playground
@@ -75,6 +77,7 @@ from attnlib.widgets.training import TrainingReplay, training_replay
 __all__ = [
     "Explorer",
     "HeadExplorer",
+    "InductionReplay",
     "MultiHeadExplorer",
     "OnlineSoftmaxExplorer",
     "Playground",
@@ -84,6 +87,7 @@ __all__ = [
     "SoftmaxExplorer",
     "TrainingReplay",
     "head_explorer",
+    "induction_replay",
     "multi_head_explorer",
     "online_softmax_explorer",
     "playground",

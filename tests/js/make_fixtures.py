@@ -26,6 +26,7 @@ from attnlib.scaling import D_K_VALUES, entropy, random_queries_keys
 from attnlib.similarity import similarity
 from attnlib.training import Model, token_labels, train
 from attnlib.widgets.base import colormap_table, theme
+from attnlib.widgets.induction_replay import replay_from_snapshots
 from attnlib.widgets.scaling import scaling_table
 from attnlib.widgets.training import replay_table
 
@@ -243,6 +244,7 @@ def fixtures() -> dict:
         "multihead": multihead_cases(),
         "rope": rope_cases(),
         "trainingReplay": training_replay_case(),
+        "inductionReplay": induction_replay_case(),
     }
 
 
@@ -250,6 +252,27 @@ def training_replay_case() -> dict:
     """A short seeded run of lesson 11's model, as the training replay receives it."""
     run = train(Model(length=6), steps=30, snapshot_every=10, seed=2)
     return {"table": replay_table(run), "losses": run.losses.tolist(), "tokens": token_labels(run.probe)}
+
+
+def induction_replay_case() -> dict:
+    """Seeded causal snapshots of two layers of three heads, as lesson 14's replay receives them."""
+    rng = np.random.default_rng(4)
+    scores = rng.normal(size=(3, 2, 3, 6, 6)) * 3
+    scores[..., np.triu(np.ones((6, 6), dtype=bool), k=1)] = -np.inf
+    replay = replay_from_snapshots(
+        [0, 5, 10],
+        softmax(scores),
+        rng.uniform(size=(3, 2, 3)),
+        rng.uniform(size=(3, 2, 3)),
+        losses=(np.arange(11), rng.uniform(1.5, 2.0, 11), np.linspace(2.0, 0.05, 11)),
+        vocab_size=7,
+        tokens=["a", "b", "c", "a", "b", "c"],
+        repeat_start=3,
+    )
+    names = ("table", "loss_steps", "loss_first", "loss_second", "chance", "tokens", "repeat_start")
+    state = {name: getattr(replay, name) for name in names}
+    replay.close()
+    return state
 
 
 def main(folder: str) -> Path:
