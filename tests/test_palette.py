@@ -22,7 +22,7 @@ PLOTS = ROOT / "attnlib" / "plots"
 LITERALS_ALLOWED = {"palette.py", "styles.py", "contrast.py"}
 #: Figure modules of other lessons that still pick Okabe–Ito colours by position, not by meaning.
 #: Shrink this set; never grow it.
-INDEXING_LEFT = {"dot_product.py", "temperature.py", "at_scale.py"}
+INDEXING_LEFT = {"dot_product.py", "temperature.py"}
 #: The lessons whose code takes every colour by meaning.
 LESSONS_BY_MEANING = ["09_many_heads.ipynb", "10_positions.ipynb", "11_learning_to_attend.ipynb"]
 
