@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 import traitlets
 
-from attnlib import softmax
+from attnlib import plots, softmax
 from attnlib.examples import online_softmax_row
 from attnlib.widgets import OnlineSoftmaxExplorer, online_softmax_explorer
 from attnlib.widgets.base import theme
@@ -105,3 +105,9 @@ def test_the_page_draws_attnlibs_states(tmp_path: Path):
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "# pass 1" in result.stdout and "# skipped 0" in result.stdout, result.stdout
+
+
+def test_the_explorer_draws_the_running_maximum_in_the_palettes_colour():
+    explorer = online_softmax_explorer()
+    assert {t["runningMaximum"] for t in explorer.themes.values()} == {plots.color("running maximum")}
+    assert plots.color("running maximum") != plots.color("raw score")

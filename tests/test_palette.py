@@ -9,7 +9,7 @@ from pathlib import Path
 import nbformat
 import numpy as np
 import pytest
-from matplotlib.colors import to_hex
+from matplotlib.colors import to_hex, to_rgb
 
 from attnlib import plots
 from attnlib.plots import contrast_ratio, palette
@@ -22,7 +22,7 @@ PLOTS = ROOT / "attnlib" / "plots"
 LITERALS_ALLOWED = {"palette.py", "styles.py", "contrast.py"}
 #: Figure modules of other lessons that still pick Okabe–Ito colours by position, not by meaning.
 #: Shrink this set; never grow it.
-INDEXING_LEFT = {"dot_product.py", "temperature.py", "at_scale.py"}
+INDEXING_LEFT = {"dot_product.py", "temperature.py"}
 #: The lessons whose code takes every colour by meaning.
 LESSONS_BY_MEANING = ["09_many_heads.ipynb", "10_positions.ipynb", "11_learning_to_attend.ipynb"]
 
@@ -146,3 +146,34 @@ def test_the_two_heads_figure_draws_concat_and_w_o_on_one_scale_about_0():
     concat, w_o = drawn.concat_map.mesh.norm, drawn.w_o_map.mesh.norm
     assert (concat.vmin, concat.vmax) == (w_o.vmin, w_o.vmax)
     assert concat.vmin == -concat.vmax > -np.inf
+
+
+def _lab(colour: str) -> np.ndarray:
+    """CIELAB (D65) of a colour, for a simple perceptual distance (CIE76 ΔE)."""
+    rgb = np.array(to_rgb(colour))
+    linear = np.where(rgb <= 0.04045, rgb / 12.92, ((rgb + 0.055) / 1.055) ** 2.4)
+    xyz = np.array([[0.4124, 0.3576, 0.1805], [0.2126, 0.7152, 0.0722], [0.0193, 0.1192, 0.9505]]) @ linear
+    t = xyz / np.array([0.95047, 1.0, 1.08883])
+    f = np.where(t > 0.008856, np.cbrt(t), 7.787 * t + 16 / 116)
+    return np.array([116 * f[1] - 16, 500 * (f[0] - f[1]), 200 * (f[1] - f[2])])
+
+
+#: The least CIE76 distance between two meanings' colours: lesson 12's first rose (#CC6677, 21 from
+#: position's #CC79A7) and teal (#009988, 16 from the key's #009E73) were near-duplicates.
+MIN_DISTANCE = 24.0
+
+
+def test_no_two_meanings_are_near_duplicates():
+    assert np.linalg.norm(_lab("#CC6677") - _lab("#CC79A7")) < MIN_DISTANCE  # the check can fail
+    items = list(palette.MEANINGS.items())
+    for i, (a, ma) in enumerate(items):
+        for b, mb in items[i + 1 :]:
+            distance = float(np.linalg.norm(_lab(ma.color) - _lab(mb.color)))
+            assert distance >= MIN_DISTANCE, f"{a} {ma.color} and {b} {mb.color} are {distance:.0f} apart"
+
+
+def test_every_gpu_backend_has_a_meaning_and_a_marker_of_its_own():
+    looks = palette.BACKEND_LOOKS.values()
+    assert all(look.meaning in palette.MEANINGS for look in looks)
+    assert len({(look.marker, look.linestyle) for look in looks}) == len(looks)
+    assert len({look.marker for look in looks}) == len(looks)

@@ -12,8 +12,7 @@ from attnlib.efficient import online_softmax
 from attnlib.plots import at_scale, flash
 from attnlib.plots.artists import number
 from attnlib.plots.descriptions import description
-from attnlib.plots.scale_palette import NAIVE_COLOR, RUNNING_MAX_COLOR, TILED_COLOR, TORCH_COLOR
-from attnlib.plots.styles import OKABE_ITO, RAW_COLOR, SCALED_COLOR
+from attnlib.plots.palette import BACKEND_LOOKS, color, meaning_of
 
 
 def test_tiles_figure_titles_give_the_counts():
@@ -73,13 +72,19 @@ def test_online_softmax_path_figure_draws_the_path_the_ring_and_the_numbers():
         at_scale.online_softmax_path_figure(scores, values[:3], 2)
 
 
-def test_lesson_12_draws_no_meaning_in_the_raw_or_scaled_colour_but_the_scores():
-    # naive, tiled, PyTorch and the running maximum have their own colours (scale_palette)
-    own = {NAIVE_COLOR, TILED_COLOR, TORCH_COLOR, RUNNING_MAX_COLOR}
-    assert not own & {RAW_COLOR, SCALED_COLOR, *OKABE_ITO}
+def _line_meanings(fig):
+    return {meaning_of(line.get_color()) for ax in fig.axes for line in ax.lines}
+
+
+def test_lesson_12_draws_each_meaning_in_its_palette_colour():
     fig = at_scale.memory_wall_figure([256, 1024])
-    colors = {to_hex(line.get_color()).upper() for ax in fig.axes for line in ax.lines}
-    assert RAW_COLOR not in colors and SCALED_COLOR not in colors
+    assert _line_meanings(fig) - {None} == {"naive attention", "tiled attention"}
+    fig = at_scale.online_softmax_figure([1.0, 0.0, 5.0, 2.0, 7.0], 2)
+    maxima = {to_hex(c) for m in fig.axes[0].collections for c in m.get_colors()}
+    assert maxima == {to_hex(color("running maximum"))}
+    assert {meaning_of(p.get_facecolor()) for p in fig.axes[0].patches} == {"scaled score"}
+    fig = at_scale.online_softmax_path_figure([1.0, 0.0, 5.0, 2.0, 7.0], [[1.0, 0.0]] * 5, 2)
+    assert {to_hex(c) for c in fig.axes[0].collections[0].get_colors()} == {to_hex(color("running maximum"))}
 
 
 def test_traffic_and_gpu_figures_say_their_numbers():
@@ -96,6 +101,9 @@ def test_traffic_and_gpu_figures_say_their_numbers():
         ]
     ] + [{"d": 64, "causal": False, "n": 2048, "backend": "math", "mode": "fwd", "error": "out of memory"}]
     fig = flash.gpu_backends_figure({"info": {"gpu": "a GPU"}, "rows": rows})
+    for ax in fig.axes:  # the math backend in naive attention's colour, flash in tiled's, and a marker each
+        looks = {(line.get_label(), meaning_of(line.get_color()), line.get_marker()) for line in ax.lines}
+        assert looks == {(b, BACKEND_LOOKS[b].meaning, BACKEND_LOOKS[b].marker) for b in ("math", "flash")}
     text = description(fig).text
     assert "math fails from n = 2048 (out of memory)" in text and "flash 85–200" in text
     with pytest.raises(ValueError, match="d = 128"):

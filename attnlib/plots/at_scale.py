@@ -16,8 +16,8 @@ from attnlib.counting import operation_counts, tile_counts, tiled_bytes, weights
 from attnlib.efficient import online_softmax, tile_schedule
 from attnlib.plots.artists import number
 from attnlib.plots.descriptions import Table, describe, join_sentences
-from attnlib.plots.scale_palette import NAIVE_COLOR, RUNNING_MAX_COLOR, TILED_COLOR, TORCH_COLOR
-from attnlib.plots.styles import SCALED_COLOR, figure, style_context
+from attnlib.plots.palette import color
+from attnlib.plots.styles import figure, style_context
 from attnlib.validation import as_positive_int, as_real_array
 
 __all__ = [
@@ -64,15 +64,15 @@ def memory_wall_figure(
     fig, axes = figure(1, 2, figsize=(10.0, 3.8), style=style)
     ax_m, ax_o = axes[0]
     with style_context(style):
-        ax_m.loglog(n, naive, "o-", base=2, color=NAIVE_COLOR, label="the weights n × n (naive)")
-        ax_m.loglog(n, tiled, "s-", base=2, color=TILED_COLOR, label=f"tiled, blocks of {block}")
+        ax_m.loglog(n, naive, "o-", base=2, color=color("naive attention"), label="the weights n × n (naive)")
+        ax_m.loglog(n, tiled, "s-", base=2, color=color("tiled attention"), label=f"tiled, blocks of {block}")
         edge = mpl.rcParams["axes.edgecolor"]  # a reference line, not a meaning: the axes' own colour
         ax_m.axhline(laptop_gib, color=edge, linestyle="--", label=f"a laptop's {laptop_gib:g} GiB")
         ax_m.set_title("Memory of one head, float32")
         ax_m.set_xlabel("sequence length n")
         ax_m.set_ylabel("GiB")
         ax_m.legend(fontsize=8, loc="upper left")
-        ax_o.loglog(n, ops, "o-", base=2, color=NAIVE_COLOR)
+        ax_o.loglog(n, ops, "o-", base=2, color=color("naive attention"))
         ax_o.set_title(f"Operations of one head, d = {d}")
         ax_o.set_xlabel("sequence length n")
         ax_o.set_ylabel("operations")
@@ -120,17 +120,17 @@ def online_softmax_figure(scores: npt.ArrayLike, block_size: int, *, style: str 
     fig, axes = figure(1, 2, figsize=(10.0, 3.6), style=style)
     ax_s, ax_l = axes[0]
     with style_context(style):
-        ax_s.bar(np.arange(s.size), s, 0.6, color=SCALED_COLOR)
+        ax_s.bar(np.arange(s.size), s, 0.6, color=color("scaled score"))
         for st in states[1:]:
             ax_s.axvline(st.start - 0.5, color=mpl.rcParams["grid.color"], linestyle=":", linewidth=1)
         for st in states:
-            ax_s.hlines(st.maximum, st.start - 0.5, st.stop - 0.5, color=RUNNING_MAX_COLOR, linewidth=2.5)
+            ax_s.hlines(st.maximum, st.start - 0.5, st.stop - 0.5, color=color("running maximum"), lw=2.5)
         ax_s.axhline(0, color=mpl.rcParams["axes.edgecolor"], linewidth=0.8)
         ax_s.set_title(f"Scores, blocks of {block_size}; running maximum m")
         ax_s.set_xlabel("key j")
         ax_s.set_ylabel("score")
         blocks = np.arange(1, len(states) + 1)
-        ax_l.plot(blocks, [st.total for st in states], "o-", color=TILED_COLOR)
+        ax_l.plot(blocks, [st.total for st in states], "o-", color=color("tiled attention"))
         for b, st in zip(blocks[1:], states[1:], strict=True):
             if st.rescale < 1:
                 ax_l.annotate(f"× {st.rescale:.3f}", (b, st.total), textcoords="offset points", xytext=(0, 8),
@@ -192,7 +192,7 @@ def tiles_figure(n: int, block: int, *, style: str = "light") -> Figure:
                     corner, width, height = (j0, qb.start), j1 - j0, qb.stop - qb.start
                     look = {"alpha": 0.55, "hatch": "//"} if partly else {"alpha": 0.9}
                     ax.add_patch(
-                        Rectangle(corner, width, height, facecolor=TILED_COLOR, edgecolor=edge, **look)
+                        Rectangle(corner, width, height, fc=color("tiled attention"), edgecolor=edge, **look)
                     )
             counts = tile_counts(size, size, block_q=b, block_k=b, causal=causal)
             computed, total = counts.computed, counts.blocks
@@ -240,7 +240,7 @@ def benchmark_figure(results: Mapping[str, Any], *, batch_heads: int = 8, style:
     rows = [r for r in results["rows"] if r["batch_heads"] == batch_heads and not r["causal"]]
     if not rows:
         raise ValueError(f"the results have no rows with batch_heads = {batch_heads}")
-    colors = {"naive": NAIVE_COLOR, "tiled": TILED_COLOR, "torch": TORCH_COLOR}
+    colors = {"naive": color("naive attention"), "tiled": color("tiled attention"), "torch": color("PyTorch")}
     fig, axes = figure(1, 3, figsize=(13.0, 3.8), style=style)
     with style_context(style):
         for ax, setting in zip(axes[0][:2], THREAD_SETTINGS, strict=True):
@@ -340,11 +340,11 @@ def online_softmax_path_figure(
     ax_s, ax_o = axes[0]
     with style_context(style):
         text_color = mpl.rcParams["text.color"]
-        ax_s.bar(np.arange(s.size), s, 0.6, color=SCALED_COLOR, label="scores s_j")
+        ax_s.bar(np.arange(s.size), s, 0.6, color=color("scaled score"), label="scores s_j")
         for st in states[1:]:
             ax_s.axvline(st.start - 0.5, color=mpl.rcParams["grid.color"], linestyle=":", linewidth=1)
         for i, st in enumerate(states):
-            ax_s.hlines(st.maximum, st.start - 0.5, st.stop - 0.5, color=RUNNING_MAX_COLOR, linewidth=2.5,
+            ax_s.hlines(st.maximum, st.start - 0.5, st.stop - 0.5, color=color("running maximum"), lw=2.5,
                         label="running maximum m" if i == 0 else None)  # fmt: skip
             middle = (st.start + st.stop - 1) / 2
             factor = "—" if i == 0 else f"× {st.rescale:.3f}"
@@ -357,8 +357,8 @@ def online_softmax_path_figure(
         ax_s.set_ylabel("score")
         ax_s.legend(fontsize=8, loc="upper left")
         ax_o.scatter(v[:, 0], v[:, 1], s=12, color=mpl.rcParams["grid.color"], label="values v_j", zorder=1)
-        ax_o.plot(path[:, 0], path[:, 1], "-", marker="s", color=TILED_COLOR, label="o / l after each block",
-                  zorder=2)  # fmt: skip
+        ax_o.plot(path[:, 0], path[:, 1], "-", marker="s", color=color("tiled attention"),
+                  label="o / l after each block", zorder=2)  # fmt: skip
         for b, (x, y) in enumerate(path, start=1):
             ax_o.annotate(
                 str(b), (x, y), xytext=(6, 6), textcoords="offset points", fontsize=9, color=text_color

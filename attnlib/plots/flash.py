@@ -11,7 +11,7 @@ from matplotlib.figure import Figure
 from attnlib.counting import hbm_traffic
 from attnlib.plots.artists import number
 from attnlib.plots.descriptions import Table, describe, join_sentences
-from attnlib.plots.scale_palette import BACKEND_COLORS, BACKEND_MARKERS, NAIVE_COLOR, TILED_COLOR
+from attnlib.plots.palette import BACKEND_LOOKS, color
 from attnlib.plots.styles import figure, style_context
 from attnlib.validation import as_positive_int
 
@@ -24,9 +24,9 @@ LOOP_NAMES = {
     "q-outer": "tiled, Q blocks outside (FlashAttention-2)",
 }
 _LOOKS = {
-    "standard": ("o", "-", NAIVE_COLOR),
-    "kv-outer": ("s", "--", TILED_COLOR),
-    "q-outer": ("D", "-", TILED_COLOR),
+    "standard": ("o", "-", color("naive attention")),
+    "kv-outer": ("s", "--", color("tiled attention")),
+    "q-outer": ("D", "-", color("tiled attention")),
 }
 
 
@@ -52,8 +52,8 @@ def traffic_figure(sizes: Sequence[int], *, d: int, sram: int, style: str = "lig
     ax = axes[0][0]
     with style_context(style):
         for loop, values in totals.items():
-            marker, line, color = _LOOKS[loop]
-            ax.loglog(n, values, linestyle=line, marker=marker, base=2, color=color, label=LOOP_NAMES[loop])
+            marker, line, colour = _LOOKS[loop]
+            ax.loglog(n, values, linestyle=line, marker=marker, base=2, color=colour, label=LOOP_NAMES[loop])
         ax.set_title(f"HBM reads + writes of one head, d = {d}, SRAM of {sram:,} numbers")
         ax.set_xlabel("sequence length n")
         ax.set_ylabel("numbers moved")
@@ -99,16 +99,17 @@ def gpu_backends_figure(
     rows = [r for r in results["rows"] if r["d"] == d and r["causal"] == causal and r["mode"] == mode]
     if not rows:
         raise ValueError(f"the results have no rows with d = {d}, causal = {causal}, mode = {mode!r}")
-    backends = [b for b in BACKEND_COLORS if any(r["backend"] == b for r in rows)]
+    backends = [b for b in BACKEND_LOOKS if any(r["backend"] == b for r in rows)]
     fig, axes = figure(1, 2, figsize=(11.0, 4.0), style=style)
     ax_t, ax_m = axes[0]
     failed: list[str] = []
     with style_context(style):
         for backend in backends:
             ok = [r for r in rows if r["backend"] == backend and "error" not in r]
-            look = {"marker": BACKEND_MARKERS[backend], "color": BACKEND_COLORS[backend], "label": backend}
-            ax_t.semilogx([r["n"] for r in ok], [r["tflops"] for r in ok], "-", base=2, **look)
-            ax_m.loglog([r["n"] for r in ok], [r["peak_mib"] for r in ok], "-", base=2, **look)
+            meaning, marker, linestyle = BACKEND_LOOKS[backend]
+            look = {"marker": marker, "linestyle": linestyle, "color": color(meaning), "label": backend}
+            ax_t.semilogx([r["n"] for r in ok], [r["tflops"] for r in ok], base=2, **look)
+            ax_m.loglog([r["n"] for r in ok], [r["peak_mib"] for r in ok], base=2, **look)
             errors = [r for r in rows if r["backend"] == backend and "error" in r]
             if errors:
                 first = min(errors, key=lambda r: r["n"])

@@ -5,8 +5,8 @@ raw score, never a tiled algorithm or a training step. Figure functions and less
 from here by meaning (:func:`color`), never as literals; ``tests/test_palette.py`` checks that no
 module of :mod:`attnlib.plots` and no lesson names a colour any other way.
 
-Every colour of :data:`MEANINGS` comes from the Okabe–Ito palette (told apart with every common
-colour-vision deficiency), or is a neutral grey, and has a contrast of at least
+Every colour of :data:`MEANINGS` comes from the Okabe–Ito palette or Paul Tol's schemes (both
+told apart with every common colour-vision deficiency), or is a neutral grey, and has a contrast of at least
 :data:`MIN_CONTRAST` (3:1, WCAG's minimum for graphics) against the background of both styles,
 white and ``#1e1e1e``. Colour is never the only cue: a meaning drawn next to another is labelled,
 or drawn with its own marker, line style or hatch (raw scores: ``o`` markers and hatched bars).
@@ -19,6 +19,15 @@ or drawn with its own marker, line style or hatch (raw scores: ``o`` markers and
 | key | bluish green ``#009E73`` | the key's arrow |
 | position | reddish purple ``#CC79A7`` | position encodings compared with each other (lesson 10) |
 | reference | grey ``#777777`` | a level to compare against, dashed: a blind guess, a uniform spread |
+| naive attention | magenta ``#EE3377`` | loud like the wall it hits: it forms the n × n weights |
+| tiled attention | green ``#228833`` | block by block, never the n × n weights (FlashAttention's loops) |
+| PyTorch | olive ``#999933`` | PyTorch's own fused kernel, measured beside attnlib's two |
+| running maximum | purple ``#AA4499`` | the online softmax's running maximum m, a line over the scores |
+
+PyTorch's GPU backends (lesson 12) take the colour of their algorithm and a marker of their own
+(:data:`BACKEND_LOOKS`): the math backend forms the n × n weights (naive attention's colour); the
+flash, memory-efficient and cuDNN backends are tiled (tiled attention's colour), told apart by
+marker and line style. Four more colours at 3:1 on both backgrounds would sit too near the others.
 
 Colour maps: viridis for weights, cividis for scores and other signed numbers (one scale per
 quantity within a figure); masked or padded cells are hatched. :func:`ordered` gives colours for
@@ -32,7 +41,17 @@ from typing import NamedTuple
 import matplotlib as mpl
 from matplotlib.colors import to_hex
 
-__all__ = ["MEANINGS", "MIN_CONTRAST", "OKABE_ITO", "Meaning", "color", "meaning_of", "ordered"]
+__all__ = [
+    "BACKEND_LOOKS",
+    "MEANINGS",
+    "MIN_CONTRAST",
+    "OKABE_ITO",
+    "BackendLook",
+    "Meaning",
+    "color",
+    "meaning_of",
+    "ordered",
+]
 
 #: Okabe–Ito colours (distinguishable with every common colour-vision deficiency), without black:
 #: orange, sky blue, bluish green, reddish purple, blue, vermilion, yellow.
@@ -58,6 +77,28 @@ MEANINGS: dict[str, Meaning] = {
     "key": Meaning(OKABE_ITO[2], "the key's arrow"),
     "position": Meaning(OKABE_ITO[3], "position encodings compared with each other"),
     "reference": Meaning("#777777", "a level to compare against, drawn dashed"),
+    "naive attention": Meaning("#EE3377", "the algorithm that forms the n × n weights"),
+    "tiled attention": Meaning("#228833", "block by block, never the n × n weights"),
+    "PyTorch": Meaning("#999933", "PyTorch's own fused kernel, measured beside attnlib's two"),
+    "running maximum": Meaning("#AA4499", "the online softmax's running maximum m"),
+}
+
+
+class BackendLook(NamedTuple):
+    """How a figure draws one of PyTorch's GPU backends: its algorithm's meaning, a marker, a line."""
+
+    meaning: str
+    marker: str
+    linestyle: str
+
+
+#: PyTorch's GPU backends of ``scaled_dot_product_attention``: the colour of their algorithm, and a
+#: marker and line style each as the cue that tells them apart.
+BACKEND_LOOKS: dict[str, BackendLook] = {
+    "math": BackendLook("naive attention", "o", "-"),
+    "flash": BackendLook("tiled attention", "s", "-"),
+    "efficient": BackendLook("tiled attention", "D", "--"),
+    "cudnn": BackendLook("tiled attention", "^", ":"),
 }
 
 

@@ -33,7 +33,7 @@ def theme(style: str) -> dict[str, Any]:
         ``background``, ``text``, ``edge``, ``tick``, ``grid`` (hex colours of the style),
         ``annotationDark`` and ``annotationLight`` (the numbers on cells), ``palette`` (Okabe–Ito,
         one colour per arrow), ``raw`` and ``scaled`` (:data:`~attnlib.plots.RAW_COLOR`,
-        :data:`~attnlib.plots.SCALED_COLOR`).
+        :data:`~attnlib.plots.SCALED_COLOR`), ``runningMaximum`` (the palette's ``"running maximum"``).
     """
     plots.check_style(style)
     rc = plots.STYLES[style]
@@ -52,6 +52,7 @@ def theme(style: str) -> dict[str, Any]:
         "palette": list(plots.OKABE_ITO),
         "raw": plots.RAW_COLOR,
         "scaled": plots.SCALED_COLOR,
+        "runningMaximum": plots.color("running maximum"),
     }
 
 

@@ -34,6 +34,9 @@ test("every slider position shows attnlib's state after that many blocks", { ski
       assert.deepEqual(one("output").map((x) => x.value), expected.output.map(String));
       assert.deepEqual(one("exact_output").map((x) => x.value), fixture.exactOutput.map(String));
       assert.equal(one("scores").length, fixture.scores.length);
+      // the running maximum in the palette's colour (Python's theme), the raw-score colour nowhere
+      assert.match(svg, new RegExp(`<line[^>]*stroke="${theme.runningMaximum}"[^>]*data-mark="running-maximum"`));
+      assert.ok(!svg.includes(theme.raw), "the explorer draws something in the raw-score colour");
     });
   }
   assert.throws(() => stateAfter(fixture.tables, 3, 1), /blocks of 3/);

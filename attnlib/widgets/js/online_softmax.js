@@ -76,7 +76,7 @@ export function drawOnlineSoftmax(model, theme) {
   parts.push(text(box.x + 6, box.y + 16, "solid: read \u00b7 hatched: not read yet", { "font-size": 12, fill: theme.text }));
   const my = frame.sy(state.maximum);
   parts.push(
-    element("line", { x1: box.x, x2: box.x + box.width, y1: my, y2: my, stroke: theme.raw, "stroke-width": 2 }),
+    element("line", { x1: box.x, x2: box.x + box.width, y1: my, y2: my, stroke: theme.runningMaximum, "stroke-width": 2, "data-mark": "running-maximum" }),
     text(box.x + box.width - 4, my - 6, "running maximum m", { "text-anchor": "end", "font-size": 12, fill: theme.text }),
   );
 
@@ -93,7 +93,7 @@ export function drawOnlineSoftmax(model, theme) {
   const path = tables[String(blockSize)].slice(0, blocksRead).map((st) => `${panel.sx(st.output[0])},${panel.sy(st.output[1])}`);
   parts.push(element("polyline", { points: path.join(" "), fill: "none", stroke: theme.scaled, "stroke-width": 1.5 }));
   parts.push(
-    element("circle", { cx: panel.sx(exactOutput[0]), cy: panel.sy(exactOutput[1]), r: 9, fill: "none", stroke: theme.raw, "stroke-width": 2 }),
+    element("circle", { cx: panel.sx(exactOutput[0]), cy: panel.sy(exactOutput[1]), r: 9, fill: "none", stroke: theme.text, "stroke-width": 2 }),
     element("circle", { cx: panel.sx(state.output[0]), cy: panel.sy(state.output[1]), r: 5, fill: theme.scaled }),
   );
 
