@@ -279,6 +279,8 @@ def machine_description(torch: Any) -> dict[str, Any]:
         "platform": platform.platform(),
         "processor": platform.processor() or platform.machine(),
         "cpu_count": os.cpu_count(),
+        # the cores this process may run on (fewer than cpu_count under taskset or a container)
+        "cores_used": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(),
         "python": platform.python_version(),
         "numpy": np.__version__,
         "torch": torch.__version__,
