@@ -36,9 +36,10 @@ __all__ = [
     "tiled_attention_with_logsumexp",
 ]
 
-#: The default block sizes of :func:`tiled_attention`, from ``benchmarks/attention.py --blocks`` on a
-#: shared 2-core machine (2026-11-25): key blocks of 512 won most often; query blocks of 256–512
-#: on one thread, 1024 on the default threads; 512 × 512 is the compromise.
+#: The default block sizes of :func:`tiled_attention`, from ``benchmarks/attention.py --blocks`` on
+#: two quiet cores (2026-11-25, ``results/attention-blocks.json``): over its 12 cases (n = 2,048 …
+#: 8,192, causal or not, one thread or two), 512 × 512 had the best geometric-mean time of the nine
+#: pairs of 256, 512 and 1,024 (tied with 1,024 × 1,024, whose worst case was 25% slower).
 BLOCK_Q, BLOCK_K = 512, 512
 
 
