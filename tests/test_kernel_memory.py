@@ -13,6 +13,11 @@ PEAKS = {row["lesson"][:2]: row["peak_mib"] for row in RESULTS["lessons"]}
 GUIDE = (ROOT / "docs" / "instructor_guide.md").read_text(encoding="utf-8")
 
 
+def test_every_lesson_is_measured():
+    lessons = {path.name[:2] for path in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")}
+    assert lessons == set(PEAKS)
+
+
 def test_every_measured_lesson_peaks_under_the_target():
     over = {lesson: peak for lesson, peak in PEAKS.items() if peak >= RESULTS["target_mib"]}
     assert PEAKS and not over
@@ -25,7 +30,7 @@ def test_the_guide_quotes_the_measured_peaks():
     expected = (
         f"lessons 00 to 08 peak between {min(part_one):.0f} and {max(part_one):.0f} MiB, "
         f"lessons 09 to 12 between {min(part_two):.0f} and {max(part_two):.0f} MiB, "
-        f"and lesson 13, which holds the model, at {PEAKS['13']:.0f} MiB"
+        f"lesson 13, which holds the model, at {PEAKS['13']:.0f} MiB, and lesson 14 at {PEAKS['14']:.0f} MiB"
     )
     assert expected in text
     plan = sum(PEAKS[f"{i:02d}"] for i in range(8)) / 1024  # the 50-minute plan: lessons 00 to 07
