@@ -158,6 +158,7 @@ def main() -> None:
                 "machine": {
                     "platform": platform.platform(),
                     "cpu_count": os.cpu_count(),
+                    "cores_used": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
                     "python": platform.python_version(),
                     "numpy": np.__version__,
                     "torch": torch.__version__,
