@@ -374,6 +374,7 @@ def replay_figure(
         ax_l.set_ylim(bottom=0)
         ax_l.grid(True, alpha=0.4)
         ax_l.legend(fontsize=8, loc="lower left")
+        scores: list[tuple[str, str]] = []
         said = [
             f"Left: the losses over training with step {step} marked: first half {first[k]:.2f}, "
             f"repeated half {repeated[k]:.2f} nats"
@@ -391,9 +392,66 @@ def replay_figure(
             ax.set_title(f"{name}, step {step}", fontsize=10)
             ax.set_xlabel("key position")
             ax.set_ylabel("query position")
+            previous = float(np.diagonal(w, offset=-1).mean())
+            stripe = float(np.diagonal(w, offset=-(repeat_start - 1))[1:].mean())  # queries repeat_start …
             said.append(
-                f"{name}: mean weight on the previous position {np.diagonal(w, offset=-1).mean():.2f}"
+                f"{name}: previous-token score {previous:.2f}, induction score (mean weight of the "
+                f"repeated half's queries one key right of their first copy) {stripe:.2f}"
             )
+            scores.append((f"{previous:.3f}", f"{stripe:.3f}"))
         fig.colorbar(image, ax=axes[0, 1:], shrink=0.8, pad=0.02).set_label("weight")
-    describe(fig, join_sentences(said))
+    table = Table(
+        caption=f"Each head's scores on the probe at step {step}",
+        columns=("previous-token score", "induction score"),
+        rows=tuple(patterns),
+        cells=tuple(scores),
+        corner="head",
+    )
+    describe(fig, join_sentences(said), [table])
+    return fig
+
+
+def token_circuit_figure(matrix: npt.ArrayLike, *, style: str = "light") -> Figure:
+    """A head pair's K-composition in token space (:func:`attnlib.induction.token_k_circuit`).
+
+    Parameters
+    ----------
+    matrix : (vocab, vocab)
+        ``[query token, token copied into the key]``.
+    style : {"light", "dark"}
+    """
+    m = as_real_array(matrix, "matrix", dtype=np.float64)
+    if m.ndim != 2 or m.shape[0] != m.shape[1]:
+        raise ValueError(f"matrix must be square (query token, copied token), got shape {m.shape}")
+    v = m.shape[0]
+    fig, axes = figure(1, 1, figsize=(6.4, 5.4), style=style)
+    heatmap(
+        axes[0, 0],
+        m,
+        [str(t) for t in range(v)],
+        [str(t) for t in range(v)],
+        title="Query token × token copied into the key",
+        xlabel="token the previous-token head copied (the key's previous token)",
+        ylabel="query token",
+        cmap="cividis",
+        annotate=False,
+    )
+    on_diagonal = int((m.argmax(axis=1) == np.arange(v)).sum())
+    diagonal, off = np.diagonal(m), m[~np.eye(v, dtype=bool)]
+    text = join_sentences(
+        [
+            f"A {v} by {v} heatmap of the score a query token gives a key whose previous token was "
+            "copied there",
+            f"{on_diagonal} of the {v} rows have their largest entry on the diagonal",
+            f"Diagonal entries average {diagonal.mean():.2f}, the others {off.mean():.2f}",
+        ]
+    )
+    table = Table(
+        caption="Each query token's largest entry",
+        columns=("copied token with the largest entry", "its value", "diagonal value"),
+        rows=tuple(str(t) for t in range(v)),
+        cells=tuple((str(int(m[t].argmax())), f"{m[t].max():.2f}", f"{m[t, t]:.2f}") for t in range(v)),
+        corner="query token",
+    )
+    describe(fig, text, [table])
     return fig
