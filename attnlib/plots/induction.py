@@ -15,6 +15,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.patches import Polygon, Rectangle
 
+from attnlib import induction
 from attnlib.plots.descriptions import Table, describe, join_sentences
 from attnlib.plots.heatmaps import heatmap
 from attnlib.plots.styles import OKABE_ITO, RAW_COLOR, RAW_HATCH, SCALED_COLOR, STYLES, figure, style_context
@@ -332,6 +333,7 @@ def replay_figure(
     repeat_start: int,
     *,
     vocab_size: int,
+    tokens: npt.ArrayLike,
     style: str = "light",
 ) -> Figure:
     """The training replay's picture at one step, drawn statically: the losses with the step marked,
@@ -348,6 +350,9 @@ def replay_figure(
     repeat_start : int
         The position where the repeat begins (dashed lines).
     vocab_size : int
+    tokens : (n,) int
+        The probe the weights were computed on; each head's previous-token and induction scores
+        (:mod:`attnlib.induction`) are computed on it.
     style : {"light", "dark"}
     """
     x = np.asarray(steps)
@@ -392,12 +397,9 @@ def replay_figure(
             ax.set_title(f"{name}, step {step}", fontsize=10)
             ax.set_xlabel("key position")
             ax.set_ylabel("query position")
-            previous = float(np.diagonal(w, offset=-1).mean())
-            stripe = float(np.diagonal(w, offset=-(repeat_start - 1))[1:].mean())  # queries repeat_start …
-            said.append(
-                f"{name}: previous-token score {previous:.2f}, induction score (mean weight of the "
-                f"repeated half's queries one key right of their first copy) {stripe:.2f}"
-            )
+            previous = float(induction.previous_token_scores(w[None, None])[0, 0])
+            stripe = float(induction.induction_scores(w[None, None], tokens)[0, 0])
+            said.append(f"{name}: previous-token score {previous:.2f}, induction score {stripe:.2f}")
             scores.append((f"{previous:.3f}", f"{stripe:.3f}"))
         fig.colorbar(image, ax=axes[0, 1:], shrink=0.8, pad=0.02).set_label("weight")
     table = Table(
