@@ -56,6 +56,7 @@ __all__ = [
     "previous_token_scores",
     "repeated_sequences",
     "run_from_arrays",
+    "token_k_circuit",
 ]
 
 

@@ -27,6 +27,7 @@ __all__ = [
     "induction_patterns_figure",
     "phase_change_figure",
     "replay_figure",
+    "token_circuit_figure",
 ]
 
 Head = tuple[int, int]
