@@ -56,6 +56,7 @@ __all__ = [
     "previous_token_scores",
     "repeated_sequences",
     "run_from_arrays",
+    "token_k_circuit",
 ]
 
 
@@ -407,6 +408,61 @@ def _scores(kind: str, qk_reader: np.ndarray, ov_reader: np.ndarray, ov_writer: 
                 product = m @ ov.T if kind == "K" else ov @ m
                 scores[w, r] = np.linalg.norm(product) / sizes
     return scores
+
+
+def token_k_circuit(
+    config: DecoderConfig,
+    params: Mapping[str, npt.ArrayLike],
+    writer: tuple[int, int],
+    reader: tuple[int, int],
+) -> np.ndarray:
+    """The K-composition of two heads in token space: ``embed W_QK(reader) W_OV(writer)ᵀ embedᵀ``.
+
+    Entry ``[a, b]`` is the part of the reader head's score, for a query holding token ``a``, that
+    comes from the writer head having copied token ``b`` into the key's position (row vectors:
+    see the module's docstring). When the writer is a previous-token head, ``b`` is the token
+    before the key, and a matrix whose rows peak on the diagonal makes the reader an induction
+    head: a query for ``a`` looks at the keys that follow an earlier ``a``. Like
+    :func:`composition_scores` it reads the weights only; it is exact for a model without
+    LayerNorm whose residual stream holds only the token embeddings (``positions="attention"``;
+    with ``positions="residual"`` their share of each term is left out).
+
+    Parameters
+    ----------
+    writer, reader : (layer, head)
+        The writer must be in an earlier layer than the reader.
+
+    Returns
+    -------
+    (vocab_size, vocab_size)
+        ``[query token, token the writer copied into the key]``.
+    """
+    p = check_parameters(config, params)
+    if config.layer_norm:
+        raise ValueError("token_k_circuit needs a model without LayerNorm: the circuit is not linear")
+    heads = {}
+    for name, head in (("writer", writer), ("reader", reader)):
+        if not (
+            isinstance(head, tuple)
+            and len(head) == 2
+            and all(is_number(i, whole=True) for i in head)
+            and 0 <= head[0] < config.n_layers
+            and 0 <= head[1] < config.n_heads
+        ):
+            raise ValueError(
+                f"{name} must be (layer, head) with layer < {config.n_layers} and head < "
+                f"{config.n_heads}, got {head!r}"
+            )
+        heads[name] = (int(head[0]), int(head[1]))
+    if heads["writer"][0] >= heads["reader"][0]:
+        raise ValueError(
+            f"writer={writer} must be in an earlier layer than reader={reader}: a head reads only "
+            "what earlier layers wrote"
+        )
+    _, ov_writer = _head_matrices(config, p, heads["writer"][0])
+    qk_reader, _ = _head_matrices(config, p, heads["reader"][0])
+    embed = p["embed"]
+    return embed @ qk_reader[heads["reader"][1]] @ ov_writer[heads["writer"][1]].T @ embed.T
 
 
 def composition_baseline(

@@ -26,6 +26,7 @@ from attnlib.induction import (
     phase_change_step,
     previous_token_scores,
     repeated_sequences,
+    token_k_circuit,
 )
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -215,6 +216,26 @@ def test_scores_ablation_and_composition_find_a_hand_built_circuit():
     q = composition_scores(config, params, kind="Q")
     assert q[0, 1] == 0  # head 1's queries read the token slot, where head 0 does not write
     assert composition_baseline(config, kind="K", samples=20) < 0.6 * k[0, 1]
+
+    tokens_matched = token_k_circuit(config, params, writer=(0, 0), reader=(1, 1))
+    assert tokens_matched.shape == (vocab, vocab)
+    # a query for token a scores highest the keys where head 0 copied an a
+    assert np.array_equal(tokens_matched.argmax(axis=1), np.arange(vocab))
+    assert not token_k_circuit(config, params, writer=(0, 1), reader=(1, 1)).any()  # head 0,1 writes nothing
+
+
+def test_token_k_circuit_is_the_product_of_the_circuits_and_rejects_bad_heads():
+    config = DecoderConfig(vocab_size=5, n_ctx=6, d_model=8, n_heads=2, n_layers=2, positions="attention")
+    params = init_parameters(config, 3)
+    dh = config.d_model // config.n_heads
+    W_ov = params["layer0.W_v"][:, dh:] @ params["layer0.W_o"][dh:]
+    W_qk = params["layer1.W_q"][:, :dh] @ params["layer1.W_k"][:, :dh].T
+    expected = params["embed"] @ W_qk @ W_ov.T @ params["embed"].T
+    assert np.allclose(token_k_circuit(config, params, writer=(0, 1), reader=(1, 0)), expected)
+    with pytest.raises(ValueError, match="earlier layer"):
+        token_k_circuit(config, params, writer=(1, 0), reader=(1, 1))
+    with pytest.raises(ValueError, match="writer must be"):
+        token_k_circuit(config, params, writer=(0, 2), reader=(1, 1))
 
 
 def test_composition_scores_of_random_weights_match_the_baseline():

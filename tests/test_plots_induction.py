@@ -65,16 +65,36 @@ def test_the_composition_heatmap_lists_every_pair():
         figures.composition_figure(scores[0])
 
 
-def test_the_replay_figure_marks_its_step_and_says_each_heads_previous_token_weight():
+def test_the_replay_figure_marks_its_step_and_says_each_heads_scores():
     steps = np.arange(0, 50, 10)
     first, repeated = np.full(5, 2.5), np.array([2.5, 2.4, 1.0, 0.3, 0.2])
     patterns = {"layer 0, head 2": WEIGHTS[0, 2], "layer 1, head 0": WEIGHTS[1, 0]}
-    fig = figures.replay_figure(steps, first, repeated, 20, patterns, 5, vocab_size=12)
+    probe = np.array([3, 1, 4, 0, 2, 3, 1, 4, 0])  # 3 1 4 0 2, then 3 1 4 0 again
+    fig = figures.replay_figure(steps, first, repeated, 20, patterns, 5, vocab_size=12, tokens=probe)
     text = plots.description(fig).text
     assert "step 20 marked: first half 2.50, repeated half 1.00" in text
+    w = WEIGHTS[1, 0]
+    stripe = np.mean([w[i, i - 5 + 1] for i in range(5, N)])  # one key right of each query's first copy
     assert (
-        f"layer 1, head 0: mean weight on the previous position {np.diagonal(WEIGHTS[1, 0], -1).mean():.2f}"
-        in text
+        f"layer 1, head 0: previous-token score {np.diagonal(w, -1).mean():.2f}, induction score "
+        f"{stripe:.2f}" in text
+    )
+    (table,) = plots.description(fig).tables
+    assert table.rows == tuple(patterns) and table.cells[1] == (
+        f"{np.diagonal(w, -1).mean():.3f}",
+        f"{stripe:.3f}",
     )
     with pytest.raises(ValueError, match="one of the steps"):
-        figures.replay_figure(steps, first, repeated, 25, patterns, 5, vocab_size=12)
+        figures.replay_figure(steps, first, repeated, 25, patterns, 5, vocab_size=12, tokens=probe)
+
+
+def test_the_token_circuit_heatmap_counts_the_rows_that_peak_on_the_diagonal():
+    matrix = np.eye(6) + RNG.uniform(0, 0.5, size=(6, 6))
+    matrix[2] = [0, 0, 0, 0, 3, 0]  # row 2 peaks at column 4
+    fig = figures.token_circuit_figure(matrix)
+    description = plots.description(fig)
+    assert "5 of the 6 rows have their largest entry on the diagonal" in description.text
+    (table,) = [t for t in description.tables if t.caption == "Each query token's largest entry"]
+    assert table.cells[2] == ("4", "3.00", "0.00")
+    with pytest.raises(ValueError, match="must be square"):
+        figures.token_circuit_figure(matrix[:3])

@@ -15,6 +15,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.patches import Polygon, Rectangle
 
+from attnlib import induction
 from attnlib.plots.descriptions import Table, describe, join_sentences
 from attnlib.plots.heatmaps import heatmap
 from attnlib.plots.styles import OKABE_ITO, RAW_COLOR, RAW_HATCH, SCALED_COLOR, STYLES, figure, style_context
@@ -26,6 +27,7 @@ __all__ = [
     "induction_patterns_figure",
     "phase_change_figure",
     "replay_figure",
+    "token_circuit_figure",
 ]
 
 Head = tuple[int, int]
@@ -332,6 +334,7 @@ def replay_figure(
     repeat_start: int,
     *,
     vocab_size: int,
+    tokens: npt.ArrayLike,
     style: str = "light",
 ) -> Figure:
     """The training replay's picture at one step, drawn statically: the losses with the step marked,
@@ -348,6 +351,9 @@ def replay_figure(
     repeat_start : int
         The position where the repeat begins (dashed lines).
     vocab_size : int
+    tokens : (n,) int
+        The probe the weights were computed on; each head's previous-token and induction scores
+        (:mod:`attnlib.induction`) are computed on it.
     style : {"light", "dark"}
     """
     x = np.asarray(steps)
@@ -374,6 +380,7 @@ def replay_figure(
         ax_l.set_ylim(bottom=0)
         ax_l.grid(True, alpha=0.4)
         ax_l.legend(fontsize=8, loc="lower left")
+        scores: list[tuple[str, str]] = []
         said = [
             f"Left: the losses over training with step {step} marked: first half {first[k]:.2f}, "
             f"repeated half {repeated[k]:.2f} nats"
@@ -391,9 +398,63 @@ def replay_figure(
             ax.set_title(f"{name}, step {step}", fontsize=10)
             ax.set_xlabel("key position")
             ax.set_ylabel("query position")
-            said.append(
-                f"{name}: mean weight on the previous position {np.diagonal(w, offset=-1).mean():.2f}"
-            )
+            previous = float(induction.previous_token_scores(w[None, None])[0, 0])
+            stripe = float(induction.induction_scores(w[None, None], tokens)[0, 0])
+            said.append(f"{name}: previous-token score {previous:.2f}, induction score {stripe:.2f}")
+            scores.append((f"{previous:.3f}", f"{stripe:.3f}"))
         fig.colorbar(image, ax=axes[0, 1:], shrink=0.8, pad=0.02).set_label("weight")
-    describe(fig, join_sentences(said))
+    table = Table(
+        caption=f"Each head's scores on the probe at step {step}",
+        columns=("previous-token score", "induction score"),
+        rows=tuple(patterns),
+        cells=tuple(scores),
+        corner="head",
+    )
+    describe(fig, join_sentences(said), [table])
+    return fig
+
+
+def token_circuit_figure(matrix: npt.ArrayLike, *, style: str = "light") -> Figure:
+    """A head pair's K-composition in token space (:func:`attnlib.induction.token_k_circuit`).
+
+    Parameters
+    ----------
+    matrix : (vocab, vocab)
+        ``[query token, token copied into the key]``.
+    style : {"light", "dark"}
+    """
+    m = as_real_array(matrix, "matrix", dtype=np.float64)
+    if m.ndim != 2 or m.shape[0] != m.shape[1]:
+        raise ValueError(f"matrix must be square (query token, copied token), got shape {m.shape}")
+    v = m.shape[0]
+    fig, axes = figure(1, 1, figsize=(6.4, 5.4), style=style)
+    heatmap(
+        axes[0, 0],
+        m,
+        [str(t) for t in range(v)],
+        [str(t) for t in range(v)],
+        title="Query token × token copied into the key",
+        xlabel="token the previous-token head copied (the key's previous token)",
+        ylabel="query token",
+        cmap="cividis",
+        annotate=False,
+    )
+    on_diagonal = int((m.argmax(axis=1) == np.arange(v)).sum())
+    diagonal, off = np.diagonal(m), m[~np.eye(v, dtype=bool)]
+    text = join_sentences(
+        [
+            f"A {v} by {v} heatmap of the score a query token gives a key whose previous token was "
+            "copied there",
+            f"{on_diagonal} of the {v} rows have their largest entry on the diagonal",
+            f"Diagonal entries average {diagonal.mean():.2f}, the others {off.mean():.2f}",
+        ]
+    )
+    table = Table(
+        caption="Each query token's largest entry",
+        columns=("copied token with the largest entry", "its value", "diagonal value"),
+        rows=tuple(str(t) for t in range(v)),
+        cells=tuple((str(int(m[t].argmax())), f"{m[t].max():.2f}", f"{m[t, t]:.2f}") for t in range(v)),
+        corner="query token",
+    )
+    describe(fig, text, [table])
     return fig
