@@ -35,8 +35,10 @@ def _literal_colours(source: str) -> list[str]:
     found = HEX.findall(source)
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.keyword) and node.arg in COLOR_KEYWORDS:
-            if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
-                found.append(node.value.value)
+            value = node.value
+            # "none" draws nothing (a hollow face), so it is not a colour
+            if isinstance(value, ast.Constant) and isinstance(value.value, str) and value.value != "none":
+                found.append(value.value)
     return found
 
 

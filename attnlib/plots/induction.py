@@ -18,7 +18,8 @@ from matplotlib.patches import Polygon, Rectangle
 from attnlib import induction
 from attnlib.plots.descriptions import Table, describe, join_sentences
 from attnlib.plots.heatmaps import heatmap
-from attnlib.plots.styles import OKABE_ITO, RAW_COLOR, RAW_HATCH, SCALED_COLOR, STYLES, figure, style_context
+from attnlib.plots.palette import color
+from attnlib.plots.styles import RAW_HATCH, STYLES, figure, style_context
 from attnlib.validation import as_real_array
 
 __all__ = [
@@ -31,8 +32,9 @@ __all__ = [
 ]
 
 Head = tuple[int, int]
-#: How the two named heads are marked: a colour and a line style (never colour alone).
-ROLE_MARKS = {"previous-token": (OKABE_ITO[0], "-"), "induction": (OKABE_ITO[3], "--")}
+#: How the two named heads are framed: by line style, in the text's colour (the palette has no
+#: meaning for them; a label names each).
+ROLE_MARKS = {"previous-token": "-", "induction": "--"}
 
 
 def _curve(values: npt.ArrayLike, name: str, length: int) -> np.ndarray:
@@ -72,8 +74,10 @@ def phase_change_figure(
     fig, axes = figure(1, 2, figsize=(10.0, 3.6), style=style)
     ax_l, ax_s = axes[0]
     with style_context(style):
-        ax_l.plot(x, first, color=RAW_COLOR, linestyle="--", label="first half (cannot be predicted)")
-        ax_l.plot(x, repeated, color=SCALED_COLOR, label="repeated half")
+        ax_l.plot(
+            x, first, color=color("reference"), linestyle="--", label="first half (cannot be predicted)"
+        )
+        ax_l.plot(x, repeated, color=str(STYLES[style]["text.color"]), label="repeated half")
         ax_l.axhline(
             chance, color=STYLES[style]["grid.color"], linestyle=":", label="ln(vocab): a uniform guess"
         )
@@ -82,7 +86,7 @@ def phase_change_figure(
         ax_l.set_ylabel("loss (nats)")
         ax_l.set_ylim(bottom=0)
         ax_l.legend(fontsize=8, loc="lower left")
-        ax_s.plot(x, score, color=OKABE_ITO[2])
+        ax_s.plot(x, score, color=str(STYLES[style]["text.color"]))
         ax_s.axhline(0.0, color=STYLES[style]["grid.color"], linestyle=":")
         ax_s.set_title("In-context score (late loss − early loss)")
         ax_s.set_xlabel("training step")
@@ -114,13 +118,13 @@ def phase_change_figure(
     return fig
 
 
-def _masked_triangle(ax: Axes, n: int, color: str) -> None:
+def _masked_triangle(ax: Axes, n: int, edge: str) -> None:
     """Hatch the future keys (above the diagonal): masked, not weights of 0."""
     corners = [(0.5, -0.5), (n - 0.5, -0.5), (n - 0.5, n - 1.5)]
     for i in range(n - 2, -1, -1):
         corners += [(i + 0.5, i + 0.5), (i + 0.5, i - 0.5)]
     ax.add_patch(
-        Polygon(corners, closed=True, facecolor="none", edgecolor=color, hatch=RAW_HATCH, linewidth=0)
+        Polygon(corners, closed=True, facecolor="none", edgecolor=edge, hatch=RAW_HATCH, linewidth=0)
     )
 
 
@@ -190,10 +194,10 @@ def induction_patterns_figure(
                 label = f"layer {layer}, head {head}" + (f"\n{role} head" if role else "")
                 ax.set_title(label, fontsize=9, fontweight="bold" if role else "normal")
                 if role:
-                    color, line = ROLE_MARKS[role]
                     frame = Rectangle(
-                        (-0.5, -0.5), n, n, fill=False, edgecolor=color, linewidth=3, linestyle=line
-                    )
+                        (-0.5, -0.5), n, n, fill=False, edgecolor=str(rc["text.color"]), linewidth=3,
+                        linestyle=ROLE_MARKS[role],
+                    )  # fmt: skip
                     ax.add_patch(frame)
                 if layer == n_layers - 1:
                     ax.set_xlabel("key position", fontsize=8)
@@ -262,7 +266,7 @@ def ablation_figure(
             ax.bar(
                 k,
                 value,
-                color=ROLE_MARKS[role][0] if role else OKABE_ITO[1],
+                color=color("reference"),
                 hatch=RAW_HATCH if role else None,
                 edgecolor=str(rc["text.color"]),
             )
@@ -368,12 +372,12 @@ def replay_figure(
     fig, axes = figure(1, 1 + len(patterns), figsize=(4.6 + 3.4 * len(patterns), 3.6), style=style)
     ax_l = axes[0, 0]
     with style_context(style):
-        ax_l.plot(x, first, color=RAW_COLOR, linestyle="--", label="first half")
-        ax_l.plot(x, repeated, color=SCALED_COLOR, label="repeated half")
+        ax_l.plot(x, first, color=color("reference"), linestyle="--", label="first half")
+        ax_l.plot(x, repeated, color=str(rc["text.color"]), label="repeated half")
         ax_l.axhline(chance, color=str(rc["grid.color"]), linestyle=":", label="ln(vocab)")
         ax_l.axvline(step, color=str(rc["text.color"]), linewidth=1.2)
-        ax_l.plot([step], [first[k]], "s", color=RAW_COLOR, markeredgecolor=str(rc["text.color"]))
-        ax_l.plot([step], [repeated[k]], "o", color=SCALED_COLOR, markeredgecolor=str(rc["text.color"]))
+        ax_l.plot([step], [first[k]], "s", color=color("reference"), markeredgecolor=str(rc["text.color"]))
+        ax_l.plot([step], [repeated[k]], "o", color=str(rc["text.color"]))
         ax_l.set_title(f"Loss on each half, step {step}")
         ax_l.set_xlabel("training step")
         ax_l.set_ylabel("loss (nats)")
