@@ -7,7 +7,7 @@
 import { colormapColor } from "./colors.js";
 import { axes, colorbar, element, hatch, niceTicks, numberText, text, tickLabel, title } from "./svg.js";
 import { applyTheme, bind, explorerRoot, row, sender, slider, styleNameOf, styleSelect, themeOf } from "./controls.js";
-import { replayRow } from "./training.js";
+import { replayRow, savedStepSlider } from "./training.js";
 
 const HEIGHT = 440;
 const LOSS_WIDTH = 470;
@@ -178,18 +178,7 @@ function render({ model, el }) {
     })),
   ];
   const { root, controls, svg } = explorerRoot(el, "induction", width, HEIGHT, "a two-layer decoder's heads and losses during training", regions);
-  const stepSlider = slider({
-    name: "step",
-    label: "training step",
-    ariaLabel: "training step (saved steps)",
-    min: 0,
-    max: saved.length - 1,
-    step: 1,
-    value: saved.indexOf(model.get("step")),
-    format: (index) => String(saved[index]),
-    width: "320px",
-    onInput: (index) => send({ step: saved[index] }),
-  });
+  const stepSlider = savedStepSlider(model, send, saved, "320px");
   const headSliders = Array.from({ length: nLayers }, (_, layer) =>
     slider({
       name: `head-${layer}`,
@@ -220,8 +209,7 @@ function render({ model, el }) {
       step: model.get("step"),
     };
     const theme = themeOf(model);
-    stepSlider.set(saved.indexOf(state.step));
-    stepSlider.input.setAttribute("aria-valuetext", `step ${state.step}`);
+    stepSlider.show(state.step);
     headSliders.forEach((s, layer) => s.set(state.heads[layer]));
     style.select.value = styleNameOf(model);
     applyTheme(root, theme);

@@ -16,6 +16,30 @@ export function replayRow(table, step) {
   return found;
 }
 
+/**
+ * A slider over a run's saved steps (its value is the index among them): it sends the step, and
+ * `show(step)` moves it there and says the step to a screen reader.
+ */
+export function savedStepSlider(model, send, saved, width) {
+  const stepSlider = slider({
+    name: "step",
+    label: "training step",
+    ariaLabel: "training step (saved steps)",
+    min: 0,
+    max: saved.length - 1,
+    step: 1,
+    value: saved.indexOf(model.get("step")),
+    format: (index) => String(saved[index]),
+    width,
+    onInput: (index) => send({ step: saved[index] }),
+  });
+  const show = (step) => {
+    stepSlider.set(saved.indexOf(step));
+    stepSlider.input.setAttribute("aria-valuetext", `step ${step}`);
+  };
+  return { ...stepSlider, show };
+}
+
 /** The decades a log axis needs to show every positive value of `values`: [lo, hi] exponents. */
 export function logDecades(values) {
   const positive = values.filter((v) => v > 0);
@@ -87,25 +111,13 @@ function render({ model, el }) {
     { at: [25, 0, 450, HEIGHT], name: "the training loss, step by step" },
     { at: [552, 0, 445, HEIGHT], name: "the attention weights at this step" },
   ]);
-  const stepSlider = slider({
-    name: "step",
-    label: "training step",
-    ariaLabel: "training step (saved steps)",
-    min: 0,
-    max: saved.length - 1,
-    step: 1,
-    value: saved.indexOf(model.get("step")),
-    format: (index) => String(saved[index]),
-    width: "360px",
-    onInput: (index) => send({ step: saved[index] }),
-  });
+  const stepSlider = savedStepSlider(model, send, saved, "360px");
   controls.append(row(stepSlider.node));
 
   const redraw = () => {
     const state = { table, losses: model.get("losses"), tokens: model.get("tokens"), step: model.get("step") };
     const theme = themeOf(model);
-    stepSlider.set(saved.indexOf(state.step));
-    stepSlider.input.setAttribute("aria-valuetext", `step ${state.step}`);
+    stepSlider.show(state.step);
     applyTheme(root, theme);
     svg.innerHTML = drawTraining(state, theme, model.get("colormaps"));
   };
