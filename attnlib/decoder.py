@@ -60,7 +60,6 @@ __all__ = [
     "check_parameters",
     "check_tokens",
     "forward",
-    "gelu",
     "generate",
     "init_parameters",
     "loss_and_gradients",
@@ -284,8 +283,11 @@ def _ablations(config: DecoderConfig, ablate: Iterable[tuple[int, int]]) -> froz
 # --- the pieces -------------------------------------------------------------------------------
 
 
-def gelu(x: np.ndarray) -> np.ndarray:
-    """GELU, tanh form: ``x/2 · (1 + tanh(√(2/π) (x + 0.044715 x³)))`` (PyTorch's ``approximate='tanh'``)."""
+def _gelu_tanh(x: np.ndarray) -> np.ndarray:
+    """GELU, tanh form: ``x/2 · (1 + tanh(√(2/π) (x + 0.044715 x³)))`` (PyTorch's ``approximate='tanh'``).
+
+    ``attnlib.model.gelu`` is the exact erf form that BERT uses.
+    """
     return 0.5 * x * (1.0 + np.tanh(_GELU_C * (x + 0.044715 * x**3)))
 
 
@@ -429,7 +431,7 @@ def _run(
             if c.layer_norm:
                 m, kept.mlp_norm = _layer_norm(x, p[name + "ln_mlp.gain"], p[name + "ln_mlp.bias"])
             kept.mlp_in, kept.pre_act = m, m @ p[name + "W_in"] + p[name + "b_in"]
-            kept.hidden = gelu(kept.pre_act)
+            kept.hidden = _gelu_tanh(kept.pre_act)
             x = x + kept.hidden @ p[name + "W_out"] + p[name + "b_out"]
         residuals.append(x)
         layers.append(kept)
