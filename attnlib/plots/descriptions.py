@@ -30,6 +30,7 @@ __all__ = [
     "description",
     "is_described",
     "join_sentences",
+    "layer_head_table",
 ]
 
 
@@ -152,6 +153,18 @@ def description(fig: Figure) -> Description:
 
 
 _SEE_TABLES = "Every value is in the tables below the figure"
+
+
+def layer_head_table(caption: str, values: Iterable[Iterable[float]]) -> Table:
+    """Per-head numbers ``(n_layers, n_heads)`` as a table: a row per layer, a column per head, 2 decimals."""
+    cells = tuple(tuple(f"{v:.2f}" for v in row) for row in values)
+    return Table(
+        caption=caption,
+        columns=tuple(f"head {h}" for h in range(len(cells[0]))),
+        rows=tuple(f"layer {layer}" for layer in range(len(cells))),
+        cells=cells,
+        corner="layer \\ head",
+    )
 
 
 def join_sentences(parts: Iterable[object]) -> str:

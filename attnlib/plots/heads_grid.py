@@ -10,7 +10,7 @@ import numpy.typing as npt
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from attnlib.plots.descriptions import Table, describe, join_sentences
+from attnlib.plots.descriptions import Table, describe, join_sentences, layer_head_table
 from attnlib.plots.styles import figure, style_context
 
 __all__ = ["HeadsGrid", "heads_grid_description", "heads_grid_figure"]
@@ -105,11 +105,5 @@ def heads_grid_description(weights: np.ndarray, tokens: Sequence[str]) -> tuple[
             "Every head's value is in the table below the figure",
         ]
     )
-    table = Table(
-        caption="Mean over the queries of each query's largest weight",
-        columns=tuple(f"head {h}" for h in range(n_heads)),
-        rows=tuple(f"layer {layer}" for layer in range(n_layers)),
-        cells=tuple(tuple(f"{v:.2f}" for v in row) for row in focus),
-        corner="layer \\ head",
-    )
+    table = layer_head_table("Mean over the queries of each query's largest weight", focus)
     return text, table

@@ -16,7 +16,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Polygon, Rectangle
 
 from attnlib import induction
-from attnlib.plots.descriptions import Table, describe, join_sentences
+from attnlib.plots.descriptions import Table, describe, join_sentences, layer_head_table
 from attnlib.plots.heatmaps import heatmap
 from attnlib.plots.palette import color
 from attnlib.plots.styles import RAW_HATCH, STYLES, figure, style_context
@@ -214,13 +214,7 @@ def induction_patterns_figure(
     for role, (layer, head) in heads.items():
         said.append(f"The {role} head is head {head} of layer {layer}, framed")
     said.append("Each head's mean weight on the previous token is in the table")
-    table = Table(
-        caption="Mean weight on the previous position (key i − 1 from query i)",
-        columns=tuple(f"head {h}" for h in range(n_heads)),
-        rows=tuple(f"layer {layer}" for layer in range(n_layers)),
-        cells=tuple(tuple(f"{v:.2f}" for v in row) for row in previous),
-        corner="layer \\ head",
-    )
+    table = layer_head_table("Mean weight on the previous position (key i − 1 from query i)", previous)
     describe(fig, join_sentences(said), [table])
     return fig
 
@@ -291,13 +285,7 @@ def ablation_figure(
         f"({loss[worst[0][0], worst[1][0]]:.2f}) and head {worst[1][1]} of layer {worst[0][1]} "
         f"({loss[worst[0][1], worst[1][1]]:.2f})",
     ]
-    table = Table(
-        caption="Loss on the repeated half with one head ablated",
-        columns=tuple(f"head {h}" for h in range(n_heads)),
-        rows=tuple(f"layer {layer}" for layer in range(n_layers)),
-        cells=tuple(tuple(f"{v:.2f}" for v in row) for row in loss),
-        corner="layer \\ head",
-    )
+    table = layer_head_table("Loss on the repeated half with one head ablated", loss)
     describe(fig, join_sentences(said), [table])
     return fig
 
