@@ -428,7 +428,7 @@ def counted_multi_head_attention(
         What was performed, step by step (:data:`MULTI_HEAD_STEPS`); equals
         :func:`multi_head_operation_counts` of the same shapes.
     """
-    heads, xq, xkv, W, _ = multi_head_arguments(X_q, X_kv, W_q, W_k, W_v, W_o, n_heads=n_heads)
+    heads, xq, xkv, W, *_ = multi_head_arguments(X_q, X_kv, W_q, W_k, W_v, W_o, n_heads=n_heads)
     m = {"X_q": xq, "X_kv": xkv, **W}
     for name in ("X_q", "X_kv"):
         if m[name].ndim != 2:
