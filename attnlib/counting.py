@@ -297,6 +297,7 @@ def multi_head_operation_counts(
     d_model: int,
     *,
     n_heads: int,
+    n_kv_heads: int | None = None,
     d_k: int | None = None,
     d_v: int | None = None,
     d_kv: int | None = None,
@@ -312,6 +313,10 @@ def multi_head_operation_counts(
     d_model : int
         Width of ``X_q``.
     n_heads : int
+    n_kv_heads : int, optional
+        Key/value heads of grouped-query attention (it must divide ``n_heads``); by default
+        ``n_heads``. Only the ``K`` and ``V`` projections shrink: every query head still
+        computes its own scores.
     d_k, d_v : int, optional
         Width of each head's queries/keys and values; by default ``d_model / n_heads`` (which
         must then be a whole number).
@@ -324,19 +329,20 @@ def multi_head_operation_counts(
     -------
     OperationCounts
         Steps :data:`MULTI_HEAD_STEPS`: ``X_q W_q`` is a ``(n_q, d_model) @ (d_model, n_heads·d_k)``
-        product (:func:`matmul_counts`), likewise ``K``, ``V`` and ``W_o``; each attention step
+        product (:func:`matmul_counts`), likewise ``W_o``, and ``K``, ``V`` with
+        ``n_kv_heads·d_k`` and ``n_kv_heads·d_v`` columns; each attention step
         is ``n_heads`` times that of :func:`operation_counts` ``(n_q, n_k, d_k, d_v)`` (one
         square root per head).
     """
     n_q, n_k, d_model = (
         as_positive_int(v, name) for v, name in ((n_q, "n_q"), (n_k, "n_k"), (d_model, "d_model"))
     )
-    heads, d_k, d_v, d_kv, d_out = _head_widths(d_model, n_heads, d_k, d_v, d_kv, d_out)
+    heads, kv, d_k, d_v, d_kv, d_out = _head_widths(d_model, n_heads, n_kv_heads, d_k, d_v, d_kv, d_out)
     one_head = operation_counts(n_q, n_k, d_k, d_v, stable=stable).steps
     formulas = {
         MULTI_HEAD_STEPS[0]: matmul_counts(n_q, d_model, heads * d_k),
-        MULTI_HEAD_STEPS[1]: matmul_counts(n_k, d_kv, heads * d_k),
-        MULTI_HEAD_STEPS[2]: matmul_counts(n_k, d_kv, heads * d_v),
+        MULTI_HEAD_STEPS[1]: matmul_counts(n_k, d_kv, kv * d_k),
+        MULTI_HEAD_STEPS[2]: matmul_counts(n_k, d_kv, kv * d_v),
         **{step: {op: heads * count for op, count in one_head[step].items()} for step in STEPS},
         MULTI_HEAD_STEPS[-1]: matmul_counts(n_q, heads * d_v, d_out),
     }
@@ -349,6 +355,7 @@ def multi_head_parameter_counts(
     d_model: int,
     *,
     n_heads: int,
+    n_kv_heads: int | None = None,
     d_k: int | None = None,
     d_v: int | None = None,
     d_kv: int | None = None,
@@ -357,30 +364,38 @@ def multi_head_parameter_counts(
     """The number of entries of ``W_q``, ``W_k``, ``W_v`` and ``W_o`` of a multi-head layer (no biases).
 
     Parameters are as in :func:`multi_head_operation_counts`. With the defaults
-    (``d_k = d_v = d_model / n_heads``) the total is ``4·d_model²`` whatever ``n_heads``.
+    (``d_k = d_v = d_model / n_heads``) the total is ``4·d_model²`` whatever ``n_heads``; with
+    ``n_kv_heads`` key/value heads it is ``2·d_model² + 2·d_model²·n_kv_heads / n_heads``.
 
     Returns
     -------
     dict
-        ``{"W_q": d_model·n_heads·d_k, "W_k": d_kv·n_heads·d_k, "W_v": d_kv·n_heads·d_v,
+        ``{"W_q": d_model·n_heads·d_k, "W_k": d_kv·n_kv_heads·d_k, "W_v": d_kv·n_kv_heads·d_v,
         "W_o": n_heads·d_v·d_out, "total": their sum}``.
     """
     d_model = as_positive_int(d_model, "d_model")
-    heads, d_k, d_v, d_kv, d_out = _head_widths(d_model, n_heads, d_k, d_v, d_kv, d_out)
+    heads, kv, d_k, d_v, d_kv, d_out = _head_widths(d_model, n_heads, n_kv_heads, d_k, d_v, d_kv, d_out)
     sizes = {
         "W_q": d_model * heads * d_k,
-        "W_k": d_kv * heads * d_k,
-        "W_v": d_kv * heads * d_v,
+        "W_k": d_kv * kv * d_k,
+        "W_v": d_kv * kv * d_v,
         "W_o": heads * d_v * d_out,
     }
     return {**sizes, "total": sum(sizes.values())}
 
 
 def _head_widths(
-    d_model: int, n_heads: object, d_k: int | None, d_v: int | None, d_kv: int | None, d_out: int | None
-) -> tuple[int, int, int, int, int]:
-    """``(n_heads, d_k, d_v, d_kv, d_out)`` checked, with the defaults filled in."""
+    d_model: int,
+    n_heads: object,
+    n_kv_heads: object,
+    d_k: int | None,
+    d_v: int | None,
+    d_kv: int | None,
+    d_out: int | None,
+) -> tuple[int, int, int, int, int, int]:
+    """``(n_heads, n_kv_heads, d_k, d_v, d_kv, d_out)`` checked, with the defaults filled in."""
     heads = as_positive_int(n_heads, "n_heads")
+    kv = _kv_heads(heads, n_kv_heads)
     if (d_k is None or d_v is None) and d_model % heads:
         raise ValueError(
             f"d_model={d_model} does not divide into n_heads={heads} equal heads: give d_k and d_v"
@@ -389,7 +404,20 @@ def _head_widths(
     d_v = d_model // heads if d_v is None else as_positive_int(d_v, "d_v")
     d_kv = d_model if d_kv is None else as_positive_int(d_kv, "d_kv")
     d_out = d_model if d_out is None else as_positive_int(d_out, "d_out")
-    return heads, d_k, d_v, d_kv, d_out
+    return heads, kv, d_k, d_v, d_kv, d_out
+
+
+def _kv_heads(n_heads: int, n_kv_heads: object) -> int:
+    """``n_kv_heads`` checked against a checked ``n_heads`` (None: as many as ``n_heads``)."""
+    if n_kv_heads is None:
+        return n_heads
+    kv = as_positive_int(n_kv_heads, "n_kv_heads")
+    if n_heads % kv:
+        raise ValueError(
+            f"n_kv_heads={kv} does not divide n_heads={n_heads}: each key/value head must serve "
+            "the same number of query heads"
+        )
+    return kv
 
 
 def counted_multi_head_attention(
@@ -401,23 +429,27 @@ def counted_multi_head_attention(
     W_o: npt.ArrayLike,
     *,
     n_heads: int,
+    n_kv_heads: int | None = None,
     stable: bool = True,
 ) -> tuple[np.ndarray, np.ndarray, OperationCounts]:
     """Multi-head attention with scalar loops, counting every arithmetic operation as it goes.
 
     The projections and ``W_o`` are counted one multiplication and addition at a time; each head
-    is :func:`counted_attention` on its own columns (``h·d_k … (h+1)·d_k − 1``); the heads'
-    outputs are concatenated in head order. Deliberately slow: it exists to *measure*.
+    is :func:`counted_attention` on its own columns (``h·d_k … (h+1)·d_k − 1``), with the keys
+    and values of key/value head ``h // (n_heads // n_kv_heads)``; the heads' outputs are
+    concatenated in head order. Deliberately slow: it exists to *measure*.
 
     Parameters
     ----------
     X_q : (n_q, d_model)
     X_kv : (n_k, d_kv)
     W_q : (d_model, n_heads·d_k)
-    W_k : (d_kv, n_heads·d_k)
-    W_v : (d_kv, n_heads·d_v)
+    W_k : (d_kv, n_kv_heads·d_k)
+    W_v : (d_kv, n_kv_heads·d_v)
     W_o : (n_heads·d_v, d_out)
     n_heads : int
+    n_kv_heads : int, optional
+        As in :func:`attnlib.multihead.multi_head_attention`; by default ``n_heads``.
     stable : bool
 
     Returns
@@ -428,7 +460,9 @@ def counted_multi_head_attention(
         What was performed, step by step (:data:`MULTI_HEAD_STEPS`); equals
         :func:`multi_head_operation_counts` of the same shapes.
     """
-    heads, xq, xkv, W, _ = multi_head_arguments(X_q, X_kv, W_q, W_k, W_v, W_o, n_heads=n_heads)
+    checked = multi_head_arguments(X_q, X_kv, W_q, W_k, W_v, W_o, n_heads=n_heads, n_kv_heads=n_kv_heads)
+    heads, xq, xkv, W = checked.n_heads, checked.X_q, checked.X_kv, checked.W
+    group = heads // (checked.n_kv_heads or heads)  # query heads per key/value head
     m = {"X_q": xq, "X_kv": xkv, **W}
     for name in ("X_q", "X_kv"):
         if m[name].ndim != 2:
@@ -440,11 +474,12 @@ def counted_multi_head_attention(
     Q = _counted_matmul(m["X_q"], m["W_q"], steps[MULTI_HEAD_STEPS[0]])
     K = _counted_matmul(m["X_kv"], m["W_k"], steps[MULTI_HEAD_STEPS[1]])
     V = _counted_matmul(m["X_kv"], m["W_v"], steps[MULTI_HEAD_STEPS[2]])
-    d_k, d_v = Q.shape[1] // heads, V.shape[1] // heads
+    d_k, d_v = Q.shape[1] // heads, V.shape[1] * group // heads
     outputs, weights = [], []
     for h in range(heads):
-        keys, values = slice(h * d_k, (h + 1) * d_k), slice(h * d_v, (h + 1) * d_v)
-        out, w, counted = counted_attention(Q[:, keys], K[:, keys], V[:, values], stable=stable)
+        g = h // group  # the key/value head that query head h reads
+        queries, keys, values = (slice(i * d, (i + 1) * d) for i, d in ((h, d_k), (g, d_k), (g, d_v)))
+        out, w, counted = counted_attention(Q[:, queries], K[:, keys], V[:, values], stable=stable)
         outputs.append(out)
         weights.append(w)
         for step, ops in counted.steps.items():
