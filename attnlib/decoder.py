@@ -46,7 +46,7 @@ import numpy as np
 import numpy.typing as npt
 
 from attnlib.backward import steps_backward
-from attnlib.core import AttentionSteps, attention_steps, default_scale, softmax
+from attnlib.core import AttentionSteps, attention_steps, causal_mask, default_scale, softmax
 from attnlib.multihead import merge_heads, split_heads
 from attnlib.positions import rope
 from attnlib.training import Adam, cross_entropy
@@ -441,20 +441,17 @@ def _window(window: object, sinks: object) -> tuple[int | None, int]:
 def visible_keys(
     query_positions: npt.ArrayLike, key_positions: npt.ArrayLike, *, window: int | None = None, sinks: int = 0
 ) -> np.ndarray:
-    """Which keys each query sees: ``(n_q, n_k)`` bool, the decoder's mask.
+    """Which keys each query sees, by their positions in the sequence: ``(n_q, n_k)`` bool.
 
-    The query at position ``i`` sees the key at position ``j`` when ``j ≤ i`` and either
-    ``j > i − window`` (the last ``window`` tokens, itself included) or ``j < sinks`` (the first
-    ``sinks`` tokens); without a window, every ``j ≤ i``. It is
-    ``causal_mask(n, n, window=window, sinks=sinks)`` restricted to these rows and columns.
+    The rows and columns of :func:`attnlib.core.causal_mask` with that ``window`` and those
+    ``sinks`` (query ``i`` sees key ``j ≤ i`` when ``j > i − window`` or ``j < sinks``): the mask
+    of a pass over the whole sequence, or of new tokens over what a rolling cache still holds.
     """
     w, s = _window(window, sinks)
-    q = np.asarray(query_positions, dtype=np.int64)[:, None]
-    k = np.asarray(key_positions, dtype=np.int64)[None, :]
-    seen = k <= q
-    if w is not None:
-        seen &= (k > q - w) | (k < s)
-    return seen
+    q = np.asarray(query_positions, dtype=np.int64)
+    k = np.asarray(key_positions, dtype=np.int64)
+    size = int(max(q.max(initial=-1), k.max(initial=-1))) + 1
+    return causal_mask(size, window=w, sinks=s)[np.ix_(q, k)]
 
 
 # --- the forward pass -------------------------------------------------------------------------
