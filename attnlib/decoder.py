@@ -823,11 +823,15 @@ class GenerationTrace:
         Each layer's and head's attention weights of that query over those keys (each row sums to 1).
     logits : (n_new, B, vocab_size)
         The logits each step chose from.
+    cache_bytes : (n_new,) int64 or None
+        What the cache held while each step's query attended (:attr:`KVCache.nbytes`, the new
+        token's keys and values included); ``None`` with ``use_cache=False``.
     """
 
     key_positions: list[np.ndarray] = field(repr=False)
     weights: list[np.ndarray] = field(repr=False)
     logits: np.ndarray = field(repr=False)
+    cache_bytes: np.ndarray | None = field(repr=False)
 
     @property
     def cache_lengths(self) -> np.ndarray:
@@ -907,11 +911,12 @@ def generate(
             _run(c, p, t[:, i : i + 1], cache=cache, window=w, sinks=s)
             cache.evict()
         step_input = t[:, -1:]
-    sequence, keys, weights, logits = t, [], [], []
+    sequence, keys, weights, logits, held = t, [], [], [], []
     for _ in range(new):
         if cache is not None:
             run = _run(c, p, step_input, cache=cache, window=w, sinks=s)
             seen = cache.positions.copy()
+            held.append(cache.nbytes)
             cache.evict()
             last = [kept.steps.weights[:, :, -1] for kept in run.layers]
         else:
@@ -930,8 +935,9 @@ def generate(
     tokens = sequence[0] if np.ndim(prompt) == 1 else sequence
     if not traced:
         return tokens
-    shape = (0, t.shape[0], c.vocab_size)
-    return tokens, GenerationTrace(keys, weights, np.stack(logits) if logits else np.zeros(shape))
+    stacked = np.stack(logits) if logits else np.zeros((0, t.shape[0], c.vocab_size))
+    measured = np.array(held, dtype=np.int64) if cache is not None else None
+    return tokens, GenerationTrace(keys, weights, stacked, measured)
 
 
 def pool_kv_heads(

@@ -348,6 +348,10 @@ def test_windowed_generation_with_and_without_the_cache_agree(kind, window, sink
         np.testing.assert_allclose(weights, other, atol=1e-12)
     longest = 2 + n_new if window is None else min(2 + n_new, sinks + window)
     assert trace.cache_lengths.max() == longest
+    # the cache's bytes: 2 (K and V) · layers · batch · key/value heads · d_head · 8 bytes · tokens
+    per_token = 2 * config.n_layers * 2 * config.kv_heads * config.d_head * 8
+    np.testing.assert_array_equal(trace.cache_bytes, per_token * trace.cache_lengths)
+    assert again.cache_bytes is None
     # the whole sequence with the same window and sinks gives each step's logits
     logits = forward(config, params, cached, window=window, sinks=sinks).logits
     np.testing.assert_allclose(logits[:, 2:-1].swapaxes(0, 1), trace.logits, atol=1e-10)
