@@ -456,6 +456,13 @@ def visible_keys(
     The rows and columns of :func:`attnlib.core.causal_mask` with that ``window`` and those
     ``sinks`` (query ``i`` sees key ``j ≤ i`` when ``j > i − window`` or ``j < sinks``): the mask
     of a pass over the whole sequence, or of new tokens over what a rolling cache still holds.
+
+    Examples
+    --------
+    The token at position 6 with a window of 3 and one sink:
+
+    >>> visible_keys([6], range(7), window=3, sinks=1).astype(int)
+    array([[1, 0, 0, 0, 1, 1, 1]])
     """
     w, s = _window(window, sinks)
     q = np.asarray(query_positions, dtype=np.int64)

@@ -152,6 +152,14 @@ class Vocabulary:
     ----------
     chars : str
         The characters, id ``1 + i`` for ``chars[i]``; :data:`RARE` among them.
+
+    Examples
+    --------
+    >>> vocabulary = Vocabulary("ab ¤")
+    >>> vocabulary.encode("a c")
+    array([0, 1, 3, 4])
+    >>> vocabulary.decode([0, 1, 3, 4])
+    'a ¤'
     """
 
     chars: str
