@@ -118,7 +118,7 @@ def test_pooling_the_committed_models_heads_costs_loss():
 
 def test_long_text_losses_dense_window_and_sinks():
     model = load_text_model()
-    results = long_text_losses(model, length=2 * model.config.n_ctx, window=32, sinks=4)
+    results = long_text_losses(model, length=2 * model.config.n_ctx, window=32, sinks=4, count=2)
     assert [r.name for r in results] == ["dense", "window", "window + sinks"]
     dense, window, sinks = results
     assert dense.position_losses.shape == (2 * model.config.n_ctx - 1,)
