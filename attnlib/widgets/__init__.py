@@ -49,8 +49,8 @@ How they work
   ``ScalingExplorer.d_k``, ``.seed``; every explorer's ``style_name`` ("light"/"dark"; not
   ``style``, which ipywidgets reserves). Computed by Python and synced: ``ScalingExplorer.table``
   (every d_k of a draw), ``TrainingReplay.table``, ``HeadExplorer.sentences``,
-  ``OnlineSoftmaxExplorer.tables``, ``GenerationExplorer.runs``. The playground and the two-head explorer share their
-  embedding traits (:class:`attnlib.widgets.sliders.EmbeddingExplorer`).
+  ``OnlineSoftmaxExplorer.tables``, ``GenerationExplorer.runs``. The playground and the two-head
+  explorer share their embedding traits (:class:`attnlib.widgets.sliders.EmbeddingExplorer`).
 - **In the page** every control is a native ``<input type="range">`` (or checkbox, select,
   button) marked ``data-control``, and every number drawn is an SVG ``<text>`` whose
   ``data-quantity``, ``data-row``, ``data-col`` and ``data-value`` (the full value) say what it
