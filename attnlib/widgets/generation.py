@@ -13,33 +13,33 @@ a message naming them.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import traitlets
 
 from attnlib import decoder
-from attnlib.validation import as_real_array, is_number
+from attnlib.validation import is_number
 from attnlib.widgets.base import Explorer
 from attnlib.widgets.inputs import WholeNumber
 from attnlib.widgets.modules import module_text
 
 __all__ = [
+    "BOS_SHOWN",
     "DECIMALS",
     "MAX_PROMPT",
     "N_NEW",
     "PROMPTS",
     "SETTINGS",
     "GenerationExplorer",
-    "GenerationTrace",
     "bytes_per_position",
     "check_prompt",
     "generation_entry",
     "prompt_entry",
-    "trace_generation",
 ]
 
+#: How the page shows the token that starts every sequence (BOS): the symbol for start of text.
+BOS_SHOWN = "\u2402"
 #: Decimals kept of each weight: the page receives whole thousandths (the state stays small).
 DECIMALS = 3
 #: The longest prompt the explorer takes, in characters (the picture keeps a cell per character).
@@ -52,83 +52,48 @@ PROMPTS = ("The query ", "attention ", "softmax of the ")
 SETTINGS = ({"window": None, "sinks": 0}, {"window": 16, "sinks": 0}, {"window": 16, "sinks": 4})
 
 
-@dataclass(frozen=True)
-class GenerationTrace:
-    """One greedy generation, step by step: what the explorer draws at each step.
+def generation_entry(
+    model: Any, prompt: str, n_new: int, *, window: int | None = None, sinks: int = 0
+) -> dict[str, Any]:
+    """One greedy generation as the page receives it: each step's cache and query weights.
 
-    At step ``s`` (from 1) the query is the token at position ``q = prompt_length − 2 + s`` and it
-    chooses the token at ``q + 1``.
-
-    Attributes
-    ----------
-    tokens : list of str, length n + n_new
-        The prompt's characters, then the ``n_new`` generated ones.
-    prompt_length : int
-        ``n``, at least 1.
-    kept : list of (m_s,) int arrays, one per step
-        The positions whose keys and values the cache holds when step ``s``'s query reads it,
-        increasing, the query's own position last.
-    nbytes : (n_new,) int array
-        The cache's size in bytes at each step (:attr:`attnlib.decoder.KVCache.nbytes`).
-    weights : list of (n_layers, n_heads, m_s) arrays, one per step
-        The query's attention weights over the cached positions, in every layer and head.
-    """
-
-    tokens: list[str]
-    prompt_length: int
-    kept: list[np.ndarray]
-    nbytes: np.ndarray
-    weights: list[np.ndarray]
-
-
-def generation_entry(trace: GenerationTrace) -> dict[str, Any]:
-    """One generation as the page receives it, checked and rounded.
+    :func:`attnlib.decoder.generate` writes ``n_new`` characters after ``BOS`` and ``prompt``
+    (with its cache, the window and the sinks) and returns its trace. At step ``s`` (from 1) the
+    query is the token at position ``q = prompt_length − 2 + s`` and it chooses the token at
+    ``q + 1``.
 
     Parameters
     ----------
-    trace : GenerationTrace
+    model : attnlib.text_model.TextModel
+        Its ``config``, ``params`` and ``vocabulary``.
+    prompt : str
+        Checked by :func:`check_prompt`.
+    n_new : int
+    window : int or None
+        Each query reads the last ``window`` positions (its own included) and the first ``sinks``;
+        ``None``: every position (the full cache).
+    sinks : int
 
     Returns
     -------
     dict
-        ``tokens`` (list of str), ``prompt_length``; per step: ``kept`` (lists of positions),
-        ``bytes`` (ints) and ``weights`` (n_layers × n_heads × m_s nested lists of whole numbers:
-        the weights in units of 10^−:data:`DECIMALS`, thousandths).
+        ``tokens`` (list of str, ``prompt_length + n_new``: :data:`BOS_SHOWN`, the prompt's
+        characters, the generated ones), ``prompt_length`` (with ``BOS``); per step: ``kept``
+        (the positions the cache holds while the query reads it, its own last), ``bytes`` (the
+        cache's size then, :attr:`attnlib.decoder.KVCache.nbytes`) and ``weights``
+        (n_layers × n_heads × len(kept) nested lists of whole numbers: the weights in units of
+        10^−:data:`DECIMALS`).
     """
-    n_new = len(trace.kept)
-    n = trace.prompt_length
-    if not is_number(n, whole=True) or n < 1 or len(trace.tokens) != n + n_new:
-        raise ValueError(
-            f"a trace of {n_new} steps after a prompt of {n!r} characters needs {n!r} + {n_new} tokens, "
-            f"got {len(trace.tokens)}"
-        )
-    nbytes = np.asarray(trace.nbytes)
-    if nbytes.shape != (n_new,) or len(trace.weights) != n_new:
-        raise ValueError(
-            f"nbytes and weights need one entry per step ({n_new}), "
-            f"got {nbytes.shape} and {len(trace.weights)}"
-        )
-    kept, weights = [], []
-    for s, (positions, w) in enumerate(zip(trace.kept, trace.weights, strict=True), start=1):
-        q = n - 2 + s
-        p = np.asarray(positions)
-        if p.ndim != 1 or p.size == 0 or p[-1] != q or np.any(np.diff(p) <= 0) or p[0] < 0:
-            raise ValueError(
-                f"step {s}: kept must be increasing positions ending at the query's {q}, got {p}"
-            )
-        array = as_real_array(w, f"weights at step {s}", dtype=np.float64)
-        if array.ndim != 3 or array.shape[-1] != p.size:
-            raise ValueError(
-                f"step {s}: weights must have shape (n_layers, n_heads, {p.size}), got {array.shape}"
-            )
-        kept.append([int(i) for i in p])
-        weights.append(np.rint(array * 10**DECIMALS).astype(np.int64).tolist())
+    ids = model.vocabulary.encode(check_prompt(model, prompt))
+    tokens, trace = decoder.generate(
+        model.config, model.params, ids, n_new, window=window, sinks=sinks, return_trace=True
+    )
     return {
-        "tokens": [str(t) for t in trace.tokens],
-        "prompt_length": int(n),
-        "kept": kept,
-        "bytes": [int(b) for b in nbytes.tolist()],
-        "weights": weights,
+        "tokens": [BOS_SHOWN, *model.vocabulary.decode(tokens)],
+        "prompt_length": len(ids),
+        "kept": [positions.tolist() for positions in trace.key_positions],
+        "bytes": (trace.cache_lengths * bytes_per_position(model.config)).tolist(),
+        "weights": [np.rint(w[:, 0] * 10**DECIMALS).astype(np.int64).tolist() for w in trace.weights],
     }
 
 
@@ -217,7 +182,9 @@ class GenerationExplorer(Explorer):
         GenerationExplorer
         """
         if model is None:
-            raise NotImplementedError("the committed text model arrives with the model branch")
+            from attnlib.text_model import load_text_model
+
+            model = load_text_model()
         if isinstance(prompts, str) or not prompts:
             raise TypeError(f"prompts must be a non-empty list of prompts (str), got {prompts!r}")
         if not is_number(n_new, whole=True) or n_new < 1:
@@ -307,8 +274,8 @@ def check_prompt(model: Any, text: object) -> str:
 
     Parameters
     ----------
-    model : text model
-        Its ``vocab`` is the string of the characters it knows.
+    model : attnlib.text_model.TextModel
+        Its ``vocabulary.chars`` are the characters it knows.
     text : str
         From 1 to :data:`MAX_PROMPT` characters, each one the model knows.
     """
@@ -320,12 +287,13 @@ def check_prompt(model: Any, text: object) -> str:
         raise ValueError(
             f"The prompt has {len(text)} characters; the limit here is {MAX_PROMPT}. Shorten it."
         )
-    unknown = sorted(set(text) - set(model.vocab))
+    known = model.vocabulary.chars
+    unknown = sorted(set(text) - set(known))
     if unknown:
         shown = ", ".join(repr(c) for c in unknown)
         raise ValueError(
-            f"The model does not know {shown}: it learned only the {len(model.vocab)} characters of the "
-            "lessons' text. Type the prompt without them."
+            f"The model does not know {shown}: it learned only the {len(known)} characters it met "
+            "often in the lessons' text. Type the prompt without them."
         )
     return text
 
@@ -333,15 +301,14 @@ def check_prompt(model: Any, text: object) -> str:
 def prompt_entry(model: Any, text: str, settings: Sequence[dict[str, Any]], n_new: int) -> dict[str, Any]:
     """Every setting's generation from one prompt: ``{"prompt": text, "settings": [entry, …]}``.
 
-    Each entry is :func:`generation_entry` of :func:`trace_generation` with the setting's window and
-    sinks; ``ValueError`` (from :func:`check_prompt`) for a prompt the model cannot read.
+    Each entry is :func:`generation_entry` with the setting's window and sinks; ``ValueError``
+    (from :func:`check_prompt`) for a prompt the model cannot read.
     """
     prompt = check_prompt(model, text)
     return {
         "prompt": prompt,
         "settings": [
-            generation_entry(trace_generation(model, prompt, n_new, window=s["window"], sinks=s["sinks"]))
-            for s in settings
+            generation_entry(model, prompt, n_new, window=s["window"], sinks=s["sinks"]) for s in settings
         ],
     }
 
@@ -349,42 +316,3 @@ def prompt_entry(model: Any, text: str, settings: Sequence[dict[str, Any]], n_ne
 def bytes_per_position(config: decoder.DecoderConfig) -> int:
     """The cache's bytes for one position: keys and values (2) of every layer and key/value head, float64."""
     return 2 * config.n_layers * config.kv_heads * config.d_head * np.dtype(np.float64).itemsize
-
-
-def trace_generation(
-    model: Any, prompt: str, n_new: int, *, window: int | None = None, sinks: int = 0
-) -> GenerationTrace:
-    """Greedy generation from ``prompt``, with what the cache holds and each query's weights per step.
-
-    Parameters
-    ----------
-    model : text model
-        ``config``, ``params``, ``vocab`` and ``encode``.
-    prompt : str
-        Checked by :func:`check_prompt`.
-    n_new : int
-        Characters to generate.
-    window : int or None
-        Each query reads the last ``window`` positions (its own included) and the first ``sinks``;
-        ``None``: every position (the full cache).
-    sinks : int
-
-    Returns
-    -------
-    GenerationTrace
-    """
-    ids = model.encode(check_prompt(model, prompt))
-    if window is not None:
-        raise NotImplementedError("windows arrive with the text model")
-    tokens = decoder.generate(model.config, model.params, ids, n_new)
-    weights = decoder.forward(model.config, model.params, tokens[:-1]).weights[:, 0]  # (L, H, n, n)
-    n = len(ids)
-    per_position = bytes_per_position(model.config)
-    queries = range(n - 1, n - 1 + n_new)
-    return GenerationTrace(
-        tokens=list(model.decode(tokens)),
-        prompt_length=n,
-        kept=[np.arange(q + 1) for q in queries],
-        nbytes=np.array([(q + 1) * per_position for q in queries]),
-        weights=[weights[:, :, q, : q + 1] for q in queries],
-    )
