@@ -94,15 +94,38 @@ export function pictureHeight(nRows) {
   return gridHeight(nRows) + CHART.height + 120;
 }
 
-/** One sentence for a screen reader: what the step shows. */
-export function stepSentence(run, step, setting) {
+/** The words for a cache setting: "the full cache", "a window of 16 with 4 sinks". */
+export function settingWords(setting) {
+  if (setting.window === null) return "the full cache";
+  return `a window of ${setting.window} with ${setting.sinks} sink${setting.sinks === 1 ? "" : "s"}`;
+}
+
+/**
+ * What a screen reader hears of a step: the prompt, the setting, the step, and one clause saying
+ * what the query reads and writes.
+ */
+export function describeStep(run, step, setting, prompt) {
   const q = queryPosition(run, step);
   const kept = run.kept[step - 1].length;
-  const cache = setting.window === null ? "full cache" : `window of ${setting.window}, ${setting.sinks} sinks`;
-  return (
-    `Step ${step} of ${run.kept.length} (${cache}): the query "${shownChar(run.tokens[q])}" at position ${q} reads ` +
-    `${kept} cached positions (${groupDigits(run.bytes[step - 1])} bytes) and writes "${shownChar(run.tokens[q + 1])}".`
-  );
+  return {
+    prompt: `"${prompt}"`,
+    cache: settingWords(setting),
+    step: String(step),
+    reads:
+      `the query "${shownChar(run.tokens[q])}" at position ${q} reads ${kept} cached positions ` +
+      `(${groupDigits(run.bytes[step - 1])} bytes) and writes "${shownChar(run.tokens[q + 1])}"`,
+  };
+}
+
+/**
+ * One sentence saying what a move changed, from describeStep before and after it: "step 1 → 2:
+ * the query … writes "e"." (or "cache the full cache → a window of 16 with 4 sinks: …").
+ */
+export function moveSentence(was, now) {
+  const changed = ["prompt", "cache", "step"].filter((key) => was[key] !== now[key]);
+  const head = changed.map((key) => `${key} ${was[key]} \u2192 ${now[key]}`).join(", ");
+  const sentence = head ? `${head}: ${now.reads}.` : `${now.reads}.`;
+  return sentence[0].toUpperCase() + sentence.slice(1);
 }
 
 /** The sequence with each position's role, and every head's weights over the cache, as SVG markup. */
@@ -294,7 +317,12 @@ function render({ model, el }) {
       { at: [0, 0, WIDTH, split], name: "the sequence, what the cache keeps, and every head's weights over it" },
       { at: [0, split, WIDTH, height - split], name: "the cache's size step by step, and the text so far" },
     ],
-    () => stepSentence(currentRun(), model.get("step"), currentSetting()),
+    () => {
+      const now = described();
+      const sentence = moveSentence(said, now);
+      said = now;
+      return sentence;
+    },
   );
   const settings = model.get("settings");
   const windows = [...new Set(settings.map((s) => s.window))];
@@ -354,6 +382,8 @@ function render({ model, el }) {
   const currentSetting = () => settings[settingIndex(settings, model.get("window"), model.get("sinks"))];
   const runOf = (k) => model.get("runs")[model.get("prompt")].settings[k];
   const currentRun = () => runOf(settingIndex(settings, model.get("window"), model.get("sinks")));
+  const described = () => describeStep(currentRun(), model.get("step"), currentSetting(), model.get("runs")[model.get("prompt")].prompt);
+  let said = described();
   let shownPrompts = "";
   const redraw = () => {
     const listed = prompts();
