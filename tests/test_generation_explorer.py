@@ -75,6 +75,11 @@ def small_model(n_kv_heads: int | None = None) -> SmallModel:
 MODEL = small_model()
 
 
+def shown(tokens: np.ndarray) -> list[str]:
+    """Token ids as the page shows them: BOS as its symbol, every other id as its character."""
+    return [BOS_SHOWN if i == Vocabulary.BOS else CHARS[i - 1] for i in tokens.tolist()]
+
+
 def make(**changes: object) -> GenerationExplorer:
     arguments = {"prompts": PROMPTS, "n_new": N_NEW, "settings": SETTINGS, **changes}
     return GenerationExplorer.for_text_model(MODEL, **arguments)
@@ -89,7 +94,8 @@ def test_each_step_is_what_the_decoder_generates_and_attends_to() -> None:
             window, sinks = setting["window"], setting["sinks"]
             # the tokens: generate again, this time without the cache (each step reruns all)
             tokens = decoder.generate(MODEL.config, MODEL.params, ids, N_NEW, use_cache=False, **setting)
-            assert entry["tokens"] == [BOS_SHOWN, *prompt, *MODEL.vocabulary.decode(tokens[len(ids) :])]
+            assert entry["tokens"] == shown(tokens)
+            assert entry["tokens"][: len(ids)] == [BOS_SHOWN, *prompt]
             assert entry["prompt_length"] == len(ids) == len(prompt) + 1
             # the weights: one pass over the whole sequence with the window's mask
             weights = decoder.forward(MODEL.config, MODEL.params, tokens, **setting).weights[:, 0]
@@ -165,7 +171,7 @@ def test_a_typed_prompt_is_generated_in_every_setting_and_selected() -> None:
     for setting, entry in zip(SETTINGS, explorer.runs[2]["settings"], strict=True):
         ids = MODEL.vocabulary.encode("dots ")
         expected = decoder.generate(MODEL.config, MODEL.params, ids, N_NEW, **setting)
-        assert "".join(entry["tokens"][1:]) == MODEL.vocabulary.decode(expected)
+        assert entry["tokens"] == shown(expected)
     explorer.close()
 
 
@@ -223,5 +229,5 @@ def test_generation_entry_matches_generate_with_the_trace() -> None:
     tokens, trace = decoder.generate(MODEL.config, MODEL.params, ids, 4, window=6, sinks=2, return_trace=True)
     entry = generation_entry(MODEL, "the ", 4, window=6, sinks=2)
     assert entry["kept"] == [k.tolist() for k in trace.key_positions]
-    assert "".join(entry["tokens"][1:]) == MODEL.vocabulary.decode(tokens)
+    assert entry["tokens"] == shown(tokens)
     assert json.loads(json.dumps(entry)) == entry  # plain JSON, as the page receives it

@@ -38,8 +38,8 @@ __all__ = [
     "prompt_entry",
 ]
 
-#: How the page shows the token that starts every sequence (BOS): the symbol for start of text.
-BOS_SHOWN = "\u2402"
+#: How the page shows the token that starts every sequence (BOS): a small triangle, ▸.
+BOS_SHOWN = "\u25b8"
 #: Decimals kept of each weight: the page receives whole thousandths (the state stays small).
 DECIMALS = 3
 #: The longest prompt the explorer takes, in characters (the picture keeps a cell per character).
@@ -85,11 +85,15 @@ def generation_entry(
         10^−:data:`DECIMALS`).
     """
     ids = model.vocabulary.encode(check_prompt(model, prompt))
+    bos = model.vocabulary.BOS  # the model may also write it: shown as at the start
     tokens, trace = decoder.generate(
         model.config, model.params, ids, n_new, window=window, sinks=sinks, return_trace=True
     )
     return {
-        "tokens": [BOS_SHOWN, *model.vocabulary.decode(tokens)],
+        "tokens": [
+            BOS_SHOWN if i == bos else model.vocabulary.decode(tokens[k : k + 1])
+            for k, i in enumerate(tokens)
+        ],
         "prompt_length": len(ids),
         "kept": [positions.tolist() for positions in trace.key_positions],
         "bytes": (trace.cache_lengths * bytes_per_position(model.config)).tolist(),

@@ -66,16 +66,17 @@ export function groupDigits(n) {
 }
 
 /**
- * The sequence up to position `last`, cut into lines of at most `width` characters (newlines
- * shown as ↵), each line as [text, written] pieces: written is true after the prompt.
+ * The text from position 1 (after the BOS that starts it) up to position `last`, cut into lines
+ * of at most `width` characters (newlines shown as ↵), each line as [text, written] pieces:
+ * written is true after the prompt.
  */
 export function textLines(run, last, width) {
-  const chars = run.tokens.slice(0, last + 1).map((c) => (c === "\n" ? "\u21b5" : c));
+  const chars = run.tokens.slice(1, last + 1).map((c) => (c === "\n" ? "\u21b5" : c));
   const lines = [];
   for (let start = 0; start < chars.length; start += width) {
     const pieces = [];
     for (let i = start; i < Math.min(start + width, chars.length); i += 1) {
-      const written = i >= run.prompt_length;
+      const written = i + 1 >= run.prompt_length;
       if (pieces.length && pieces[pieces.length - 1][1] === written) pieces[pieces.length - 1][0] += chars[i];
       else pieces.push([chars[i], written]);
     }
@@ -204,7 +205,7 @@ function grid(state, theme, table) {
   const bottom = gridTop + rows * HEAD_ROW;
   parts.push(element("rect", { x: x0, y: gridTop, width: n * cell, height: rows * HEAD_ROW, fill: "none", stroke: theme.edge }));
   parts.push(colorbar({ x: x0 + n * cell + 10, y: gridTop, width: 12, height: Math.max(rows * HEAD_ROW, 60) }, table, 0, 1, theme));
-  parts.push(text(x0 + (n * cell) / 2, bottom + 18, "position in the sequence: each row is one head's weights over the cached keys", { ...small, fill: theme.text }));
+  parts.push(text(x0 + (n * cell) / 2, bottom + 18, `position in the sequence (${run.tokens[0]} starts every text): each row is one head's weights over the cached keys`, { ...small, fill: theme.text }));
   // the legend: each role by its letter or hatch
   const ly = bottom + 44;
   const legend = [
