@@ -55,9 +55,12 @@ export function settingIndex(settings, window, sinks) {
   return k;
 }
 
-/** A weight sent as whole units of 10^-decimals (thousandths) as a number: 123 -> 0.123. */
-export function weightOf(units, decimals) {
-  return units / 10 ** decimals;
+/**
+ * One head's weights from the text Python sent (weight_codes): two base-36 digits per weight,
+ * its whole units of 10^-decimals: "3f00rs" -> [0.123, 0, 1].
+ */
+export function weightsOf(code, decimals) {
+  return Array.from({ length: code.length / 2 }, (_, k) => Number.parseInt(code.slice(2 * k, 2 * k + 2), 36) / 10 ** decimals);
 }
 
 /** A whole number with thousands separated by commas: 20480 -> "20,480". */
@@ -175,8 +178,9 @@ function grid(state, theme, table) {
       roles.forEach((role, i) => {
         if (role === "evicted" && i <= q) parts.push(hatch(x0 + i * cell, top, cell, HEAD_ROW, theme.grid));
       });
+      const row = weightsOf(weights[layer][head], state.decimals);
       kept.forEach((pos, k) => {
-        const w = weightOf(weights[layer][head][k], state.decimals);
+        const w = row[k];
         parts.push(
           element("rect", {
             x: x0 + pos * cell,
