@@ -6,12 +6,22 @@ With row vectors times matrices, as in the other lessons, and ``x`` the residual
     for each layer:
         a = LN(x) if layer_norm else x
         Q, K, V = a W_q, a W_k, a W_v, split into heads            (B, H, n, d_head), (B, H_kv, n, d_head)
-                  (positions="attention": x = embed[tokens], and Q, K read a + pos_embed instead)
-        z_h = attention(Q_h, K_g(h), V_g(h), causal)               query head h reads key/value head
-                                                                   g(h) = h // (H / H_kv)
+                  (positions="attention": x = embed[tokens], and Q, K read a + pos_embed instead;
+                   positions="rope": x = embed[tokens], and Q, K are rotated by their positions)
+        z_h = attention(Q_h, K_g(h), V_g(h), mask)                 query head h reads key/value head
+                                                                   g(h) = h // (H / H_kv); the mask
+                                                                   is causal, or a window + sinks
         x = x + concat(z_1 … z_H) W_o                              each head writes z_h W_o^h
         if d_mlp:  x = x + GELU(LN(x) W_in + b_in) W_out + b_out   (LN only if layer_norm)
     logits = (LN(x) if layer_norm else x) unembed                  (B, n, vocab)
+
+Generation (:func:`generate`) keeps each layer's keys and values in a :class:`KVCache`; with a
+``window`` and ``sinks`` the cache rolls (StreamingLLM, Xiao et al. 2023): it keeps the first
+``sinks`` tokens and the latest ones, and with RoPE each key is rotated by its place in the cache,
+so a model with ``positions="rope"`` can write past ``n_ctx`` without meeting a distance longer
+than ``sinks + window − 1``. :func:`forward` with the same ``window`` and ``sinks`` computes the
+same thing over a whole sequence. :func:`pool_kv_heads` turns a model's key/value heads into
+fewer by averaging (grouped-query attention, Ainslie et al. 2023).
 
 The loss is the mean next-token cross-entropy: positions ``0 … n−2`` predict tokens ``1 … n−1``.
 :func:`loss_and_gradients` runs the chain rule backwards through every step above, the attention
@@ -22,7 +32,7 @@ The parameters are a dict of arrays named for what they are (:func:`parameter_sh
 for a config)::
 
     embed                  (vocab_size, d_model)       one row per token
-    pos_embed              (n_ctx, d_model)            one learned row per position
+    pos_embed              (n_ctx, d_model)            one learned row per position (not with RoPE)
     layer{l}.W_q           (d_model, n_heads·d_head)   the heads' query columns, head h = columns
                                                        h·d_head … (h+1)·d_head − 1
     layer{l}.W_k, .W_v     (d_model, n_kv_heads·d_head)
@@ -46,7 +56,7 @@ import numpy as np
 import numpy.typing as npt
 
 from attnlib.backward import steps_backward
-from attnlib.core import AttentionSteps, attention_steps, default_scale, softmax
+from attnlib.core import AttentionSteps, attention_steps, causal_mask, default_scale, softmax
 from attnlib.multihead import merge_heads, split_heads
 from attnlib.positions import rope
 from attnlib.training import Adam, cross_entropy
@@ -441,20 +451,24 @@ def _window(window: object, sinks: object) -> tuple[int | None, int]:
 def visible_keys(
     query_positions: npt.ArrayLike, key_positions: npt.ArrayLike, *, window: int | None = None, sinks: int = 0
 ) -> np.ndarray:
-    """Which keys each query sees: ``(n_q, n_k)`` bool, the decoder's mask.
+    """Which keys each query sees, by their positions in the sequence: ``(n_q, n_k)`` bool.
 
-    The query at position ``i`` sees the key at position ``j`` when ``j ≤ i`` and either
-    ``j > i − window`` (the last ``window`` tokens, itself included) or ``j < sinks`` (the first
-    ``sinks`` tokens); without a window, every ``j ≤ i``. It is
-    ``causal_mask(n, n, window=window, sinks=sinks)`` restricted to these rows and columns.
+    The rows and columns of :func:`attnlib.core.causal_mask` with that ``window`` and those
+    ``sinks`` (query ``i`` sees key ``j ≤ i`` when ``j > i − window`` or ``j < sinks``): the mask
+    of a pass over the whole sequence, or of new tokens over what a rolling cache still holds.
+
+    Examples
+    --------
+    The token at position 6 with a window of 3 and one sink:
+
+    >>> visible_keys([6], range(7), window=3, sinks=1).astype(int)
+    array([[1, 0, 0, 0, 1, 1, 1]])
     """
     w, s = _window(window, sinks)
-    q = np.asarray(query_positions, dtype=np.int64)[:, None]
-    k = np.asarray(key_positions, dtype=np.int64)[None, :]
-    seen = k <= q
-    if w is not None:
-        seen &= (k > q - w) | (k < s)
-    return seen
+    q = np.asarray(query_positions, dtype=np.int64)
+    k = np.asarray(key_positions, dtype=np.int64)
+    size = int(max(q.max(initial=-1), k.max(initial=-1))) + 1
+    return causal_mask(size, window=w, sinks=s)[np.ix_(q, k)]
 
 
 # --- the forward pass -------------------------------------------------------------------------
@@ -826,11 +840,15 @@ class GenerationTrace:
         Each layer's and head's attention weights of that query over those keys (each row sums to 1).
     logits : (n_new, B, vocab_size)
         The logits each step chose from.
+    cache_bytes : (n_new,) int64 or None
+        What the cache held while each step's query attended (:attr:`KVCache.nbytes`, the new
+        token's keys and values included); ``None`` with ``use_cache=False``.
     """
 
     key_positions: list[np.ndarray] = field(repr=False)
     weights: list[np.ndarray] = field(repr=False)
     logits: np.ndarray = field(repr=False)
+    cache_bytes: np.ndarray | None = field(repr=False)
 
     @property
     def cache_lengths(self) -> np.ndarray:
@@ -910,11 +928,12 @@ def generate(
             _run(c, p, t[:, i : i + 1], cache=cache, window=w, sinks=s)
             cache.evict()
         step_input = t[:, -1:]
-    sequence, keys, weights, logits = t, [], [], []
+    sequence, keys, weights, logits, held = t, [], [], [], []
     for _ in range(new):
         if cache is not None:
             run = _run(c, p, step_input, cache=cache, window=w, sinks=s)
             seen = cache.positions.copy()
+            held.append(cache.nbytes)
             cache.evict()
             last = [kept.steps.weights[:, :, -1] for kept in run.layers]
         else:
@@ -933,8 +952,9 @@ def generate(
     tokens = sequence[0] if np.ndim(prompt) == 1 else sequence
     if not traced:
         return tokens
-    shape = (0, t.shape[0], c.vocab_size)
-    return tokens, GenerationTrace(keys, weights, np.stack(logits) if logits else np.zeros(shape))
+    stacked = np.stack(logits) if logits else np.zeros((0, t.shape[0], c.vocab_size))
+    measured = np.array(held, dtype=np.int64) if cache is not None else None
+    return tokens, GenerationTrace(keys, weights, stacked, measured)
 
 
 def pool_kv_heads(

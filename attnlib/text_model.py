@@ -12,7 +12,7 @@
 - :func:`held_out_loss`, :func:`pooled_kv_losses`, :func:`long_text_losses`: the numbers lesson 15
   measures: the loss on the held-out text as trained, with grouped-query attention made by
   pooling heads, and past the trained context with a dense cache, a sliding window, and a
-  window with sinks.
+  window with sinks; :func:`first_token_weights`: how much each head rests on ``BOS``.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ import numpy.typing as npt
 from attnlib.decoder import (
     DecoderConfig,
     check_parameters,
+    forward,
     generate,
     next_token_losses,
     pool_kv_heads,
@@ -49,6 +50,7 @@ __all__ = [
     "TextModel",
     "Vocabulary",
     "corpus_from_text",
+    "first_token_weights",
     "held_out_batch",
     "held_out_loss",
     "load_corpus",
@@ -150,6 +152,14 @@ class Vocabulary:
     ----------
     chars : str
         The characters, id ``1 + i`` for ``chars[i]``; :data:`RARE` among them.
+
+    Examples
+    --------
+    >>> vocabulary = Vocabulary("ab ¤")
+    >>> vocabulary.encode("a c")
+    array([0, 1, 3, 4])
+    >>> vocabulary.decode([0, 1, 3, 4])
+    'a ¤'
     """
 
     chars: str
@@ -351,6 +361,22 @@ def pooled_kv_losses(
     return losses
 
 
+def first_token_weights(model: TextModel, corpus: Corpus | None = None) -> np.ndarray:
+    """Each head's mean attention weight on the first token (``BOS``), over the held-out sequences.
+
+    The queries at positions ``1 … n_ctx − 1`` are averaged (position 0 can only see itself). A
+    head that parks its weight on ``BOS`` when nothing else matches uses it as an attention sink.
+
+    Returns
+    -------
+    (n_layers, n_heads)
+    """
+    texts = (corpus or load_corpus()).held_out
+    batch = held_out_batch(model.vocabulary, texts, model.config.n_ctx)
+    weights = forward(model.config, model.params, batch).weights  # (layers, B, heads, n, n)
+    return weights[:, :, :, 1:, 0].mean(axis=(1, 3))
+
+
 @dataclass(frozen=True)
 class LongTextLosses:
     """The loss of each prediction on held-out text longer than the trained context.
@@ -389,18 +415,22 @@ def long_text_losses(
     length: int = 512,
     window: int = 64,
     sinks: int = 4,
+    count: int | None = 4,
     corpus: Corpus | None = None,
 ) -> list[LongTextLosses]:
     """The loss on held-out stretches of ``length`` tokens: dense, a plain window, window + sinks.
 
-    Every held-out text of at least ``length − 1`` characters gives one sequence (``BOS`` and its
-    first ``length − 1`` characters). The windowed passes compute exactly what generation with
-    the rolling cache computes (:func:`attnlib.decoder.forward`'s ``window`` and ``sinks``).
+    The first ``count`` held-out texts (lessons in order; ``None``: all) of at least
+    ``length − 1`` characters give one sequence each (``BOS`` and their first ``length − 1``
+    characters). The windowed passes compute exactly what generation with the rolling cache
+    computes (:func:`attnlib.decoder.forward`'s ``window`` and ``sinks``). The time grows with
+    ``count · length²``: the default takes a few seconds.
     """
     n = as_positive_int(length, "length", minimum=2)
     texts = [text for text in (corpus or load_corpus()).held_out if len(text) >= n - 1]
     if not texts:
         raise ValueError(f"no held-out text has {n - 1} characters")
+    texts = texts if count is None else texts[: as_positive_int(count, "count")]
     sequences = [model.vocabulary.encode(text[: n - 1]) for text in texts]
     results = []
     for name, w, s in (("dense", None, 0), ("window", window, 0), ("window + sinks", window, sinks)):

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from attnlib import scaled_dot_product_attention, softmax
+from attnlib import causal_mask, scaled_dot_product_attention, softmax
 from attnlib.counting import peak_bytes
 from attnlib.efficient import online_softmax, online_softmax_weights, tile_schedule, tiled_attention
 
@@ -54,6 +54,19 @@ def test_tiled_equals_naive(case):
         np.testing.assert_allclose(got, expected, rtol=tolerance, atol=tolerance)
 
 
+@pytest.mark.parametrize(("window", "sinks"), [(1, 0), (3, 0), (4, 2), (9, 1), (40, 3)])
+@pytest.mark.parametrize(("block_q", "block_k"), [(1, 1), (3, 4), (8, 8), (64, 64)])
+def test_tiled_equals_naive_with_a_window_and_sinks(window, sinks, block_q, block_k):
+    rng = np.random.default_rng(window + 7 * sinks)
+    Q, K, V = rng.normal(size=(2, 29, 4)), rng.normal(size=(2, 29, 4)), rng.normal(size=(2, 29, 3))
+    mask = causal_mask(29, window=window, sinks=sinks)
+    expected = scaled_dot_product_attention(Q, K, V, mask=mask)[0]
+    got = tiled_attention(Q, K, V, block_q=block_q, block_k=block_k, mask=mask)
+    np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
+    both = tiled_attention(Q, K, V, block_q=block_q, block_k=block_k, mask=mask, causal=True)
+    np.testing.assert_allclose(both, expected, rtol=1e-12, atol=1e-12)  # the mask is causal already
+
+
 def test_fully_masked_rows_give_zeros_and_single_query():
     rng = np.random.default_rng(1)
     Q, K, V = rng.normal(size=(4, 3)), rng.normal(size=(6, 3)), rng.normal(size=(6, 2))
@@ -79,6 +92,48 @@ def test_causal_schedule_skips_blocks_above_the_diagonal():
     for block in uneven:  # every key a query of the block may see is in one of its key blocks
         seen = {j for j0, j1 in block.key_blocks for j in range(j0, j1)}
         assert set(range(min(block.stop, 7))) <= seen
+
+
+def test_windowed_schedule_keeps_the_band_and_the_sinks():
+    band = tile_schedule(8, 8, block_q=2, block_k=2, causal=True, visible=causal_mask(8, window=2))
+    assert [b.key_blocks for b in band] == [((0, 2),), ((0, 2), (2, 4)), ((2, 4), (4, 6)), ((4, 6), (6, 8))]
+    with_sink = tile_schedule(8, 8, block_q=2, block_k=2, visible=causal_mask(8, window=2, sinks=1))
+    assert [len(b.key_blocks) for b in with_sink] == [1, 2, 3, 3]  # the band and the first column
+    long = tile_schedule(
+        4096, 4096, block_q=512, block_k=512, causal=True, visible=causal_mask(4096, window=512)
+    )
+    assert (
+        sum(len(b.key_blocks) for b in long) == 15
+    )  # of the 36 causal blocks: the diagonal and the one before
+
+
+@pytest.mark.parametrize(("window", "sinks"), [(1, 0), (3, 2), (5, 0), (6, 1)])
+def test_windowed_schedule_keeps_every_visible_key(window, sinks):
+    mask = causal_mask(23, 19, window=window, sinks=sinks)
+    for block in tile_schedule(23, 19, block_q=4, block_k=3, visible=mask):
+        computed = np.zeros(19, dtype=bool)
+        for j0, j1 in block.key_blocks:
+            computed[j0:j1] = True
+            assert mask[block.start : block.stop, j0:j1].any()  # no block computed in vain
+        assert not (mask[block.start : block.stop] & ~computed).any()  # no visible key left out
+
+
+@pytest.mark.parametrize("visible", [np.ones((4, 4)), np.ones((4, 5), dtype=bool), [[True]]])
+def test_schedule_names_a_bad_visible(visible):
+    with pytest.raises(ValueError, match=r"visible must be a boolean array of shape \(n_q, n_k\) = \(4, 4\)"):
+        tile_schedule(4, 4, visible=visible)
+
+
+def test_tiled_skips_by_a_batched_or_additive_mask():
+    rng = np.random.default_rng(5)
+    Q, K, V = rng.normal(size=(3, 17, 4)), rng.normal(size=(3, 17, 4)), rng.normal(size=(3, 17, 2))
+    masks = np.stack([causal_mask(17, window=w, sinks=s) for w, s in [(2, 0), (3, 1), (17, 0)]])
+    for mask in (masks, np.where(masks, 0.0, -np.inf), masks[1][None, :5, :].repeat(3, 0)):
+        q = Q[:, : mask.shape[-2]]
+        expected = scaled_dot_product_attention(q, K, V, mask=mask)[0]
+        np.testing.assert_allclose(
+            tiled_attention(q, K, V, block_q=2, block_k=3, mask=mask), expected, atol=1e-12
+        )
 
 
 @pytest.mark.parametrize(
