@@ -14,13 +14,13 @@ import pytest
 import traitlets
 
 from attnlib import decoder
+from attnlib.counting import DecoderShape, kv_cache_bytes
 from attnlib.widgets import GenerationExplorer
 from attnlib.widgets import generation as shipped
 from attnlib.widgets.generation import (
     BOS_SHOWN,
     DECIMALS,
     MAX_PROMPT,
-    bytes_per_position,
     check_prompt,
     generation_entry,
     weight_codes,
@@ -84,6 +84,18 @@ def decoded(codes: list) -> np.ndarray:
     return np.array([decoded(c) for c in codes])
 
 
+def shape_of(config: decoder.DecoderConfig) -> DecoderShape:
+    """The decoder's sizes as attnlib.counting takes them."""
+    return DecoderShape(
+        n_layers=config.n_layers,
+        d_model=config.d_model,
+        n_heads=config.n_heads,
+        d_mlp=config.d_mlp,
+        vocab=config.vocab_size,
+        n_kv_heads=config.kv_heads,
+    )
+
+
 def shown(tokens: np.ndarray) -> list[str]:
     """Token ids as the page shows them: BOS as its symbol, every other id as its character."""
     return [BOS_SHOWN if i == Vocabulary.BOS else CHARS[i - 1] for i in tokens.tolist()]
@@ -118,21 +130,19 @@ def test_each_step_is_what_the_decoder_generates_and_attends_to() -> None:
                 shipped = decoded(entry["weights"][step - 1])
                 assert shipped.shape == (MODEL.config.n_layers, MODEL.config.n_heads, len(kept))
                 np.testing.assert_allclose(shipped, weights[:, :, q, kept], atol=0.5 * 10**-DECIMALS + 1e-12)
-                assert entry["bytes"][step - 1] == len(kept) * bytes_per_position(MODEL.config)
+                assert entry["bytes"][step - 1] == kv_cache_bytes(
+                    shape_of(MODEL.config), q + 1, bytes_per_number=8, **setting
+                )
     explorer.close()
 
 
-def test_the_cache_bytes_per_position_are_a_kv_caches() -> None:
-    for model in (MODEL, small_model(n_kv_heads=1)):
-        c = model.config
-        cache = decoder.KVCache(c.n_layers)
-        cache.add_tokens(3)
-        for layer in range(c.n_layers):
-            cache.append(
-                layer, np.zeros((1, c.kv_heads, 3, c.d_head)), np.zeros((1, c.kv_heads, 3, c.d_head))
-            )
-        assert cache.nbytes == 3 * bytes_per_position(c)
-    assert bytes_per_position(small_model(n_kv_heads=1).config) * 2 == bytes_per_position(MODEL.config)
+def test_bytes_per_position_follow_the_formula_with_grouped_query_attention_too() -> None:
+    for n_kv_heads in (None, 1):
+        model = small_model(n_kv_heads)
+        explorer = GenerationExplorer.for_text_model(model, ["a "], n_new=3, settings=SETTINGS[:1])
+        per_token = kv_cache_bytes(shape_of(model.config), 1, bytes_per_number=8)
+        assert explorer.bytes_per_position == per_token == 2 * 2 * model.config.kv_heads * 8 * 8
+        explorer.close()
 
 
 def test_a_window_stops_the_cache_growing_and_sinks_keep_the_first_positions() -> None:
@@ -150,7 +160,7 @@ def test_the_explorer_starts_at_step_1_with_the_full_cache_and_moves() -> None:
     assert (explorer.prompt, explorer.window, explorer.sinks, explorer.step) == (0, None, 0, 3)
     assert explorer.settings == SETTINGS and explorer.n_new == N_NEW
     assert (explorer.n_layers, explorer.n_heads, explorer.decimals) == (2, 2, DECIMALS)
-    assert explorer.bytes_per_position == bytes_per_position(MODEL.config)
+    assert explorer.bytes_per_position == kv_cache_bytes(shape_of(MODEL.config), 1, bytes_per_number=8)
     with explorer.hold_trait_notifications():
         explorer.prompt, explorer.window, explorer.sinks, explorer.step = 1, 6, 2, N_NEW
     assert (explorer.prompt, explorer.window, explorer.sinks, explorer.step) == (1, 6, 2, N_NEW)

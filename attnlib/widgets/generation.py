@@ -33,7 +33,6 @@ __all__ = [
     "PROMPTS",
     "SETTINGS",
     "GenerationExplorer",
-    "bytes_per_position",
     "check_prompt",
     "generation_entry",
     "prompt_entry",
@@ -125,7 +124,7 @@ def generation_entry(
         ],
         "prompt_length": len(ids),
         "kept": [positions.tolist() for positions in trace.key_positions],
-        "bytes": (trace.cache_lengths * bytes_per_position(model.config)).tolist(),
+        "bytes": trace.cache_bytes.tolist(),
         "weights": [weight_codes(w[:, 0]) for w in trace.weights],
     }
 
@@ -229,14 +228,16 @@ class GenerationExplorer(Explorer):
             )
         if not is_number(step, whole=True) or not 1 <= step <= n_new:
             raise ValueError(f"step must be a whole number from 1 to {n_new}, got {step!r}")
+        runs = [prompt_entry(model, p, grid, int(n_new)) for p in prompts]
+        first = runs[0]["settings"][0]  # the full cache: its bytes over the positions it holds
         return cls(
             model,
-            runs=[prompt_entry(model, p, grid, int(n_new)) for p in prompts],
+            runs=runs,
             settings=grid,
             n_new=int(n_new),
             n_layers=model.config.n_layers,
             n_heads=model.config.n_heads,
-            bytes_per_position=bytes_per_position(model.config),
+            bytes_per_position=first["bytes"][0] // len(first["kept"][0]),
             window=None,
             sinks=0,
             step=int(step),
@@ -344,8 +345,3 @@ def prompt_entry(model: Any, text: str, settings: Sequence[dict[str, Any]], n_ne
             generation_entry(model, prompt, n_new, window=s["window"], sinks=s["sinks"]) for s in settings
         ],
     }
-
-
-def bytes_per_position(config: decoder.DecoderConfig) -> int:
-    """The cache's bytes for one position: keys and values (2) of every layer and key/value head, float64."""
-    return 2 * config.n_layers * config.kv_heads * config.d_head * np.dtype(np.float64).itemsize
