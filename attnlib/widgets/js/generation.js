@@ -372,11 +372,14 @@ function render({ model, el }) {
   typed.style.maxWidth = "100%";
   typed.style.minHeight = "24px";
   let waiting = null;
+  let empty = false; // the box was empty when the reader asked to generate
   const go = () => {
-    waiting = typed.value;
-    send({ text: typed.value });
+    empty = typed.value === "";
+    waiting = empty ? null : typed.value;
+    if (!empty) send({ text: typed.value });
     redraw();
   };
+  typed.addEventListener("input", () => (empty = false));
   typed.addEventListener("keydown", (event) => {
     if (event.key === "Enter") go();
   });
@@ -400,12 +403,13 @@ function render({ model, el }) {
     windowChoice.select.value = JSON.stringify(model.get("window"));
     sinks.select.value = JSON.stringify(model.get("sinks"));
     step.set(model.get("step"));
+    step.input.setAttribute("aria-valuetext", `step ${model.get("step")} of ${nNew}`);
     style.select.value = styleNameOf(model);
     const error = model.get("error");
     if (error) waiting = null;
     if (waiting !== null && listed.some(([, p]) => p === waiting)) waiting = null;
-    message.textContent =
-      error || (waiting !== null ? `Python generates from "${waiting}": waiting for the kernel\u2026 (with no kernel, pick one of the precomputed prompts)` : "");
+    const pending = waiting !== null ? `Python generates from "${waiting}": waiting for the kernel\u2026 (with no kernel, pick one of the precomputed prompts)` : "";
+    message.textContent = empty ? "Type a prompt first." : error || pending;
     const theme = themeOf(model);
     applyTheme(root, theme);
     const setting = currentSetting();
