@@ -142,7 +142,9 @@ function grid(state, theme, table) {
   const roles = cacheRoles(run, step, setting.window === null ? 0 : setting.sinks);
   const label = (i) => `${i}:${shownChar(run.tokens[i])}`;
   const cache = setting.window === null ? "the full cache" : `a window of ${setting.window} and ${setting.sinks} sinks`;
-  const parts = [title({ x: 0, y: TOP - 18, width: WIDTH }, `Step ${step}: the query at position ${q} reads the cache (${cache})`, theme)];
+  // the title starts where the sequence does: on a phone, whose panel scrolls, it is read first
+  const heading = `Step ${step}: the query at position ${q} reads the cache (${cache})`;
+  const parts = [text(x0, TOP - 28, heading, { "font-weight": "bold", "font-size": 14, fill: theme.text })];
   const small = { "font-size": 12, fill: theme.tick, "text-anchor": "middle" };
   for (let i = 0; i < n; i += 10) parts.push(text(x0 + (i + 0.5) * cell, TOP - 2, String(i), small));
   const y = TOP + 4;
