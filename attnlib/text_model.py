@@ -67,7 +67,7 @@ CORPUS_SHA256 = "46de332e8d7f2b1d01738940ae15d85eab52300e773a3ffcee6665ac22ea6a4
 #: The committed model (parameters, vocabulary, training log).
 MODEL_FILE = "text_model.npz"
 #: Its SHA-256; ``tools/train_decoder.py`` prints it when it writes a new model.
-MODEL_SHA256 = "33bf8179b5eaf168a0d046eaed09e68590c83a323e733626329f870d08d52566"
+MODEL_SHA256 = "e4234ade3ed9ca17f44d2f21e7e3e183650f18aaef2cb281bf05c7782bb8c205"
 
 #: A character seen fewer times than this in the corpus is read as :data:`RARE`.
 MIN_COUNT = 40
