@@ -288,5 +288,5 @@ def test_the_text_model_explorer_offers_its_prompts_in_every_setting_within_the_
     ]
     assert unlike == [[10, 9, 29], [36, None, None]]
     # the state as a book page holds it (json.dumps' separators): a few hundred kB
-    assert len(json.dumps(explorer.get_state())) < 450_000
+    assert len(json.dumps(explorer.get_state())) < 350_000
     explorer.close()
