@@ -65,10 +65,14 @@ test-env: $(TEST_STAMP)
 
 # The book is built first: the book and browser tests serve both editions with no kernel; so are
 # the student copies, which tests/test_student.py reads and runs.
+# The tests run in TEST_WORKERS processes (pytest-xdist), each test file whole in one of them
+# (--dist loadfile: a lesson's cells share one kernel, in order); most tests wait on a kernel or
+# a browser, so two processes keep both cores of a 2-core machine busy.
+TEST_WORKERS ?= 2
 test: $(TEST_STAMP) book student
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/python -m pytest --nbval $(PYTEST_ARGS)
+	$(BIN)/python -m pytest --nbval -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
 unit: $(TEST_STAMP)
 	$(BIN)/python -m pytest tests -m "not slow" $(PYTEST_ARGS)

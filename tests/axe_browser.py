@@ -181,12 +181,32 @@ def math_tab_stops_on_request(browser, folder: Path, name: str) -> tuple[int, in
             page.goto(f"{base}/{name}", wait_until="load", timeout=LOAD_TIMEOUT)
             page.evaluate(READY)
             before = page.evaluate(MATH_TAB_STOPS)
-            page.locator("mjx-container:visible").first.click(button="right")
-            page.get_by_role("menuitem", name="Accessibility").hover()
-            page.get_by_role("menuitemcheckbox", name="Include in Tab Order").click()
+            tick_include_in_tab_order(page)
             return before, page.evaluate(MATH_TAB_STOPS)
     finally:
         page.close()
+
+
+def tick_include_in_tab_order(page, attempts: int = 3) -> None:
+    """Right-click the first formula, open *Accessibility* and tick *Include in Tab Order*.
+
+    The submenu closes and opens again when the pointer crosses another item on its way, which
+    on a busy machine can detach the item under the click; the reader then simply tries again,
+    and so does this (the menu is opened afresh each time).
+    """
+    from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
+
+    for attempt in range(attempts):
+        page.keyboard.press("Escape")
+        page.locator("mjx-container:visible").first.click(button="right")
+        page.get_by_role("menuitem", name="Accessibility").hover()
+        item = page.get_by_role("menuitemcheckbox", name="Include in Tab Order")
+        try:
+            item.click(timeout=LOAD_TIMEOUT // attempts)
+            return
+        except PlaywrightTimeoutError:
+            if attempt == attempts - 1:
+                raise
 
 
 def main(argv: list[str] | None = None) -> int:
