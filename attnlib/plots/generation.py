@@ -1,0 +1,266 @@
+"""The pictures of lesson 15, generating text: which scores a new token computes, how the KV cache
+grows against the weights, and what a change to the cache (fewer key/value heads, a window, sinks)
+costs in loss.
+
+Each function takes the numbers it draws (computed by :mod:`attnlib.core`, :mod:`attnlib.counting`
+and :mod:`attnlib.decoder`) and writes the figure's text alternative from them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+import numpy.typing as npt
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+from matplotlib.patches import Rectangle
+
+from attnlib.plots.artists import number
+from attnlib.plots.descriptions import Table, describe, join_sentences
+from attnlib.plots.palette import color, ordered
+from attnlib.plots.styles import RAW_HATCH, STYLES, figure, style_context
+from attnlib.validation import as_positive_int, as_real
+
+__all__ = ["cache_growth_figure", "loss_bars_figure", "score_rows_figure", "size_text"]
+
+_UNITS = ("bytes", "KiB", "MiB", "GiB", "TiB")
+
+
+def size_text(n_bytes: float) -> str:
+    """A size in bytes with a binary unit, 3 significant digits: ``size_text(3 * 2**20) == '3 MiB'``.
+
+    >>> size_text(512), size_text(131_072), size_text(13.5e9)
+    ('512 bytes', '128 KiB', '12.6 GiB')
+    """
+    value = float(n_bytes)
+    unit = 0
+    while abs(value) >= 1024 and unit < len(_UNITS) - 1:
+        value /= 1024
+        unit += 1
+    digits = f"{value:.0f}" if abs(value) >= 100 else f"{value:.3g}"
+    return f"{digits} {_UNITS[unit]}"
+
+
+def _square_mask(mask: npt.ArrayLike) -> np.ndarray:
+    m = np.asarray(mask)
+    if m.dtype != bool or m.ndim != 2 or m.shape[0] != m.shape[1] or m.shape[0] < 2:
+        raise ValueError(
+            f"mask must be a square boolean (n, n) matrix with n ≥ 2 (True = may attend), "
+            f"got {m.dtype} of shape {m.shape}"
+        )
+    if not m[-1].any():
+        raise ValueError("mask's last row (the new token) must let it attend to at least one key")
+    return m
+
+
+def _draw_rows(ax: Axes, m: np.ndarray, computed: np.ndarray, title: str, style: str) -> None:
+    """Every cell of the score matrix: computed now (filled), left alone (empty), masked (hatched)."""
+    n = m.shape[0]
+    rc = STYLES[style]
+    for i in range(n):
+        for j in range(n):
+            if not m[i, j]:
+                face, hatch = "none", RAW_HATCH
+            elif computed[i, j]:
+                face, hatch = color("scaled score"), None
+            else:
+                face, hatch = "none", None
+            ax.add_patch(
+                Rectangle(
+                    (j - 0.5, i - 0.5), 1, 1, facecolor=face, hatch=hatch,
+                    edgecolor=str(rc["grid.color"] if face == "none" else rc["axes.facecolor"]), linewidth=1,
+                )
+            )  # fmt: skip
+    ax.set_xlim(-0.5, n - 0.5)
+    ax.set_ylim(n - 0.5, -0.5)
+    ax.set_aspect("equal")
+    ticks = list(range(0, n, max(1, n // 6)))
+    ax.set_xticks(ticks)
+    ax.set_yticks(ticks)
+    ax.set_xlabel("key (a cached token)")
+    ax.set_ylabel("query (a token)")
+    ax.set_title(title, fontsize=10)
+    ax.annotate(
+        "new token", (n - 0.5, n - 1), xytext=(6, 0), textcoords="offset points", va="center", fontsize=9,
+        annotation_clip=False,
+    )  # fmt: skip
+
+
+def score_rows_figure(mask: npt.ArrayLike, *, style: str = "light") -> Figure:
+    """The scores the newest token's step computes, without a KV cache and with one.
+
+    The last row of ``mask`` is the new token. Without a cache the step reruns the model on every
+    token, so it computes every score the mask allows; with a cache the earlier tokens' keys and
+    values are kept, and the step computes the new token's row alone. Cells computed by this step
+    are filled, cells the step does not compute are empty, and cells the mask hides are hatched.
+
+    Parameters
+    ----------
+    mask : (n, n) bool
+        ``True`` = this query may attend to this key (``attnlib.core.causal_mask``, with or
+        without a window and sinks).
+    style : {"light", "dark"}
+    """
+    m = _square_mask(mask)
+    n = m.shape[0]
+    last = np.zeros_like(m)
+    last[-1] = m[-1]
+    fig, axes = figure(1, 2, figsize=(9.0, 4.4), style=style)
+    without, with_cache = int(m.sum()), int(m[-1].sum())
+    with style_context(style):
+        _draw_rows(axes[0, 0], m, m, f"Without a cache: {without} scores", style)
+        _draw_rows(axes[0, 1], m, last, f"With a cache: {with_cache} scores", style)
+    seen = np.flatnonzero(m[-1])
+    text = join_sentences(
+        [
+            f"Two {n} by {n} score grids for the step that adds token {n - 1} (the last row); filled cells "
+            "are the scores this step computes, hatched cells are hidden by the mask",
+            f"Without a cache the step computes every allowed score of every row, {without}",
+            f"With a cache it computes the new token's row only, {with_cache} scores, for keys "
+            + ", ".join(str(k) for k in seen),
+        ]
+    )
+    table = Table(
+        caption="The scores one generation step computes",
+        columns=("scores computed", "rows computed"),
+        rows=("without a cache", "with a cache"),
+        cells=((str(without), str(int(m.any(axis=1).sum()))), (str(with_cache), "1")),
+        corner="",
+    )
+    describe(fig, text, [table])
+    return fig
+
+
+def _configs(configs: Mapping[str, tuple[float, float]]) -> dict[str, tuple[float, float]]:
+    if not isinstance(configs, Mapping) or not configs:
+        raise ValueError("configs must be a non-empty dict: name → (cache bytes per token, weight bytes)")
+    checked = {}
+    for name, pair in configs.items():
+        if not isinstance(pair, tuple | list) or len(pair) != 2:
+            raise ValueError(f"configs[{name!r}] must be (cache bytes per token, weight bytes), got {pair!r}")
+        per_token = as_real(pair[0], f"configs[{name!r}] cache bytes per token")
+        weights = as_real(pair[1], f"configs[{name!r}] weight bytes")
+        if per_token <= 0 or weights <= 0:
+            raise ValueError(f"configs[{name!r}]: both sizes must be positive, got {pair!r}")
+        checked[str(name)] = (per_token, weights)
+    return checked
+
+
+def cache_growth_figure(
+    configs: Mapping[str, tuple[float, float]], *, max_tokens: int, style: str = "light"
+) -> Figure:
+    """The KV cache's bytes against the tokens it holds, beside each model's weights, on log axes.
+
+    Each configuration's cache is a solid line (it grows by the same bytes per token), its weights
+    a dashed line of the same colour; a marker shows where the cache outgrows the weights.
+
+    Parameters
+    ----------
+    configs : dict of str to (float, float)
+        Name → (cache bytes per token, weight bytes), in the order to draw them.
+    max_tokens : int
+        The longest context drawn (from 1 token).
+    style : {"light", "dark"}
+    """
+    checked = _configs(configs)
+    top = as_positive_int(max_tokens, "max_tokens", minimum=2)
+    tokens = np.unique(np.geomspace(1, top, 200).round())
+    fig, axes = figure(1, 1, figsize=(8.0, 4.4), style=style)
+    ax = axes[0, 0]
+    markers = ("o", "s", "D", "^", "v", "P", "X", "*")
+    said, rows = [], []
+    with style_context(style):
+        for (name, (per_token, weights)), colour, marker in zip(
+            checked.items(), ordered(len(checked)), markers * len(checked), strict=False
+        ):
+            ax.loglog(tokens, tokens * per_token, color=colour, label=f"{name}: cache")
+            ax.axhline(weights, color=colour, linestyle="--", linewidth=1)
+            crossing = weights / per_token
+            if crossing <= top:
+                ax.plot(crossing, weights, marker=marker, color=colour, markersize=8, linestyle="none")
+                where = f"outgrows its weights ({size_text(weights)}) at {number(crossing)} tokens"
+            else:
+                where = f"stays under its weights ({size_text(weights)}) up to {top} tokens"
+            said.append(f"{name}: {size_text(per_token)} per token, {where}")
+            rows.append((name, (size_text(per_token), size_text(weights), number(crossing))))
+        ax.set_xlabel("tokens in the cache (one sequence)")
+        ax.set_ylabel("bytes (log scale)")
+        ax.set_title("The KV cache grows with every token; dashed: the weights")
+        ax.grid(True, which="major", alpha=0.4)
+        ax.legend(fontsize=8, loc="upper left")
+    text = join_sentences(
+        [
+            f"The KV cache's size against the tokens it holds, from 1 to {top}, for {len(checked)} models",
+            *said,
+        ]
+    )
+    table = Table(
+        caption="Cache per token, weights, and the context where the cache outgrows the weights",
+        columns=("cache per token", "weights", "tokens where cache = weights"),
+        rows=tuple(name for name, _ in rows),
+        cells=tuple(cells for _, cells in rows),
+        corner="model",
+    )
+    describe(fig, text, [table])
+    return fig
+
+
+def loss_bars_figure(
+    losses: Mapping[str, float],
+    *,
+    title: str,
+    reference: str | None = None,
+    notes: Mapping[str, str] | None = None,
+    style: str = "light",
+) -> Figure:
+    """One horizontal bar per setting of the model, its loss on held-out text written beside it.
+
+    Parameters
+    ----------
+    losses : dict of str to float
+        Setting → mean loss (nats per token), drawn top to bottom in this order.
+    title : str
+    reference : str, optional
+        The setting the others are compared with (a dashed line at its loss).
+    notes : dict of str to str, optional
+        A note written after a setting's loss (what it saves, for instance).
+    style : {"light", "dark"}
+    """
+    if not isinstance(losses, Mapping) or not losses:
+        raise ValueError("losses must be a non-empty dict: setting → loss")
+    values = {str(k): as_real(v, f"losses[{k!r}]") for k, v in losses.items()}
+    if reference is not None and reference not in values:
+        raise ValueError(f"reference must be one of the settings {list(values)}, got {reference!r}")
+    notes = dict(notes or {})
+    unknown = set(notes) - set(values)
+    if unknown:
+        raise ValueError(f"notes name settings that have no loss: {sorted(unknown)}")
+    names = list(values)
+    rc = STYLES[style]
+    fig, axes = figure(1, 1, figsize=(8.0, 0.55 * len(names) + 1.4), style=style)
+    ax = axes[0, 0]
+    with style_context(style):
+        y = np.arange(len(names))
+        ax.barh(y, [values[k] for k in names], 0.6, color=color("reference"), edgecolor=str(rc["text.color"]))
+        for k, name in enumerate(names):
+            note = f"   {notes[name]}" if name in notes else ""
+            ax.text(values[name], k, f" {values[name]:.3f}{note}", va="center", fontsize=9)
+        if reference is not None:
+            ax.axvline(values[reference], color=str(rc["text.color"]), linestyle="--", linewidth=1)
+        ax.set_yticks(y, names)
+        ax.set_ylim(len(names) - 0.5, -0.5)
+        ax.set_xlim(0, max(values.values()) * 1.6)
+        ax.set_xlabel("loss on held-out text (nats per character)")
+        ax.set_title(title, fontsize=10)
+    said = [f"{name}: {values[name]:.3f}" + (f" ({notes[name]})" if name in notes else "") for name in names]
+    text = join_sentences([f"{title}. Bars of the loss on held-out text", "; ".join(said)])
+    table = Table(
+        caption=title,
+        columns=("loss (nats)", "note"),
+        rows=tuple(names),
+        cells=tuple((f"{values[name]:.3f}", notes.get(name, "")) for name in names),
+        corner="setting",
+    )
+    describe(fig, text, [table])
+    return fig

@@ -1,0 +1,93 @@
+"""Lesson 15's figures: each writes its text alternative from the numbers it draws, and names bad input."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from attnlib import plots
+from attnlib.plots import generation as figures
+
+
+def _causal(n: int, window: int | None = None, sinks: int = 0) -> np.ndarray:
+    """The mask by its definition: query i sees keys i − window + 1 … i and the first `sinks` keys."""
+    i, j = np.indices((n, n))
+    near = (j <= i) & ((j > i - window) if window else True)
+    return near | ((j < sinks) & (j <= i))
+
+
+def test_the_score_rows_count_every_allowed_score_without_a_cache_and_one_row_with_it():
+    fig = figures.score_rows_figure(_causal(6))
+    text = plots.description(fig).text
+    assert "Without a cache the step computes every allowed score of every row, 21." in text  # 6·7/2
+    assert "With a cache it computes the new token's row only, 6 scores, for keys 0, 1, 2, 3, 4, 5." in text
+    (table,) = plots.description(fig).tables
+    assert table.cells == (("21", "6"), ("6", "1"))
+
+
+def test_the_score_rows_of_a_window_with_sinks_name_the_keys_the_new_token_reads():
+    mask = _causal(10, window=3, sinks=2)
+    fig = figures.score_rows_figure(mask, style="dark")
+    text = plots.description(fig).text
+    assert f"every row, {mask.sum()}." in text
+    assert "row only, 5 scores, for keys 0, 1, 7, 8, 9." in text
+
+
+@pytest.mark.parametrize(
+    ("mask", "match"),
+    [
+        (np.ones((3, 4), dtype=bool), "square boolean"),
+        (np.ones((3, 3)), "square boolean"),
+        (np.ones((1, 1), dtype=bool), "n ≥ 2"),
+        (np.array([[1, 0, 0], [1, 1, 0], [0, 0, 0]], dtype=bool), "last row"),
+    ],
+)
+def test_the_score_rows_name_a_bad_mask(mask, match):
+    with pytest.raises(ValueError, match=match):
+        figures.score_rows_figure(mask)
+
+
+def test_the_cache_growth_says_where_each_cache_outgrows_its_weights():
+    configs = {"small": (2048.0, 2**20), "big": (2**19, 13.5e9)}
+    fig = figures.cache_growth_figure(configs, max_tokens=4096)
+    text = plots.description(fig).text
+    assert "small: 2 KiB per token, outgrows its weights (1 MiB) at 512 tokens." in text
+    assert "big: 512 KiB per token, stays under its weights (12.6 GiB) up to 4096 tokens." in text
+    (table,) = plots.description(fig).tables
+    assert table.rows == ("small", "big") and table.cells[1] == ("512 KiB", "12.6 GiB", "25749")
+
+
+@pytest.mark.parametrize(
+    ("configs", "match"),
+    [({}, "non-empty"), ({"a": (1.0,)}, "cache bytes per token, weight bytes"), ({"a": (0, 5)}, "positive")],
+)
+def test_the_cache_growth_names_a_bad_configuration(configs, match):
+    with pytest.raises(ValueError, match=match):
+        figures.cache_growth_figure(configs, max_tokens=100)
+
+
+def test_the_loss_bars_write_each_loss_and_its_note():
+    losses = {"as trained": 1.234, "2 key/value heads": 1.5, "1 key/value head": 2.0}
+    fig = figures.loss_bars_figure(
+        losses,
+        title="Fewer key/value heads",
+        reference="as trained",
+        notes={"1 key/value head": "¼ of the cache"},
+    )
+    text = plots.description(fig).text
+    assert "as trained: 1.234; 2 key/value heads: 1.500; 1 key/value head: 2.000 (¼ of the cache)." in text
+    (table,) = plots.description(fig).tables
+    assert table.cells[2] == ("2.000", "¼ of the cache")
+    with pytest.raises(ValueError, match="reference must be one of"):
+        figures.loss_bars_figure(losses, title="t", reference="dense")
+    with pytest.raises(ValueError, match="no loss"):
+        figures.loss_bars_figure(losses, title="t", notes={"dense": "x"})
+
+
+def test_sizes_are_written_in_binary_units():
+    assert [figures.size_text(v) for v in (1000, 1024, 1.5 * 2**30, 2**50)] == [
+        "1000 bytes",
+        "1 KiB",
+        "1.5 GiB",
+        "1024 TiB",
+    ]
