@@ -173,27 +173,58 @@ def scale_scores(scores: npt.ArrayLike, scale: float) -> np.ndarray:
     return scaled
 
 
-def causal_mask(n_q: int, n_k: int | None = None) -> np.ndarray:
+def causal_mask(n_q: int, n_k: int | None = None, *, window: int | None = None, sinks: int = 0) -> np.ndarray:
     """Boolean causal mask: query ``i`` may attend to keys ``0..i`` (top-left aligned).
+
+    With a ``window``, query ``i`` sees only the keys ``i − window + 1 … i`` (a sliding window,
+    as Mistral's), plus the first ``sinks`` keys (the "attention sinks" of StreamingLLM, Xiao et
+    al. 2023, arXiv:2309.17453), never a key after ``i``::
+
+        mask[i, j] = j ≤ i  and  (window is None  or  j > i − window  or  j < sinks)
 
     Parameters
     ----------
     n_q : int
         Number of queries.
     n_k : int, optional
-        Number of keys; defaults to ``n_q``.
+        Number of keys; defaults to ``n_q``. Rows and columns are aligned at the top left:
+        query ``i`` is at position ``i``, whatever ``n_k`` is (as PyTorch's ``is_causal``). For
+        queries that come after a prefix (the last ``n_q`` of ``n_k`` positions, as with a KV
+        cache) take the last rows of the square mask: ``causal_mask(n_k, window=w)[-n_q:]``.
+    window : int, optional
+        How many of the latest positions each query sees, itself included (at least 1);
+        None (the default) sees every earlier key.
+    sinks : int
+        How many of the first keys every query sees as well (at least 0). They only change the
+        mask together with a ``window``; without one every earlier key is seen anyway.
 
     Returns
     -------
     numpy.ndarray of bool, shape (n_q, n_k)
-        Lower-triangular: ``True`` where attending is allowed, as PyTorch's ``is_causal``.
+        ``True`` where attending is allowed; lower-triangular without a window.
+
+    Examples
+    --------
+    >>> causal_mask(5, window=2, sinks=1).astype(int)
+    array([[1, 0, 0, 0, 0],
+           [1, 1, 0, 0, 0],
+           [1, 1, 1, 0, 0],
+           [1, 0, 1, 1, 0],
+           [1, 0, 0, 1, 1]])
     """
     rows = as_positive_int(n_q, "n_q", minimum=0)
     cols = rows if n_k is None else as_positive_int(n_k, "n_k", minimum=0)
+    width = None if window is None else as_positive_int(window, "window")
+    first = as_positive_int(sinks, "sinks", minimum=0)
     try:
-        return np.tri(rows, cols, dtype=bool)
+        allowed = np.tri(rows, cols, dtype=bool)  # j ≤ i
+        if width is not None and width < rows:  # a window of n_q or more hides nothing
+            too_old = np.tri(rows, cols, -width, dtype=bool)  # j ≤ i − window: left the window
+            too_old[:, :first] = False  # the sinks never leave it
+            allowed &= ~too_old
     except (ValueError, MemoryError) as exc:  # numpy: "Maximum allowed size exceeded"
         raise ValueError(f"a causal mask of n_q={rows} by n_k={cols} is too large to build ({exc})") from None
+    return allowed
 
 
 @functools.lru_cache(maxsize=8)

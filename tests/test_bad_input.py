@@ -397,6 +397,30 @@ CASES = [
         r"n_k must be a whole number, got 2\.5",
     ),
     (
+        "causal_mask-window-zero",
+        lambda: causal_mask(3, window=0),
+        ValueError,
+        r"window must be at least 1, got 0",
+    ),
+    (
+        "causal_mask-window-float",
+        lambda: causal_mask(3, window=2.0),
+        TypeError,
+        r"window must be a whole number, got 2\.0",
+    ),
+    (
+        "causal_mask-sinks-negative",
+        lambda: causal_mask(3, window=2, sinks=-1),
+        ValueError,
+        r"sinks must be at least 0, got -1",
+    ),
+    (
+        "causal_mask-sinks-bool",
+        lambda: causal_mask(3, window=2, sinks=True),
+        TypeError,
+        r"sinks must be a whole number, got True",
+    ),
+    (
         "operation_counts-n_q-zero",
         lambda: operation_counts(0, 1, 1, 1),
         ValueError,

@@ -153,6 +153,56 @@ def test_causal_mask_empty():
     assert causal_mask(0, 3).shape == (0, 3)
 
 
+def windowed_by_loop(n_q, n_k, window, sinks):
+    """The definition, one entry at a time: j ≤ i, and j in the window or among the sinks."""
+    mask = np.zeros((n_q, n_k), dtype=bool)
+    for i in range(n_q):
+        for j in range(n_k):
+            mask[i, j] = j <= i and (window is None or i - window < j or j < sinks)
+    return mask
+
+
+@pytest.mark.parametrize("n_q", [1, 2, 5, 9])
+@pytest.mark.parametrize("n_k", [1, 3, 5, 12])
+@pytest.mark.parametrize(
+    ("window", "sinks"), [(None, 0), (None, 2), (1, 0), (2, 0), (3, 1), (2, 4), (4, 2), (20, 3)]
+)
+def test_causal_mask_window_and_sinks_equal_the_definition(n_q, n_k, window, sinks):
+    mask = causal_mask(n_q, n_k, window=window, sinks=sinks)
+    assert mask.dtype == bool and mask.shape == (n_q, n_k)
+    np.testing.assert_array_equal(mask, windowed_by_loop(n_q, n_k, window, sinks))
+
+
+def test_causal_mask_default_is_the_plain_lower_triangle():
+    for n_q, n_k in [(4, None), (3, 6), (6, 3)]:
+        np.testing.assert_array_equal(causal_mask(n_q, n_k), np.tri(n_q, n_k or n_q, dtype=bool))
+        np.testing.assert_array_equal(causal_mask(n_q, n_k, window=None, sinks=0), causal_mask(n_q, n_k))
+
+
+def test_causal_mask_window_of_one_is_the_diagonal_and_sinks_add_columns():
+    np.testing.assert_array_equal(causal_mask(4, window=1), np.eye(4, dtype=bool))
+    with_sink = causal_mask(4, window=1, sinks=1)
+    np.testing.assert_array_equal(with_sink, np.eye(4, dtype=bool) | (np.arange(4) == 0)[None, :])
+    assert with_sink.sum(axis=1).tolist() == [1, 2, 2, 2]  # each query: itself and the sink
+
+
+def test_causal_mask_last_rows_for_queries_after_a_prefix():
+    # the documented way to mask the new queries of a KV cache: the last rows of the square mask
+    last = causal_mask(6, window=3, sinks=1)[-2:]
+    assert last.astype(int).tolist() == [[1, 0, 1, 1, 1, 0], [1, 0, 0, 1, 1, 1]]
+
+
+def test_windowed_mask_in_attention(qkv64):
+    Q, K, V = qkv64
+    K, V = K[:3], V[:3]
+    mask = causal_mask(3, window=2, sinks=0)
+    out, w = scaled_dot_product_attention(Q, K, V, mask=mask)
+    expected_out, expected_w = reference_attention(Q, K, V, 0.5, mask)
+    np.testing.assert_allclose(w, expected_w, rtol=1e-12)
+    np.testing.assert_allclose(out, expected_out, rtol=1e-12)
+    np.testing.assert_array_equal(w == 0, ~mask)
+
+
 def test_apply_mask_bool():
     scores = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
     mask = np.array([[True, False, True], [False, False, True]])

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from attnlib import scaled_dot_product_attention, softmax
+from attnlib import causal_mask, scaled_dot_product_attention, softmax
 from attnlib.counting import peak_bytes
 from attnlib.efficient import online_softmax, online_softmax_weights, tile_schedule, tiled_attention
 
@@ -52,6 +52,19 @@ def test_tiled_equals_naive(case):
         largest = float(np.abs(Q.astype(np.float64) @ np.swapaxes(K, -1, -2)).max()) / np.sqrt(Q.shape[-1])
         tolerance = 2e-6 * max(1.0, largest)
         np.testing.assert_allclose(got, expected, rtol=tolerance, atol=tolerance)
+
+
+@pytest.mark.parametrize(("window", "sinks"), [(1, 0), (3, 0), (4, 2), (9, 1), (40, 3)])
+@pytest.mark.parametrize(("block_q", "block_k"), [(1, 1), (3, 4), (8, 8), (64, 64)])
+def test_tiled_equals_naive_with_a_window_and_sinks(window, sinks, block_q, block_k):
+    rng = np.random.default_rng(window + 7 * sinks)
+    Q, K, V = rng.normal(size=(2, 29, 4)), rng.normal(size=(2, 29, 4)), rng.normal(size=(2, 29, 3))
+    mask = causal_mask(29, window=window, sinks=sinks)
+    expected = scaled_dot_product_attention(Q, K, V, mask=mask)[0]
+    got = tiled_attention(Q, K, V, block_q=block_q, block_k=block_k, mask=mask)
+    np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
+    both = tiled_attention(Q, K, V, block_q=block_q, block_k=block_k, mask=mask, causal=True)
+    np.testing.assert_allclose(both, expected, rtol=1e-12, atol=1e-12)  # the mask is causal already
 
 
 def test_fully_masked_rows_give_zeros_and_single_query():

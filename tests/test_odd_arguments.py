@@ -50,6 +50,7 @@ CALLS: dict[str, tuple[Callable[..., object], int]] = {
     "raw_scores": (core.raw_scores, 2),
     "scale_scores": (core.scale_scores, 2),
     "causal_mask": (core.causal_mask, 2),
+    "causal_mask-window-sinks": (lambda w, s: core.causal_mask(3, window=w, sinks=s), 2),
     "apply_mask": (core.apply_mask, 2),
     "weighted_sum": (core.weighted_sum, 2),
     "attention": (core.scaled_dot_product_attention, 3),

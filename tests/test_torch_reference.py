@@ -12,7 +12,7 @@ torch = pytest.importorskip(
 )
 F = torch.nn.functional
 
-from attnlib import scaled_dot_product_attention  # noqa: E402
+from attnlib import causal_mask, scaled_dot_product_attention  # noqa: E402
 
 CASES_PER_KIND = 40
 TOLERANCE = {np.float32: 1e-5, np.float64: 1e-10}
@@ -116,3 +116,17 @@ def test_single_query_matches_torch_one_row():
     t_out, t_w = torch_attention(q[None, :], K, V)
     np.testing.assert_allclose(out, t_out[0], atol=1e-12)
     np.testing.assert_allclose(w, t_w[0], atol=1e-12)
+
+
+@pytest.mark.parametrize(("window", "sinks"), [(1, 0), (2, 0), (3, 1), (2, 2), (5, 4)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["float32", "float64"])
+def test_window_and_sinks_mask_matches_torch(window, sinks, dtype):
+    rng = np.random.default_rng(window * 10 + sinks)
+    Q, K, V = (rng.normal(size=(2, 3, 7, 4)).astype(dtype) for _ in range(3))
+    mask = causal_mask(7, window=window, sinks=sinks)
+    out, w = scaled_dot_product_attention(Q, K, V, mask=mask)
+    t_out, t_w = torch_attention(Q, K, V, mask=mask)
+    tol = TOLERANCE[dtype]
+    np.testing.assert_array_equal(w != 0, np.broadcast_to(mask, w.shape))
+    np.testing.assert_allclose(w, t_w, atol=tol, rtol=tol)
+    np.testing.assert_allclose(out, t_out, atol=tol, rtol=tol)
