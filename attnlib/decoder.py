@@ -46,16 +46,19 @@ import numpy as np
 import numpy.typing as npt
 
 from attnlib.backward import steps_backward
-from attnlib.core import AttentionSteps, attention_steps
+from attnlib.core import AttentionSteps, attention_steps, default_scale, softmax
 from attnlib.multihead import merge_heads, split_heads
+from attnlib.positions import rope
 from attnlib.training import Adam, cross_entropy
 from attnlib.validation import as_flag, as_positive_int, as_real, as_real_array, is_number
 
 __all__ = [
     "LN_EPS",
+    "POSITIONS",
     "DecoderConfig",
     "DecoderOutput",
     "DecoderRun",
+    "GenerationTrace",
     "KVCache",
     "check_parameters",
     "check_tokens",
@@ -65,9 +68,13 @@ __all__ = [
     "loss_and_gradients",
     "next_token_losses",
     "parameter_shapes",
+    "pool_kv_heads",
     "train",
+    "visible_keys",
 ]
 
+#: The ways a :class:`DecoderConfig` can give the model positions.
+POSITIONS = ("residual", "attention", "rope")
 #: The ε under the square root of every LayerNorm (PyTorch's default).
 LN_EPS = 1e-5
 _GELU_C = math.sqrt(2.0 / math.pi)
@@ -95,12 +102,17 @@ class DecoderConfig:
     n_kv_heads : int or None
         Key/value heads per layer (grouped-query attention); ``None`` means ``n_heads``, ``1`` is
         multi-query attention. Must divide ``n_heads``.
-    positions : {"residual", "attention"}
-        Where the learned positions ``pos_embed`` go. ``"residual"`` (GPT-2's way): added to the
-        token embeddings, so they are part of the residual stream. ``"attention"`` (Shortformer's
-        position-infused attention, Press et al. 2021): added to every layer's input of the
-        queries and keys only, so positions decide where heads look but are never copied by a
-        head's values: what a head moves is token content alone.
+    positions : {"residual", "attention", "rope"}
+        How the model knows where a token is. ``"residual"`` (GPT-2's way): learned positions
+        ``pos_embed`` added to the token embeddings, so they are part of the residual stream.
+        ``"attention"`` (Shortformer's position-infused attention, Press et al. 2021): the learned
+        positions added to every layer's input of the queries and keys only, so positions decide
+        where heads look but are never copied by a head's values: what a head moves is token
+        content alone. ``"rope"`` (RoFormer, Su et al. 2021): no ``pos_embed``; every head's
+        queries and keys in every layer are rotated by their position with
+        :func:`attnlib.positions.rope` (base 10000, RoFormer's interleaved pairing
+        ``(x[2i], x[2i+1])``), so a score depends on the distance between query and key only,
+        and a sequence may be longer than ``n_ctx`` (see :func:`forward`).
     """
 
     vocab_size: int
@@ -119,11 +131,16 @@ class DecoderConfig:
             as_positive_int(getattr(self, name), name)
         as_positive_int(self.d_mlp, "d_mlp", minimum=0)
         as_flag(self.layer_norm, "layer_norm")
-        if self.positions not in ("residual", "attention"):
-            raise ValueError(f"positions must be 'residual' or 'attention', got {self.positions!r}")
+        if self.positions not in POSITIONS:
+            raise ValueError(f"positions must be one of {POSITIONS}, got {self.positions!r}")
         if self.d_model % self.n_heads:
             raise ValueError(
                 f"d_model={self.d_model} does not divide into n_heads={self.n_heads} heads of equal width"
+            )
+        if self.positions == "rope" and self.d_head % 2:
+            raise ValueError(
+                f"positions='rope' rotates pairs of components, so d_head = d_model // n_heads must be "
+                f"even, got d_head = {self.d_head}"
             )
         if self.n_kv_heads is not None:
             as_positive_int(self.n_kv_heads, "n_kv_heads")
@@ -153,7 +170,9 @@ def parameter_shapes(config: DecoderConfig) -> dict[str, tuple[int, ...]]:
     """The name and shape of every parameter of ``config``, in the order of the forward pass."""
     c = _config(config)
     d, width, kv_width = c.d_model, c.n_heads * c.d_head, c.kv_heads * c.d_head
-    shapes: dict[str, tuple[int, ...]] = {"embed": (c.vocab_size, d), "pos_embed": (c.n_ctx, d)}
+    shapes: dict[str, tuple[int, ...]] = {"embed": (c.vocab_size, d)}
+    if c.positions != "rope":
+        shapes["pos_embed"] = (c.n_ctx, d)
     for layer in range(c.n_layers):
         p = f"layer{layer}."
         if c.layer_norm:
@@ -241,10 +260,13 @@ def check_parameters(config: DecoderConfig, params: Mapping[str, npt.ArrayLike])
     return checked
 
 
-def check_tokens(config: DecoderConfig, tokens: npt.ArrayLike, name: str = "tokens") -> np.ndarray:
+def check_tokens(
+    config: DecoderConfig, tokens: npt.ArrayLike, name: str = "tokens", *, any_length: bool = False
+) -> np.ndarray:
     """``tokens`` as an integer array (B, n), 1 ≤ n ≤ n_ctx, of ids ``0 … vocab_size − 1``.
 
-    A single sequence ``(n,)`` becomes a batch of one, ``(1, n)``.
+    A single sequence ``(n,)`` becomes a batch of one, ``(1, n)``. With ``any_length`` and
+    ``positions="rope"`` (no table of positions to run out of), ``n`` may exceed ``n_ctx``.
     """
     c = _config(config)
     t = np.asarray(tokens)
@@ -256,7 +278,7 @@ def check_tokens(config: DecoderConfig, tokens: npt.ArrayLike, name: str = "toke
         raise ValueError(
             f"{name} must have shape (batch, n) or (n,) with n ≥ 1, got shape {np.shape(tokens)}"
         )
-    if t.shape[1] > c.n_ctx:
+    if t.shape[1] > c.n_ctx and not (any_length and c.positions == "rope"):
         raise ValueError(f"{name} has {t.shape[1]} positions, more than the model's n_ctx={c.n_ctx}")
     if t.min() < 0 or t.max() >= c.vocab_size:
         raise ValueError(f"{name} must be ids from 0 to {c.vocab_size - 1}, got {t.min()} … {t.max()}")
@@ -332,22 +354,53 @@ def _matmul_grad(x: np.ndarray, d_out: np.ndarray) -> np.ndarray:
 class KVCache:
     """The keys and values each layer has computed so far, so a new token computes only its own.
 
-    ``keys[l]`` and ``values[l]`` are ``(B, n_kv_heads, t, d_head)`` after ``t`` tokens.
+    ``keys[l]`` and ``values[l]`` are ``(B, n_kv_heads, t, d_head)`` for the ``t`` tokens cached,
+    whose places in the whole sequence are ``positions``. Keys are stored as the projection
+    makes them: with ``positions="rope"`` they are rotated when they are read, by their place in
+    the cache (StreamingLLM's way, Xiao et al. 2023).
+
+    With a ``window``, the cache rolls (StreamingLLM): :meth:`evict` keeps the first ``sinks``
+    tokens and the last ``window − 1``, so between two tokens it holds at most
+    ``sinks + window − 1`` tokens, and while a new token attends (itself appended) at most
+    ``sinks + window``: exactly the keys that ``causal_mask(…, window=window, sinks=sinks)``
+    lets that token see. Without a window it keeps every token.
+
+    Parameters
+    ----------
+    n_layers : int
+    window : int or None
+        How many of the latest tokens (the new one included) a new token sees; ``None``: all.
+    sinks : int
+        How many of the first tokens are kept for ever (only with a ``window``).
     """
 
-    def __init__(self, n_layers: int) -> None:
+    def __init__(self, n_layers: int, *, window: int | None = None, sinks: int = 0) -> None:
+        self.window, self.sinks = _window(window, sinks)
         self.keys: list[np.ndarray | None] = [None] * as_positive_int(n_layers, "n_layers")
         self.values: list[np.ndarray | None] = [None] * len(self.keys)
+        self.positions = np.zeros(0, dtype=np.int64)  # where each cached token sits in the sequence
+        self.seen = 0  # tokens added so far: the next token's position
 
     @property
     def length(self) -> int:
-        """Tokens cached so far (in the last layer that has any)."""
-        return 0 if self.keys[0] is None else self.keys[0].shape[-2]
+        """Tokens cached now."""
+        return len(self.positions)
 
     @property
     def nbytes(self) -> int:
-        """The memory the cached keys and values hold, in bytes."""
+        """The memory the cached keys and values hold, in bytes.
+
+        ``2 · n_layers · B · n_kv_heads · d_head · itemsize · length`` once every layer has its
+        keys and values (:func:`attnlib.counting.kv_cache_bytes` for ``B = 1``).
+        """
         return sum(a.nbytes for a in self.keys + self.values if a is not None)
+
+    def add_tokens(self, count: int) -> np.ndarray:
+        """Record ``count`` new tokens (before their layers :meth:`append`); return their positions."""
+        new = self.seen + np.arange(as_positive_int(count, "count"), dtype=np.int64)
+        self.positions = np.concatenate([self.positions, new])
+        self.seen += len(new)
+        return new
 
     def append(self, layer: int, K: np.ndarray, V: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Add the new tokens' keys and values ``(B, n_kv_heads, m, d_head)`` to ``layer``'s; return all."""
@@ -355,6 +408,43 @@ class KVCache:
         self.keys[layer] = K if old_k is None else np.concatenate([old_k, K], axis=-2)
         self.values[layer] = V if old_v is None else np.concatenate([old_v, V], axis=-2)
         return self.keys[layer], self.values[layer]
+
+    def evict(self) -> None:
+        """Drop what the next token will not see: all but the first ``sinks`` and the last ``window − 1``."""
+        if self.window is None or self.length <= self.sinks + self.window - 1:
+            return
+        keep = np.r_[0 : self.sinks, self.length - (self.window - 1) : self.length]
+        self.positions = self.positions[keep]
+        self.keys = [None if k is None else k[..., keep, :] for k in self.keys]
+        self.values = [None if v is None else v[..., keep, :] for v in self.values]
+
+
+def _window(window: object, sinks: object) -> tuple[int | None, int]:
+    """``window`` and ``sinks`` checked: a positive int or None, and a count ≥ 0 that needs a window."""
+    w = None if window is None else as_positive_int(window, "window")
+    s = as_positive_int(sinks, "sinks", minimum=0)
+    if s and w is None:
+        raise ValueError(f"sinks={s} needs a window: without one every token is seen already (pass window=…)")
+    return w, s
+
+
+def visible_keys(
+    query_positions: npt.ArrayLike, key_positions: npt.ArrayLike, *, window: int | None = None, sinks: int = 0
+) -> np.ndarray:
+    """Which keys each query sees: ``(n_q, n_k)`` bool, the decoder's mask.
+
+    The query at position ``i`` sees the key at position ``j`` when ``j ≤ i`` and either
+    ``j > i − window`` (the last ``window`` tokens, itself included) or ``j < sinks`` (the first
+    ``sinks`` tokens); without a window, every ``j ≤ i``. It is
+    ``causal_mask(n, n, window=window, sinks=sinks)`` restricted to these rows and columns.
+    """
+    w, s = _window(window, sinks)
+    q = np.asarray(query_positions, dtype=np.int64)[:, None]
+    k = np.asarray(key_positions, dtype=np.int64)[None, :]
+    seen = k <= q
+    if w is not None:
+        seen &= (k > q - w) | (k < s)
+    return seen
 
 
 # --- the forward pass -------------------------------------------------------------------------
@@ -367,8 +457,8 @@ class _Layer:
     attn_in: np.ndarray
     qk_in: np.ndarray  # attn_in, plus the positions when they enter the attention only
     attn_norm: _Norm | None
-    Q: np.ndarray  # (B, H, n, d_head)
-    K: np.ndarray  # (B, H, n_k, d_head): the key/value heads repeated for their query heads
+    Q: np.ndarray  # (B, H, n, d_head), rotated with positions="rope"
+    K: np.ndarray  # (B, H, n_k, d_head): the key/value heads repeated for their query heads (rotated)
     V: np.ndarray
     steps: AttentionSteps
     z: np.ndarray  # (B, n, H·d_head): the heads' outputs side by side, ablated ones zero
@@ -385,6 +475,56 @@ class _Pass:
     final: np.ndarray
     final_norm: _Norm | None
     logits: np.ndarray
+    key_positions: np.ndarray  # (n_k,): where each key of the attention sits in the sequence
+
+
+@dataclass(frozen=True)
+class _Rotation:
+    """The RoPE angles' positions of one forward pass (``positions="rope"``)."""
+
+    queries: np.ndarray  # (n,)
+    keys: np.ndarray  # (n_k,)
+    sink_queries: np.ndarray | None  # (n,): the queries' positions against the sinks, if not ``queries``
+    sinks: int
+
+
+def _rotation(
+    query_positions: np.ndarray, key_positions: np.ndarray, window: int | None, sinks: int, cached: bool
+) -> _Rotation:
+    """Where RoPE puts each query and key: StreamingLLM's positions within the cache.
+
+    With a rolling cache a token's place is its index in the cache: the sinks keep ``0 … sinks−1``
+    and the query sits at ``min(i, sinks + window − 1)``; a key among the latest ``window`` is
+    ``i − j`` before the query, as in the whole sequence. Over a whole sequence (no cache) the
+    same distances are: ``i − j`` to the latest keys, ``min(i, sinks + window − 1) − j`` to the
+    sinks, so the queries are rotated a second time for the sinks' columns.
+    """
+    if cached:  # one token at a time with a window (generate sees to it), every token without one
+        places = np.arange(len(key_positions))
+        return _Rotation(places[len(places) - len(query_positions) :], places, None, 0)
+    if window is None or not sinks or query_positions[-1] < sinks + window - 1:
+        return _Rotation(query_positions, key_positions, None, 0)
+    return _Rotation(query_positions, key_positions, np.minimum(query_positions, sinks + window - 1), sinks)
+
+
+def _attention(
+    Q: np.ndarray, K: np.ndarray, V: np.ndarray, mask: np.ndarray, rotation: _Rotation | None
+) -> tuple[AttentionSteps, np.ndarray, np.ndarray]:
+    """The attention's steps, and the queries and keys as the scores read them (rotated by RoPE)."""
+    if rotation is None:
+        return attention_steps(Q, K, V, mask=mask), Q, K
+    Q_rot, K_rot = rope(Q, rotation.queries), rope(K, rotation.keys)
+    if rotation.sink_queries is None:
+        return attention_steps(Q_rot, K_rot, V, mask=mask), Q_rot, K_rot
+    # the sinks' columns: the query at its place in the rolling cache (no gradient is taken here)
+    raw = Q_rot @ K_rot.swapaxes(-1, -2)
+    raw[..., : rotation.sinks] = rope(Q, rotation.sink_queries) @ K_rot[..., : rotation.sinks, :].swapaxes(
+        -1, -2
+    )
+    scale = default_scale(Q.shape[-1])
+    masked = np.where(mask, raw * scale, -np.inf)
+    weights = softmax(masked)
+    return AttentionSteps(raw, scale, raw * scale, masked, weights, weights @ V), Q_rot, K_rot
 
 
 def _run(
@@ -394,14 +534,26 @@ def _run(
     *,
     ablate: frozenset[tuple[int, int]] = frozenset(),
     cache: KVCache | None = None,
+    window: int | None = None,
+    sinks: int = 0,
 ) -> _Pass:
-    """The forward pass on checked arguments; with ``cache``, ``t`` continues the cached tokens."""
-    start = 0 if cache is None else cache.length
+    """The forward pass on checked arguments; with ``cache``, ``t`` continues the cached tokens.
+
+    With a window, a cache must take one token at a time and have that window (generate's loop).
+    """
     n = t.shape[1]
-    mask = np.tri(n, start + n, k=start, dtype=bool)  # query i (position start + i) sees keys 0 … start + i
-    positions = p["pos_embed"][start : start + n]
-    in_attention = c.positions == "attention"
-    x = p["embed"][t] if in_attention else p["embed"][t] + positions
+    if cache is None:
+        query_positions = key_positions = np.arange(n)
+    else:
+        query_positions = cache.add_tokens(n)
+        key_positions = cache.positions
+    mask = visible_keys(query_positions, key_positions, window=window, sinks=sinks)
+    rotation = None
+    if c.positions == "rope":
+        rotation = _rotation(query_positions, key_positions, window, sinks, cache is not None)
+    x = p["embed"][t]
+    if c.positions == "residual":
+        x = x + p["pos_embed"][query_positions]
     residuals, layers = [x], []
     for layer in range(c.n_layers):
         name = f"layer{layer}."
@@ -409,7 +561,8 @@ def _run(
         a = x
         if c.layer_norm:
             a, attn_norm = _layer_norm(x, p[name + "ln_attn.gain"], p[name + "ln_attn.bias"])
-        qk_in = a + positions if in_attention else a  # Shortformer: positions steer where heads look
+        # Shortformer: positions steer where heads look
+        qk_in = a + p["pos_embed"][query_positions] if c.positions == "attention" else a
         Q = split_heads(qk_in @ p[name + "W_q"], c.n_heads)
         K = split_heads(qk_in @ p[name + "W_k"], c.kv_heads)
         V = split_heads(a @ p[name + "W_v"], c.kv_heads)
@@ -417,7 +570,7 @@ def _run(
             K, V = cache.append(layer, K, V)
         if c.group_size > 1:
             K, V = np.repeat(K, c.group_size, axis=1), np.repeat(V, c.group_size, axis=1)
-        steps = attention_steps(Q, K, V, mask=mask)
+        steps, Q, K = _attention(Q, K, V, mask, rotation)
         heads_out = steps.output
         dropped = [head for (at, head) in ablate if at == layer]
         if dropped:
@@ -438,7 +591,7 @@ def _run(
     final, final_norm = x, None
     if c.layer_norm:
         final, final_norm = _layer_norm(x, p["ln_final.gain"], p["ln_final.bias"])
-    return _Pass(residuals, layers, final, final_norm, final @ p["unembed"])
+    return _Pass(residuals, layers, final, final_norm, final @ p["unembed"], key_positions)
 
 
 @dataclass(frozen=True)
@@ -470,6 +623,8 @@ def forward(
     tokens: npt.ArrayLike,
     *,
     ablate: Iterable[tuple[int, int]] = (),
+    window: int | None = None,
+    sinks: int = 0,
 ) -> DecoderOutput:
     """Run the decoder on ``tokens``.
 
@@ -479,9 +634,21 @@ def forward(
     params : dict of str to array
         As :func:`init_parameters` makes them.
     tokens : (B, n) or (n,) integers
-        Token ids, ``n ≤ n_ctx``; a single sequence is a batch of one (the outputs keep ``B = 1``).
+        Token ids; a single sequence is a batch of one (the outputs keep ``B = 1``). ``n ≤ n_ctx``
+        with learned positions. With ``positions="rope"`` any ``n`` is accepted: without a
+        window, queries past ``n_ctx`` meet distances the model never trained on; with a window,
+        every distance is at most ``sinks + window − 1`` (keep it below ``n_ctx``).
     ablate : iterable of (layer, head)
         Heads whose output is zeroed (they write nothing into the residual stream).
+    window : int or None
+        Each query sees only the last ``window`` tokens (itself included), as
+        :func:`visible_keys` says; ``None``: all earlier tokens.
+    sinks : int
+        ... and the first ``sinks`` tokens as well (StreamingLLM's attention sinks, Xiao et
+        al. 2023); needs a ``window``. With ``positions="rope"`` the sinks sit where the rolling
+        cache puts them (:class:`KVCache`): a query at position ``i`` is
+        ``min(i, sinks + window − 1) − j`` after sink ``j``, so this pass computes what
+        :func:`generate` computes with that window and those sinks, to any length.
 
     Returns
     -------
@@ -489,8 +656,9 @@ def forward(
     """
     c = _config(config)
     p = check_parameters(c, params)
-    t = check_tokens(c, tokens)
-    run = _run(c, p, t, ablate=_ablations(c, ablate))
+    t = check_tokens(c, tokens, any_length=True)
+    w, s = _window(window, sinks)
+    run = _run(c, p, t, ablate=_ablations(c, ablate), window=w, sinks=s)
     writes = [
         np.einsum(
             "bnhd,hdm->bhnm",
@@ -543,6 +711,9 @@ def _backward(
         if c.group_size > 1:  # a key/value head served group_size query heads: their gradients add
             dK = dK.reshape(dK.shape[0], c.kv_heads, c.group_size, *dK.shape[2:]).sum(axis=2)
             dV = dV.reshape(dV.shape[0], c.kv_heads, c.group_size, *dV.shape[2:]).sum(axis=2)
+        if c.positions == "rope":  # a rotation's gradient is the inverse rotation: by −position
+            back = -run.key_positions
+            dQ, dK = rope(dQ, back), rope(dK, back)
         d_qk_in = 0.0
         for w, d_proj in (("W_q", dQ), ("W_k", dK)):
             d_flat = merge_heads(d_proj)  # (B, n, heads·d_head)
@@ -558,9 +729,10 @@ def _backward(
         dx = dx + da
     d_embed = np.zeros_like(p["embed"])
     np.add.at(d_embed, t, dx)  # each occurrence of a token adds its position's gradient
-    d_pos = np.zeros_like(p["pos_embed"])
-    d_pos[: t.shape[1]] = d_pos_attention if c.positions == "attention" else dx.sum(axis=0)
-    g["embed"], g["pos_embed"] = d_embed, d_pos
+    g["embed"] = d_embed
+    if c.positions != "rope":
+        g["pos_embed"] = np.zeros_like(p["pos_embed"])
+        g["pos_embed"][: t.shape[1]] = d_pos_attention if c.positions == "attention" else dx.sum(axis=0)
     return {name: g[name] for name in p}
 
 
@@ -601,28 +773,59 @@ def next_token_losses(
     tokens: npt.ArrayLike,
     *,
     ablate: Iterable[tuple[int, int]] = (),
+    window: int | None = None,
+    sinks: int = 0,
 ) -> np.ndarray:
     """The loss of every prediction: ``−ln p(tokens[b, i + 1])`` from position ``i``.
 
     Parameters
     ----------
-    config, params, tokens, ablate
+    config, params, tokens, ablate, window, sinks
         As in :func:`forward`; ``n ≥ 2``.
 
     Returns
     -------
     (B, n − 1)
-        Their mean is :func:`loss_and_gradients`'s loss (without ablation).
+        Their mean is :func:`loss_and_gradients`'s loss (without ablation and window).
     """
     c = _config(config)
     p = check_parameters(c, params)
-    t = check_tokens(c, tokens)
+    t = check_tokens(c, tokens, any_length=True)
     if t.shape[1] < 2:
         raise ValueError(f"tokens need at least 2 positions for a next-token loss, got shape {t.shape}")
-    return _token_losses(_run(c, p, t, ablate=_ablations(c, ablate)).logits, t)
+    w, s = _window(window, sinks)
+    return _token_losses(_run(c, p, t, ablate=_ablations(c, ablate), window=w, sinks=s).logits, t)
 
 
 # --- generation -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GenerationTrace:
+    """What each step of :func:`generate` attended to (``return_trace=True``).
+
+    Step ``k`` (``0 … n_new − 1``) is the query of the token at position ``n − 1 + k`` (the
+    prompt's last token for ``k = 0``), whose logits chose the token at position ``n + k``.
+
+    Attributes
+    ----------
+    key_positions : list of (L_k,) int64 arrays, one per step
+        Where each key that step's query saw sits in the sequence, in cache order (the first
+        ``sinks``, then the latest): the cache's tokens while it attended, itself included.
+    weights : list of (n_layers, B, n_heads, L_k) arrays, one per step
+        Each layer's and head's attention weights of that query over those keys (each row sums to 1).
+    logits : (n_new, B, vocab_size)
+        The logits each step chose from.
+    """
+
+    key_positions: list[np.ndarray] = field(repr=False)
+    weights: list[np.ndarray] = field(repr=False)
+    logits: np.ndarray = field(repr=False)
+
+    @property
+    def cache_lengths(self) -> np.ndarray:
+        """(n_new,) int: how many tokens each step's query attended over (the cache with itself)."""
+        return np.array([len(k) for k in self.key_positions], dtype=np.int64)
 
 
 def generate(
@@ -634,7 +837,10 @@ def generate(
     use_cache: bool = True,
     temperature: float = 0.0,
     seed: int = 0,
-) -> np.ndarray:
+    window: int | None = None,
+    sinks: int = 0,
+    return_trace: bool = False,
+) -> np.ndarray | tuple[np.ndarray, GenerationTrace]:
     """The prompt followed by ``n_new`` tokens, each chosen from the model's next-token scores.
 
     Parameters
@@ -642,45 +848,126 @@ def generate(
     config : DecoderConfig
     params : dict of str to array
     prompt : (n,) or (B, n) integers
-        At least one token; ``n + n_new`` must not exceed ``n_ctx``.
+        At least one token. With learned positions ``n + n_new`` must not exceed ``n_ctx``. With
+        ``positions="rope"`` there is no limit: with a ``window`` the rolling cache keeps every
+        distance at most ``sinks + window − 1``, so generation can run to any length; without
+        one, past ``n_ctx`` the queries meet distances the model never trained on (allowed, to
+        show what that does).
     n_new : int
         How many tokens to add (0 returns the prompt).
     use_cache : bool
         Keep every layer's keys and values (:class:`KVCache`), so each new token runs the model
-        on itself alone; without it, each new token reruns the whole sequence. Both give the
-        same tokens.
+        on itself alone; without it, each new token reruns the whole sequence with the same mask
+        and positions (:func:`forward` with ``window`` and ``sinks``). Both give the same tokens.
     temperature : float
         ``0`` picks the most likely token (greedy); above 0, a token is drawn from
         ``softmax(logits / temperature)``.
     seed : int
         Seed of the draws (unused when greedy).
+    window, sinks : int or None, int
+        Each new token sees the first ``sinks`` tokens and the last ``window`` (itself
+        included), as in :func:`forward`; the cache keeps only those (:meth:`KVCache.evict`).
+        With a window, the cache takes the prompt one token at a time.
+    return_trace : bool
+        Also return a :class:`GenerationTrace`: each step's keys and attention weights.
 
     Returns
     -------
-    (n + n_new,) or (B, n + n_new) int64, the shape of ``prompt``'s
+    tokens : (n + n_new,) or (B, n + n_new) int64, the shape of ``prompt``'s
+    trace : GenerationTrace
+        Only with ``return_trace=True``.
     """
     c = _config(config)
     p = check_parameters(c, params)
-    t = check_tokens(c, prompt, "prompt")
+    t = check_tokens(c, prompt, "prompt", any_length=True)
     new = as_positive_int(n_new, "n_new", minimum=0)
     cached = as_flag(use_cache, "use_cache")
+    traced = as_flag(return_trace, "return_trace")
     temp = as_real(temperature, "temperature", example="0.0 (greedy) or 1.0")
     if temp < 0:
         raise ValueError(f"temperature must be 0 (greedy) or positive, got {temp}")
-    if t.shape[1] + new > c.n_ctx:
+    w, s = _window(window, sinks)
+    if c.positions != "rope" and t.shape[1] + new > c.n_ctx:
         raise ValueError(
             f"the prompt's {t.shape[1]} tokens plus n_new={new} make {t.shape[1] + new}, "
-            f"more than the model's n_ctx={c.n_ctx}"
+            f"more than the model's n_ctx={c.n_ctx} (learned positions stop there; positions='rope' does not)"
         )
     rng = np.random.default_rng(_seed(seed))
-    cache = KVCache(c.n_layers) if cached else None
-    sequence, step_input = t, t
+    cache = KVCache(c.n_layers, window=w, sinks=s) if cached else None
+    step_input = t
+    if cache is not None and w is not None:  # a rolling cache takes one token at a time
+        for i in range(t.shape[1] - 1):
+            _run(c, p, t[:, i : i + 1], cache=cache, window=w, sinks=s)
+            cache.evict()
+        step_input = t[:, -1:]
+    sequence, keys, weights, logits = t, [], [], []
     for _ in range(new):
-        logits = _run(c, p, step_input if cached else sequence, cache=cache).logits[:, -1]  # (B, vocab)
-        chosen = _choose(logits, temp, rng)[:, None]
+        if cache is not None:
+            run = _run(c, p, step_input, cache=cache, window=w, sinks=s)
+            seen = cache.positions.copy()
+            cache.evict()
+            last = [kept.steps.weights[:, :, -1] for kept in run.layers]
+        else:
+            run = _run(c, p, sequence, window=w, sinks=s)
+            n = sequence.shape[1]
+            seen = np.flatnonzero(visible_keys([n - 1], np.arange(n), window=w, sinks=s)[0])
+            last = [kept.steps.weights[:, :, -1, seen] for kept in run.layers]
+        step_logits = run.logits[:, -1]  # (B, vocab)
+        chosen = _choose(step_logits, temp, rng)[:, None]
         sequence = np.concatenate([sequence, chosen], axis=1)
         step_input = chosen
-    return sequence[0] if np.ndim(prompt) == 1 else sequence
+        if traced:
+            keys.append(seen)
+            weights.append(np.stack(last))
+            logits.append(step_logits)
+    tokens = sequence[0] if np.ndim(prompt) == 1 else sequence
+    if not traced:
+        return tokens
+    shape = (0, t.shape[0], c.vocab_size)
+    return tokens, GenerationTrace(keys, weights, np.stack(logits) if logits else np.zeros(shape))
+
+
+def pool_kv_heads(
+    config: DecoderConfig, params: Mapping[str, npt.ArrayLike], n_kv_heads: int
+) -> tuple[DecoderConfig, dict[str, np.ndarray]]:
+    """Convert a model to grouped-query attention by mean-pooling its key and value heads.
+
+    As Ainslie et al. (2023, arXiv 2305.13245) convert a multi-head checkpoint: the key/value
+    heads are split into ``n_kv_heads`` groups of neighbours, and each group's columns of
+    ``W_k`` and ``W_v`` are replaced by their mean, one head per group. Nothing is retrained;
+    every other parameter is copied.
+
+    Parameters
+    ----------
+    config : DecoderConfig
+    params : dict of str to array
+    n_kv_heads : int
+        Must divide ``config.kv_heads``; ``config.kv_heads`` returns the same model, ``1``
+        makes multi-query attention.
+
+    Returns
+    -------
+    config : DecoderConfig
+        ``config`` with ``n_kv_heads``.
+    params : dict of str to ndarray
+        ``layer{l}.W_k`` and ``.W_v`` of shape ``(d_model, n_kv_heads · d_head)``.
+    """
+    c = _config(config)
+    p = check_parameters(c, params)
+    target = as_positive_int(n_kv_heads, "n_kv_heads")
+    if c.kv_heads % target:
+        raise ValueError(
+            f"n_kv_heads={target} must divide the model's {c.kv_heads} key/value heads "
+            "(each new head is the mean of a group of equal size)"
+        )
+    pooled = DecoderConfig(**{**vars(c), "n_kv_heads": target})
+    merged = c.kv_heads // target
+    out = {name: value.copy() for name, value in p.items()}
+    for layer in range(c.n_layers):
+        for w in ("W_k", "W_v"):
+            heads = p[f"layer{layer}.{w}"].reshape(c.d_model, target, merged, c.d_head)
+            out[f"layer{layer}.{w}"] = heads.mean(axis=2).reshape(c.d_model, target * c.d_head)
+    return pooled, out
 
 
 def _choose(logits: np.ndarray, temperature: float, rng: np.random.Generator) -> np.ndarray:

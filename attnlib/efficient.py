@@ -171,7 +171,8 @@ def tiled_attention(
     (shapes, batch broadcasting, boolean and additive masks, causal, fully masked rows → zeros,
     float32 stays float32, the same errors), computed one ``block_q × block_k`` block of scores
     at a time per batch element and head, with the online softmax. With ``causal=True`` a block
-    whose keys all come after its queries is skipped.
+    whose keys all come after its queries is skipped, and so is a block that the mask hides
+    entirely (the blocks outside a sliding window, :func:`attnlib.core.causal_mask`).
 
     Per block it makes two BLAS calls and three passes over the scores: ``s = (Q·scale) Kᵀ``;
     the row maxima; ``exp(s − m′)`` in place; then ``p [V | 1]``, which gives the new part of
@@ -227,7 +228,10 @@ def tiled_attention_with_logsumexp(
     """
     checked = attention_arguments(Q, K, V, mask, causal, scale)
     q, k, v, factor = checked.Q, checked.K, checked.V, checked.scale
-    schedule = tile_schedule(q.shape[-2], k.shape[-2], block_q=block_q, block_k=block_k, causal=causal)
+    visible = None if checked.mask is None else _visible(checked.mask, q.shape[-2], k.shape[-2])
+    schedule = tile_schedule(
+        q.shape[-2], k.shape[-2], block_q=block_q, block_k=block_k, causal=causal, visible=visible
+    )
     batch = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
     q = np.broadcast_to(q, (*batch, *q.shape[-2:]))  # views: every block of scores has the full batch
     k = np.broadcast_to(k, (*batch, *k.shape[-2:]))
@@ -324,12 +328,19 @@ class QueryBlock:
 
 
 def tile_schedule(
-    n_q: int, n_k: int, *, block_q: int = 128, block_k: int = 128, causal: bool = False
+    n_q: int,
+    n_k: int,
+    *,
+    block_q: int = 128,
+    block_k: int = 128,
+    causal: bool = False,
+    visible: npt.ArrayLike | None = None,
 ) -> list[QueryBlock]:
     """The blocks :func:`tiled_attention` computes, in order.
 
     With ``causal=True`` (query ``i`` sees keys ``0 … i``), a key block that starts after the
     last query of a query block is entirely masked and left out, and so is every later one.
+    With ``visible``, so is a block in which no query sees any key.
 
     Parameters
     ----------
@@ -338,6 +349,10 @@ def tile_schedule(
     block_q, block_k : int
         Block sizes; the last block of each may be shorter.
     causal : bool
+    visible : array_like of bool, shape (n_q, n_k), optional
+        ``True`` where a query may see a key (in some batch element or head), as a boolean mask:
+        ``causal_mask(n, window=w, sinks=s)`` keeps only the blocks along the diagonal band and
+        the first column of blocks.
 
     Returns
     -------
@@ -347,13 +362,37 @@ def tile_schedule(
     rows, cols = as_positive_int(n_q, "n_q"), as_positive_int(n_k, "n_k")
     bq, bk = as_positive_int(block_q, "block_q"), as_positive_int(block_k, "block_k")
     as_flag(causal, "causal")
+    seen = None if visible is None else _as_visible(visible, rows, cols)
     schedule = []
     for i0 in range(0, rows, bq):
         i1 = min(i0 + bq, rows)
         last_key = min(i1, cols) if causal else cols  # keys at or after last_key are all masked
-        keys = tuple((j0, min(j0 + bk, cols)) for j0 in range(0, last_key, bk))
+        keys = tuple(
+            (j0, min(j0 + bk, cols))
+            for j0 in range(0, last_key, bk)
+            if seen is None or seen[i0:i1, j0 : j0 + bk].any()
+        )
         schedule.append(QueryBlock(i0, i1, keys))
     return schedule
+
+
+def _as_visible(visible: npt.ArrayLike, n_q: int, n_k: int) -> np.ndarray:
+    """Check :func:`tile_schedule`'s ``visible``: a boolean array of shape (n_q, n_k)."""
+    arr = np.asarray(visible)
+    if arr.dtype != bool or arr.shape != (n_q, n_k):
+        raise ValueError(
+            f"visible must be a boolean array of shape (n_q, n_k) = ({n_q}, {n_k}), "
+            f"got dtype {arr.dtype} and shape {arr.shape}"
+        )
+    return arr
+
+
+def _visible(mask: np.ndarray, n_q: int, n_k: int) -> np.ndarray:
+    """Which scores a checked boolean or additive mask leaves visible in some batch element, (n_q, n_k)."""
+    shown = mask if mask.dtype == bool else ~np.isneginf(mask)
+    if shown.ndim > 2:  # reduce the batch axes of the mask as given, before broadcasting
+        shown = shown.any(axis=tuple(range(shown.ndim - 2)))
+    return np.broadcast_to(shown, (n_q, n_k))
 
 
 def _mask_in_place(s: np.ndarray, mask_block: np.ndarray) -> None:

@@ -94,6 +94,48 @@ def test_causal_schedule_skips_blocks_above_the_diagonal():
         assert set(range(min(block.stop, 7))) <= seen
 
 
+def test_windowed_schedule_keeps_the_band_and_the_sinks():
+    band = tile_schedule(8, 8, block_q=2, block_k=2, causal=True, visible=causal_mask(8, window=2))
+    assert [b.key_blocks for b in band] == [((0, 2),), ((0, 2), (2, 4)), ((2, 4), (4, 6)), ((4, 6), (6, 8))]
+    with_sink = tile_schedule(8, 8, block_q=2, block_k=2, visible=causal_mask(8, window=2, sinks=1))
+    assert [len(b.key_blocks) for b in with_sink] == [1, 2, 3, 3]  # the band and the first column
+    long = tile_schedule(
+        4096, 4096, block_q=512, block_k=512, causal=True, visible=causal_mask(4096, window=512)
+    )
+    assert (
+        sum(len(b.key_blocks) for b in long) == 15
+    )  # of the 36 causal blocks: the diagonal and the one before
+
+
+@pytest.mark.parametrize(("window", "sinks"), [(1, 0), (3, 2), (5, 0), (6, 1)])
+def test_windowed_schedule_keeps_every_visible_key(window, sinks):
+    mask = causal_mask(23, 19, window=window, sinks=sinks)
+    for block in tile_schedule(23, 19, block_q=4, block_k=3, visible=mask):
+        computed = np.zeros(19, dtype=bool)
+        for j0, j1 in block.key_blocks:
+            computed[j0:j1] = True
+            assert mask[block.start : block.stop, j0:j1].any()  # no block computed in vain
+        assert not (mask[block.start : block.stop] & ~computed).any()  # no visible key left out
+
+
+@pytest.mark.parametrize("visible", [np.ones((4, 4)), np.ones((4, 5), dtype=bool), [[True]]])
+def test_schedule_names_a_bad_visible(visible):
+    with pytest.raises(ValueError, match=r"visible must be a boolean array of shape \(n_q, n_k\) = \(4, 4\)"):
+        tile_schedule(4, 4, visible=visible)
+
+
+def test_tiled_skips_by_a_batched_or_additive_mask():
+    rng = np.random.default_rng(5)
+    Q, K, V = rng.normal(size=(3, 17, 4)), rng.normal(size=(3, 17, 4)), rng.normal(size=(3, 17, 2))
+    masks = np.stack([causal_mask(17, window=w, sinks=s) for w, s in [(2, 0), (3, 1), (17, 0)]])
+    for mask in (masks, np.where(masks, 0.0, -np.inf), masks[1][None, :5, :].repeat(3, 0)):
+        q = Q[:, : mask.shape[-2]]
+        expected = scaled_dot_product_attention(q, K, V, mask=mask)[0]
+        np.testing.assert_allclose(
+            tiled_attention(q, K, V, block_q=2, block_k=3, mask=mask), expected, atol=1e-12
+        )
+
+
 @pytest.mark.parametrize(
     ("kwargs", "error", "words"),
     [
