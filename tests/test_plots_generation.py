@@ -91,3 +91,36 @@ def test_sizes_are_written_in_binary_units():
         "1.5 GiB",
         "1024 TiB",
     ]
+
+
+def test_the_position_losses_give_each_settings_mean_within_and_past_the_trained_context():
+    rng = np.random.default_rng(2)
+    dense = rng.uniform(1.0, 2.0, size=40)
+    window = dense + np.r_[np.zeros(9), np.full(31, 1.5)]  # worse from position 9 on
+    fig = figures.position_losses_figure(
+        {"dense": dense, "window": window}, n_ctx=10, reference="dense", smooth=4
+    )
+    text = plots.description(fig).text
+    assert "end of the trained context of 10 tokens" in text
+    assert (
+        f"window: {window[:9].mean():.3f} within the trained context, {window[9:].mean():.3f} past it" in text
+    )
+    (table,) = plots.description(fig).tables
+    assert table.columns == ("within (positions 0 to 8)", "past it (positions 9 to 39)")
+    assert table.cells[0] == (f"{dense[:9].mean():.3f}", f"{dense[9:].mean():.3f}")
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"curves": {}}, "non-empty"),
+        ({"curves": {"a": np.ones(20), "b": np.ones(21)}}, "same length"),
+        ({"n_ctx": 30}, "at most the curves' length 20"),
+        ({"reference": "sinks"}, "reference must be one of"),
+        ({"smooth": 10}, "smooth must be at most n_ctx − 1 = 9"),
+    ],
+)
+def test_the_position_losses_name_bad_input(kwargs, match):
+    arguments = {"curves": {"a": np.ones(20)}, "n_ctx": 10, **kwargs}
+    with pytest.raises(ValueError, match=match):
+        figures.position_losses_figure(**arguments)

@@ -20,9 +20,15 @@ from attnlib.plots.artists import number
 from attnlib.plots.descriptions import Table, describe, join_sentences
 from attnlib.plots.palette import color, ordered
 from attnlib.plots.styles import RAW_HATCH, STYLES, figure, style_context
-from attnlib.validation import as_positive_int, as_real
+from attnlib.validation import as_positive_int, as_real, as_real_array
 
-__all__ = ["cache_growth_figure", "loss_bars_figure", "score_rows_figure", "size_text"]
+__all__ = [
+    "cache_growth_figure",
+    "loss_bars_figure",
+    "position_losses_figure",
+    "score_rows_figure",
+    "size_text",
+]
 
 _UNITS = ("bytes", "KiB", "MiB", "GiB", "TiB")
 
@@ -260,6 +266,97 @@ def loss_bars_figure(
         columns=("loss (nats)", "note"),
         rows=tuple(names),
         cells=tuple((f"{values[name]:.3f}", notes.get(name, "")) for name in names),
+        corner="setting",
+    )
+    describe(fig, text, [table])
+    return fig
+
+
+def position_losses_figure(
+    curves: Mapping[str, npt.ArrayLike],
+    *,
+    n_ctx: int,
+    reference: str | None = None,
+    smooth: int = 16,
+    style: str = "light",
+) -> Figure:
+    """The loss of the prediction at each position of a text longer than the trained context.
+
+    Position ``i`` predicts token ``i + 1`` from the ``i + 1`` tokens up to it, so a model trained
+    on sequences of ``n_ctx`` tokens made its predictions at positions ``0 … n_ctx − 2``: a dotted
+    line marks the end of those, and the text gives each curve's mean within and past it. Each
+    curve is drawn as the running mean of ``smooth`` positions (the loss of one character is noisy).
+
+    Parameters
+    ----------
+    curves : dict of str to (m,) arrays
+        Setting → the loss of the prediction made at positions ``0 … m − 1``, all the same length.
+    n_ctx : int
+        The context the model was trained on (``2 ≤ n_ctx ≤ m``).
+    reference : str, optional
+        The setting the others are compared with: drawn dashed in the reference colour.
+    smooth : int
+        Positions per running mean (1: none).
+    style : {"light", "dark"}
+    """
+    if not isinstance(curves, Mapping) or not curves:
+        raise ValueError("curves must be a non-empty dict: setting → loss at each position")
+    arrays = {str(k): as_real_array(v, f"curves[{k!r}]", dtype=np.float64) for k, v in curves.items()}
+    lengths = {a.shape for a in arrays.values()}
+    if len(lengths) != 1 or next(iter(lengths)) == () or len(next(iter(lengths))) != 1:
+        raise ValueError(f"every curve must be 1-D and of the same length, got shapes {sorted(lengths)}")
+    m = next(iter(arrays.values())).size
+    ctx = as_positive_int(n_ctx, "n_ctx", minimum=2)
+    if ctx > m:
+        raise ValueError(f"n_ctx must be at most the curves' length {m} (the text runs past it), got {ctx}")
+    trained = ctx - 1  # the predictions a sequence of n_ctx tokens makes
+    if reference is not None and reference not in arrays:
+        raise ValueError(f"reference must be one of the settings {list(arrays)}, got {reference!r}")
+    k = as_positive_int(smooth, "smooth")
+    if k > trained:
+        raise ValueError(f"smooth must be at most n_ctx − 1 = {trained}, got {k}")
+    others = [name for name in arrays if name != reference]
+    colours = dict(zip(others, ordered(len(others)), strict=True))
+    styles = ("-", "-.", ":", (0, (5, 1)))
+    positions = np.arange(k - 1, m)
+    rc = STYLES[style]
+    fig, axes = figure(1, 1, figsize=(9.0, 3.8), style=style)
+    ax = axes[0, 0]
+    with style_context(style):
+        for index, (name, values) in enumerate(arrays.items()):
+            mean = np.convolve(values, np.ones(k) / k, mode="valid")
+            if name == reference:
+                ax.plot(positions, mean, color=color("reference"), linestyle="--", label=name)
+            else:
+                ax.plot(
+                    positions, mean, color=colours[name], linestyle=styles[index % len(styles)], label=name
+                )
+        ax.axvline(trained - 0.5, color=str(rc["text.color"]), linestyle=":", linewidth=1)
+        ax.annotate(
+            f"trained context: {ctx}", (trained - 0.5, 1.0), xycoords=("data", "axes fraction"),
+            xytext=(4, -12), textcoords="offset points", fontsize=9,
+        )  # fmt: skip
+        ax.set_xlabel("position in the text (characters)")
+        ax.set_ylabel(f"loss (nats), mean of {k} positions" if k > 1 else "loss (nats)")
+        ax.set_title("The loss at each position, past the trained context")
+        ax.grid(True, alpha=0.4)
+        ax.legend(fontsize=8, loc="upper left")
+    said = [
+        f"{name}: {v[:trained].mean():.3f} within the trained context, {v[trained:].mean():.3f} past it"
+        for name, v in arrays.items()
+    ]
+    text = join_sentences(
+        [
+            f"The loss of the prediction at each of {m} positions, a running mean of {k}, for "
+            f"{len(arrays)} settings; a dotted line marks the end of the trained context of {ctx} tokens",
+            "Mean loss " + "; ".join(said),
+        ]
+    )
+    table = Table(
+        caption="Mean loss within the trained context and past it",
+        columns=(f"within (positions 0 to {trained - 1})", f"past it (positions {trained} to {m - 1})"),
+        rows=tuple(arrays),
+        cells=tuple((f"{v[:trained].mean():.3f}", f"{v[trained:].mean():.3f}") for v in arrays.values()),
         corner="setting",
     )
     describe(fig, text, [table])
