@@ -57,6 +57,22 @@ def test_the_cache_growth_says_where_each_cache_outgrows_its_weights():
     assert table.rows == ("small", "big") and table.cells[1] == ("512 KiB", "12.6 GiB", "25749")
 
 
+def test_a_sliding_window_keeps_the_cache_under_the_weights():
+    configs = {"windowed": (2048.0, 2**20), "long window": (2048.0, 2**20)}
+    fig = figures.cache_growth_figure(
+        configs, max_tokens=4096, windows={"windowed": 256, "long window": 1024}
+    )
+    text = plots.description(fig).text
+    assert (
+        "windowed: 2 KiB per token, stays under its weights (1 MiB): its window keeps at most 256 tokens."
+        in text
+    )
+    assert "long window: 2 KiB per token, outgrows its weights (1 MiB) at 512 tokens." in text
+    assert plots.description(fig).tables[0].cells[0][2] == "never (window of 256)"
+    with pytest.raises(ValueError, match="not in configs"):
+        figures.cache_growth_figure(configs, max_tokens=4096, windows={"other": 4})
+
+
 @pytest.mark.parametrize(
     ("configs", "match"),
     [({}, "non-empty"), ({"a": (1.0,)}, "cache bytes per token, weight bytes"), ({"a": (0, 5)}, "positive")],

@@ -154,12 +154,17 @@ def _configs(configs: Mapping[str, tuple[float, float]]) -> dict[str, tuple[floa
 
 
 def cache_growth_figure(
-    configs: Mapping[str, tuple[float, float]], *, max_tokens: int, style: str = "light"
+    configs: Mapping[str, tuple[float, float]],
+    *,
+    max_tokens: int,
+    windows: Mapping[str, int] | None = None,
+    style: str = "light",
 ) -> Figure:
-    """The KV cache's bytes against the tokens it holds, beside each model's weights, on log axes.
+    """The KV cache's bytes against the tokens of context, beside each model's weights, on log axes.
 
-    Each configuration's cache is a solid line (it grows by the same bytes per token), its weights
-    a dashed line of the same colour; a marker shows where the cache outgrows the weights.
+    Each configuration's cache is a solid line (it grows by the same bytes per token, and stops
+    growing at its sliding window if it has one), its weights a dashed line of the same colour; a
+    marker shows where the cache outgrows the weights.
 
     Parameters
     ----------
@@ -167,10 +172,16 @@ def cache_growth_figure(
         Name → (cache bytes per token, weight bytes), in the order to draw them.
     max_tokens : int
         The longest context drawn (from 1 token).
+    windows : dict of str to int, optional
+        Name → the most tokens that model's cache keeps (a sliding window); the others keep all.
     style : {"light", "dark"}
     """
     checked = _configs(configs)
     top = as_positive_int(max_tokens, "max_tokens", minimum=2)
+    kept = {str(k): as_positive_int(v, f"windows[{k!r}]") for k, v in (windows or {}).items()}
+    unknown = set(kept) - set(checked)
+    if unknown:
+        raise ValueError(f"windows name models that are not in configs: {sorted(unknown)}")
     tokens = np.unique(np.geomspace(1, top, 200).round())
     fig, axes = figure(1, 1, figsize=(8.0, 4.4), style=style)
     ax = axes[0, 0]
@@ -180,24 +191,33 @@ def cache_growth_figure(
         for (name, (per_token, weights)), colour, marker in zip(
             checked.items(), ordered(len(checked)), markers * len(checked), strict=False
         ):
-            ax.loglog(tokens, tokens * per_token, color=colour, label=f"{name}: cache")
+            most = kept.get(name, top)
+            label = f"{name}: cache" + (f" (window {most})" if name in kept else "")
+            ax.loglog(tokens, np.minimum(tokens, most) * per_token, color=colour, label=label)
             ax.axhline(weights, color=colour, linestyle="--", linewidth=1)
             crossing = weights / per_token
-            if crossing <= top:
+            if crossing <= min(top, most):
                 ax.plot(crossing, weights, marker=marker, color=colour, markersize=8, linestyle="none")
                 where = f"outgrows its weights ({size_text(weights)}) at {number(crossing)} tokens"
+                at = number(crossing)
+            elif name in kept:
+                where = (
+                    f"stays under its weights ({size_text(weights)}): its window keeps at most {most} tokens"
+                )
+                at = f"never (window of {most})"
             else:
                 where = f"stays under its weights ({size_text(weights)}) up to {top} tokens"
+                at = number(crossing)
             said.append(f"{name}: {size_text(per_token)} per token, {where}")
-            rows.append((name, (size_text(per_token), size_text(weights), number(crossing))))
-        ax.set_xlabel("tokens in the cache (one sequence)")
+            rows.append((name, (size_text(per_token), size_text(weights), at)))
+        ax.set_xlabel("tokens of context (one sequence)")
         ax.set_ylabel("bytes (log scale)")
         ax.set_title("The KV cache grows with every token; dashed: the weights")
         ax.grid(True, which="major", alpha=0.4)
         ax.legend(fontsize=8, loc="upper left")
     text = join_sentences(
         [
-            f"The KV cache's size against the tokens it holds, from 1 to {top}, for {len(checked)} models",
+            f"The KV cache's size against the tokens of context, from 1 to {top}, for {len(checked)} models",
             *said,
         ]
     )
