@@ -86,7 +86,7 @@ clean:
 # (build/executed/NN_name.ipynb, each remade when its lesson, attnlib or the pins change).
 LESSONS  := $(sort $(wildcard notebooks/[0-9][0-9]_*.ipynb))
 EXECUTED := $(patsubst notebooks/%,build/executed/%,$(LESSONS))
-ATTNLIB_SOURCES := $(shell find attnlib -name '*.py' -o -name '*.js' -o -name '*.css' -o -name '*.npz')
+ATTNLIB_SOURCES := $(shell find attnlib -name '*.py' -o -name '*.js' -o -name '*.css' -o -name '*.npz' -o -name '*.txt')
 
 build/executed/%.ipynb: notebooks/%.ipynb $(ATTNLIB_SOURCES) tools/execute_notebooks.py $(LAB_STAMP)
 	$(BIN)/python tools/execute_notebooks.py --out build/executed $<

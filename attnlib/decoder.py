@@ -46,7 +46,7 @@ import numpy as np
 import numpy.typing as npt
 
 from attnlib.backward import steps_backward
-from attnlib.core import AttentionSteps, attention_steps, default_scale, softmax
+from attnlib.core import AttentionSteps, attention_steps, causal_mask, default_scale, softmax
 from attnlib.multihead import merge_heads, split_heads
 from attnlib.positions import rope
 from attnlib.training import Adam, cross_entropy
@@ -308,14 +308,24 @@ def _ablations(config: DecoderConfig, ablate: Iterable[tuple[int, int]]) -> froz
 def _gelu_tanh(x: np.ndarray) -> np.ndarray:
     """GELU, tanh form: ``x/2 · (1 + tanh(√(2/π) (x + 0.044715 x³)))`` (PyTorch's ``approximate='tanh'``).
 
+    Computed as ``x · σ(2u)`` with ``u`` the tanh's argument (the same function: ``(1 + tanh u)/2
+    = σ(2u)``), since NumPy's ``exp`` is several times faster than its ``tanh``.
     ``attnlib.model.gelu`` is the exact erf form that BERT uses.
     """
-    return 0.5 * x * (1.0 + np.tanh(_GELU_C * (x + 0.044715 * x**3)))
+    return x * _sigmoid_2u(x)
+
+
+def _sigmoid_2u(x: np.ndarray) -> np.ndarray:
+    """``σ(2u) = 1 / (1 + exp(−2u))``, ``u = √(2/π) (x + 0.044715 x³)``; ``2u`` clipped to ±60 (past
+    that, σ is 0 or 1 to 26 digits), so ``exp`` never overflows."""
+    two_u = np.clip(2.0 * _GELU_C * x * (1.0 + 0.044715 * (x * x)), -60.0, 60.0)
+    return 1.0 / (1.0 + np.exp(-two_u))
 
 
 def _gelu_backward(x: np.ndarray, d_out: np.ndarray) -> np.ndarray:
-    t = np.tanh(_GELU_C * (x + 0.044715 * x**3))
-    return d_out * (0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * _GELU_C * (1.0 + 3 * 0.044715 * x * x))
+    """``d_out · GELU'(x)``: ``σ + 2x σ(1 − σ) u'`` with ``σ = σ(2u)``, ``u' = √(2/π)(1 + 3·0.044715 x²)``."""
+    s = _sigmoid_2u(x)
+    return d_out * (s + 2.0 * x * s * (1.0 - s) * _GELU_C * (1.0 + 3 * 0.044715 * (x * x)))
 
 
 @dataclass
@@ -431,20 +441,17 @@ def _window(window: object, sinks: object) -> tuple[int | None, int]:
 def visible_keys(
     query_positions: npt.ArrayLike, key_positions: npt.ArrayLike, *, window: int | None = None, sinks: int = 0
 ) -> np.ndarray:
-    """Which keys each query sees: ``(n_q, n_k)`` bool, the decoder's mask.
+    """Which keys each query sees, by their positions in the sequence: ``(n_q, n_k)`` bool.
 
-    The query at position ``i`` sees the key at position ``j`` when ``j ≤ i`` and either
-    ``j > i − window`` (the last ``window`` tokens, itself included) or ``j < sinks`` (the first
-    ``sinks`` tokens); without a window, every ``j ≤ i``. It is
-    ``causal_mask(n, n, window=window, sinks=sinks)`` restricted to these rows and columns.
+    The rows and columns of :func:`attnlib.core.causal_mask` with that ``window`` and those
+    ``sinks`` (query ``i`` sees key ``j ≤ i`` when ``j > i − window`` or ``j < sinks``): the mask
+    of a pass over the whole sequence, or of new tokens over what a rolling cache still holds.
     """
     w, s = _window(window, sinks)
-    q = np.asarray(query_positions, dtype=np.int64)[:, None]
-    k = np.asarray(key_positions, dtype=np.int64)[None, :]
-    seen = k <= q
-    if w is not None:
-        seen &= (k > q - w) | (k < s)
-    return seen
+    q = np.asarray(query_positions, dtype=np.int64)
+    k = np.asarray(key_positions, dtype=np.int64)
+    size = int(max(q.max(initial=-1), k.max(initial=-1))) + 1
+    return causal_mask(size, window=w, sinks=s)[np.ix_(q, k)]
 
 
 # --- the forward pass -------------------------------------------------------------------------
@@ -816,11 +823,15 @@ class GenerationTrace:
         Each layer's and head's attention weights of that query over those keys (each row sums to 1).
     logits : (n_new, B, vocab_size)
         The logits each step chose from.
+    cache_bytes : (n_new,) int64 or None
+        What the cache held while each step's query attended (:attr:`KVCache.nbytes`, the new
+        token's keys and values included); ``None`` with ``use_cache=False``.
     """
 
     key_positions: list[np.ndarray] = field(repr=False)
     weights: list[np.ndarray] = field(repr=False)
     logits: np.ndarray = field(repr=False)
+    cache_bytes: np.ndarray | None = field(repr=False)
 
     @property
     def cache_lengths(self) -> np.ndarray:
@@ -900,11 +911,12 @@ def generate(
             _run(c, p, t[:, i : i + 1], cache=cache, window=w, sinks=s)
             cache.evict()
         step_input = t[:, -1:]
-    sequence, keys, weights, logits = t, [], [], []
+    sequence, keys, weights, logits, held = t, [], [], [], []
     for _ in range(new):
         if cache is not None:
             run = _run(c, p, step_input, cache=cache, window=w, sinks=s)
             seen = cache.positions.copy()
+            held.append(cache.nbytes)
             cache.evict()
             last = [kept.steps.weights[:, :, -1] for kept in run.layers]
         else:
@@ -923,8 +935,9 @@ def generate(
     tokens = sequence[0] if np.ndim(prompt) == 1 else sequence
     if not traced:
         return tokens
-    shape = (0, t.shape[0], c.vocab_size)
-    return tokens, GenerationTrace(keys, weights, np.stack(logits) if logits else np.zeros(shape))
+    stacked = np.stack(logits) if logits else np.zeros((0, t.shape[0], c.vocab_size))
+    measured = np.array(held, dtype=np.int64) if cache is not None else None
+    return tokens, GenerationTrace(keys, weights, stacked, measured)
 
 
 def pool_kv_heads(

@@ -11,6 +11,11 @@ and every one of them is recomputed by attnlib in the tests; no earlier publicat
 (The "Q3" case, with the same weights and output, also appears in public homework notebooks, for
 example https://github.com/Manikanta-Rajulapati2002/Deep_Learning_NLP_spacy_transformers.)
 
+:func:`published_decoders` is different: the shapes of four published language models (lesson 15),
+each with its Hugging Face ``config.json`` and its paper, and its exact parameter count, which
+``tests/test_counting_generation.py`` reproduces with :func:`attnlib.counting.llama_parameter_counts`
+(and, where ``transformers`` is installed, by building each model on PyTorch's meta device).
+
 Three examples are this course's own: :func:`plain_attention_exercise`, made for lesson 08's
 exercise 1 so that its answers are printed in no earlier lesson (lessons 03 and 05 compute
 :func:`one_query_three_vectors`, which has the same shape), :func:`online_softmax_row` (lesson 12
@@ -24,14 +29,18 @@ from typing import NamedTuple
 
 import numpy as np
 
+from attnlib.counting import DecoderShape
+
 __all__ = [
     "QKV",
     "Embedded",
+    "PublishedDecoder",
     "attention_by_hand",
     "four_tokens_2d",
     "one_query_three_vectors",
     "online_softmax_row",
     "plain_attention_exercise",
+    "published_decoders",
     "q3",
     "random_projections_seed42",
     "real_model_sentences",
@@ -215,3 +224,97 @@ def real_model_sentences() -> tuple[str, ...]:
         "She poured the coffee and he drank it.",
         "The keys to the cabinet are on the table.",
     )
+
+
+class PublishedDecoder(NamedTuple):
+    """A published decoder-only language model's shape, and where each number comes from.
+
+    Attributes
+    ----------
+    name : str
+        The model's Hugging Face repository, ``owner/name``.
+    shape : attnlib.counting.DecoderShape
+        From its ``config.json``: ``num_hidden_layers``, ``hidden_size``, ``num_attention_heads``,
+        ``num_key_value_heads``, ``intermediate_size``, ``vocab_size``, ``tie_word_embeddings``
+        (``d_head = hidden_size / num_attention_heads``).
+    n_ctx : int
+        The context length it was trained with, as ``sources`` say where it comes from.
+    window : int or None
+        Its sliding attention window (``sliding_window`` in ``config.json``), None for none.
+    parameters : int
+        Its exact parameter count: the sum of ``p.numel()`` over the parameters of the
+        ``transformers`` model built from that ``config.json``.
+    sources : tuple of str
+        The ``config.json`` and the paper.
+    """
+
+    name: str
+    shape: DecoderShape
+    n_ctx: int
+    window: int | None
+    parameters: int
+    sources: tuple[str, ...]
+
+
+def published_decoders() -> dict[str, PublishedDecoder]:
+    """Llama 2 7B and 70B, Mistral 7B v0.1 and Llama 3 8B: Llama-style decoders (lesson 15).
+
+    All four are pre-norm decoders with RMSNorm, rotary positions, SwiGLU MLPs, no biases and an
+    untied unembedding, so :func:`attnlib.counting.llama_parameter_counts` counts them all.
+    Llama 2 7B keeps a key/value head per query head (multi-head attention); the other three
+    share each key/value head among 8 query heads (grouped-query attention); Mistral attends
+    within a sliding window of 4,096 tokens.
+
+    Returns
+    -------
+    dict of str to PublishedDecoder
+        Keyed by a short name: ``"Llama 2 7B"``, ``"Llama 2 70B"``, ``"Mistral 7B"``, ``"Llama 3 8B"``.
+    """
+    llama2 = (
+        "Touvron et al. 2023, Llama 2: Open Foundation and Fine-Tuned Chat Models, arXiv:2307.09288 "
+        "(Table 1: context length 4k)"
+    )
+    models = [
+        PublishedDecoder(
+            "meta-llama/Llama-2-7b-hf",
+            DecoderShape(n_layers=32, d_model=4096, n_heads=32, n_kv_heads=32, d_mlp=11008, vocab=32000),
+            4096,
+            None,
+            6_738_415_616,
+            ("https://huggingface.co/meta-llama/Llama-2-7b-hf/blob/main/config.json", llama2),
+        ),
+        PublishedDecoder(
+            "meta-llama/Llama-2-70b-hf",
+            DecoderShape(n_layers=80, d_model=8192, n_heads=64, n_kv_heads=8, d_mlp=28672, vocab=32000),
+            4096,
+            None,
+            68_976_648_192,
+            ("https://huggingface.co/meta-llama/Llama-2-70b-hf/blob/main/config.json", llama2),
+        ),
+        PublishedDecoder(
+            "mistralai/Mistral-7B-v0.1",
+            DecoderShape(n_layers=32, d_model=4096, n_heads=32, n_kv_heads=8, d_mlp=14336, vocab=32000),
+            8192,
+            4096,
+            7_241_732_096,
+            (
+                "https://huggingface.co/mistralai/Mistral-7B-v0.1/blob/main/config.json",
+                "Jiang et al. 2023, Mistral 7B, arXiv:2310.06825 "
+                "(Table 1: window_size 4096, context_len 8192)",
+            ),
+        ),
+        PublishedDecoder(
+            "meta-llama/Meta-Llama-3-8B",
+            DecoderShape(n_layers=32, d_model=4096, n_heads=32, n_kv_heads=8, d_mlp=14336, vocab=128256),
+            8192,
+            None,
+            8_030_261_248,
+            (
+                "https://huggingface.co/meta-llama/Meta-Llama-3-8B/blob/main/config.json "
+                "(max_position_embeddings 8192: the context)",
+                "Llama Team, AI @ Meta 2024, The Llama 3 Herd of Models, arXiv:2407.21783 (Table 3)",
+            ),
+        ),
+    ]
+    short = ("Llama 2 7B", "Llama 2 70B", "Mistral 7B", "Llama 3 8B")
+    return dict(zip(short, models, strict=True))

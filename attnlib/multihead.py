@@ -6,6 +6,13 @@ With row vectors times matrices, as in the other lessons::
     head_h = attention(Q_h, K_h, V_h)                    Q_h = columns h·d_k … (h+1)·d_k − 1 of Q
     output = concat(head_1, …, head_H) W_o               (..., n_q, d_out)
 
+Grouped-query attention (GQA, Ainslie et al. 2023, arXiv:2305.13245) keeps fewer key/value heads
+than query heads: ``W_k`` and ``W_v`` have ``n_kv_heads·d_k`` and ``n_kv_heads·d_v`` columns, and
+query head ``h`` reads key/value head ``h // (n_heads // n_kv_heads)``, so each key/value head
+serves a run of consecutive query heads (as PyTorch's ``scaled_dot_product_attention(...,
+enable_gqa=True)``). ``n_kv_heads = 1`` is multi-query attention (MQA, Shazeer 2019);
+``n_kv_heads = n_heads`` is plain multi-head attention.
+
 Self-attention passes the same array as ``X_q`` and ``X_kv``; cross-attention passes queries from
 one sequence (a decoder) and keys and values from another (an encoder). Each head is scaled by
 ``1/√d_k`` of its own width. :func:`split_heads` and :func:`merge_heads` are the reshapes that
@@ -94,11 +101,12 @@ def multi_head_attention(
     W_o: npt.ArrayLike,
     *,
     n_heads: int,
+    n_kv_heads: int | None = None,
     mask: npt.ArrayLike | None = None,
     causal: bool = False,
     key_padding_mask: npt.ArrayLike | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Multi-head attention with an output projection.
+    """Multi-head attention with an output projection; grouped-query with ``n_kv_heads``.
 
     Parameters
     ----------
@@ -107,10 +115,15 @@ def multi_head_attention(
     X_kv : (..., n_k, d_kv)
         The sequence the keys and values come from (``X_q`` itself for self-attention).
     W_q : (d_model, n_heads·d_k)
-    W_k : (d_kv, n_heads·d_k)
-    W_v : (d_kv, n_heads·d_v)
+    W_k : (d_kv, n_kv_heads·d_k)
+    W_v : (d_kv, n_kv_heads·d_v)
     W_o : (n_heads·d_v, d_out)
     n_heads : int
+        Number of query heads.
+    n_kv_heads : int, optional
+        Number of key/value heads; it must divide ``n_heads``. Query head ``h`` reads key/value
+        head ``h // (n_heads // n_kv_heads)``. None (the default) means ``n_heads``: one key/value
+        head per query head; ``1`` is multi-query attention.
     mask : optional, broadcastable to (..., n_heads, n_q, n_k)
         Boolean (``True`` = may attend) or additive, as in
         :func:`attnlib.scaled_dot_product_attention`.
@@ -126,7 +139,16 @@ def multi_head_attention(
         Each head's weights; a query whose every key is masked gets zeros (and a zero head output).
     """
     checked = multi_head_arguments(
-        X_q, X_kv, W_q, W_k, W_v, W_o, n_heads=n_heads, mask=mask, key_padding_mask=key_padding_mask
+        X_q,
+        X_kv,
+        W_q,
+        W_k,
+        W_v,
+        W_o,
+        n_heads=n_heads,
+        n_kv_heads=n_kv_heads,
+        mask=mask,
+        key_padding_mask=key_padding_mask,
     )
     return heads_attention(checked, causal=causal)
 
@@ -146,23 +168,31 @@ def heads_attention(arguments: MultiHeadArguments, *, causal: bool = False) -> t
     output : (..., n_q, d_out)
     weights : (..., n_heads, n_q, n_k)
     """
-    heads, xq, xkv, w, mask = arguments
+    heads, xq, xkv, w, mask, kv_heads = arguments
+    kv_heads = heads if kv_heads is None else kv_heads
     Q = _split_heads(xq @ w["W_q"], heads)  # (..., n_heads, n_q, d_k)
-    K = _split_heads(xkv @ w["W_k"], heads)  # (..., n_heads, n_k, d_k)
-    V = _split_heads(xkv @ w["W_v"], heads)  # (..., n_heads, n_k, d_v)
+    K = _split_heads(xkv @ w["W_k"], kv_heads)  # (..., n_kv_heads, n_k, d_k)
+    V = _split_heads(xkv @ w["W_v"], kv_heads)  # (..., n_kv_heads, n_k, d_v)
+    if kv_heads != heads:  # grouped: key/value head g serves query heads g·group … (g+1)·group − 1
+        group = heads // kv_heads
+        K, V = np.repeat(K, group, axis=-3), np.repeat(V, group, axis=-3)  # (..., n_heads, n_k, d)
     heads_out, weights = scaled_dot_product_attention(Q, K, V, mask=mask, causal=causal)
     output = _merge_heads(heads_out) @ w["W_o"]  # (..., n_q, d_out)
     return output, weights
 
 
 class MultiHeadArguments(NamedTuple):
-    """The arguments of a multi-head call, checked: see :func:`multi_head_arguments`."""
+    """The arguments of a multi-head call, checked: see :func:`multi_head_arguments`.
+
+    ``n_kv_heads`` None means one key/value head per query head (``n_heads``).
+    """
 
     n_heads: int
     X_q: np.ndarray
     X_kv: np.ndarray
     W: dict[str, np.ndarray]
     mask: np.ndarray | None
+    n_kv_heads: int | None = None
 
 
 def multi_head_arguments(
@@ -174,6 +204,7 @@ def multi_head_arguments(
     W_o: npt.ArrayLike,
     *,
     n_heads: int,
+    n_kv_heads: int | None = None,
     mask: npt.ArrayLike | None = None,
     key_padding_mask: npt.ArrayLike | None = None,
 ) -> MultiHeadArguments:
@@ -185,10 +216,17 @@ def multi_head_arguments(
     -------
     MultiHeadArguments
         ``n_heads`` as an int, ``X_q`` and ``X_kv`` as float arrays, ``W`` (``"W_q"``, ``"W_k"``,
-        ``"W_v"``, ``"W_o"`` as float matrices) and one mask for every head: ``mask`` with the
-        padded keys hidden too (its shape is checked against the weights' by the attention).
+        ``"W_v"``, ``"W_o"`` as float matrices), one mask for every head: ``mask`` with the
+        padded keys hidden too (its shape is checked against the weights' by the attention), and
+        ``n_kv_heads`` as an int (None when not given).
     """
     heads = as_positive_int(n_heads, "n_heads")
+    kv_heads = None if n_kv_heads is None else as_positive_int(n_kv_heads, "n_kv_heads")
+    if kv_heads is not None and heads % kv_heads:
+        raise ValueError(
+            f"n_kv_heads={kv_heads} does not divide n_heads={heads}: each key/value head must serve "
+            "the same number of query heads"
+        )
     xq, xkv = as_real_array(X_q, "X_q"), as_real_array(X_kv, "X_kv")
     for name, x in (("X_q", xq), ("X_kv", xkv)):
         if x.ndim < 2:
@@ -202,21 +240,29 @@ def multi_head_arguments(
     _check_rows("W_q", w["W_q"], "X_q", xq)
     _check_rows("W_k", w["W_k"], "X_kv", xkv)
     _check_rows("W_v", w["W_v"], "X_kv", xkv)
-    for name in ("W_q", "W_k", "W_v"):
-        if w[name].shape[1] % heads:
+    kv_label = "n_heads" if kv_heads is None else "n_kv_heads"
+    kv_count = heads if kv_heads is None else kv_heads
+    for name, count, label in (
+        ("W_q", heads, "n_heads"),
+        ("W_k", kv_count, kv_label),
+        ("W_v", kv_count, kv_label),
+    ):
+        if w[name].shape[1] % count:
             raise ValueError(
-                f"{name} has {w[name].shape[1]} columns, which do not divide into n_heads={heads} "
+                f"{name} has {w[name].shape[1]} columns, which do not divide into {label}={count} "
                 f"equal heads (shape {w[name].shape})"
             )
-    if w["W_q"].shape[1] != w["W_k"].shape[1]:
+    d_k, d_v = w["W_q"].shape[1] // heads, w["W_v"].shape[1] // kv_count
+    if w["W_k"].shape[1] != kv_count * d_k:
         raise ValueError(
-            f"W_q and W_k must give the same d_k per head: W_q has shape {w['W_q'].shape}, "
-            f"W_k has shape {w['W_k'].shape}"
+            f"W_q and W_k must give the same d_k per head: W_q has shape {w['W_q'].shape} "
+            f"(n_heads={heads} heads of d_k={d_k}), W_k has shape {w['W_k'].shape} "
+            f"({kv_label}={kv_count} heads of {w['W_k'].shape[1] // kv_count})"
         )
-    if w["W_o"].shape[0] != w["W_v"].shape[1]:
+    if w["W_o"].shape[0] != heads * d_v:
         raise ValueError(
             f"W_o must have one row per column of the concatenated heads: W_v has shape "
-            f"{w['W_v'].shape} (n_heads·d_v = {w['W_v'].shape[1]}), W_o has shape {w['W_o'].shape}"
+            f"{w['W_v'].shape} (d_v={d_v}, n_heads·d_v = {heads * d_v}), W_o has shape {w['W_o'].shape}"
         )
     try:
         batch = np.broadcast_shapes(xq.shape[:-2], xkv.shape[:-2])
@@ -225,7 +271,7 @@ def multi_head_arguments(
             f"the batch dimensions of X_q {xq.shape} and X_kv {xkv.shape} do not broadcast"
         ) from None
     combined = _with_padding(mask, key_padding_mask, n_k=xkv.shape[-2], batch=batch)
-    return MultiHeadArguments(heads, xq, xkv, w, combined)
+    return MultiHeadArguments(heads, xq, xkv, w, combined, kv_heads)
 
 
 def _check_rows(w_name: str, W: np.ndarray, x_name: str, X: np.ndarray) -> None:

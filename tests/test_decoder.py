@@ -18,7 +18,9 @@ from attnlib.decoder import (
     loss_and_gradients,
     next_token_losses,
     parameter_shapes,
+    pool_kv_heads,
     train,
+    visible_keys,
 )
 
 ATTENTION_ONLY = DecoderConfig(vocab_size=7, n_ctx=6, d_model=8, n_heads=2, n_layers=2)
@@ -30,6 +32,17 @@ CONFIGS = {
         vocab_size=9, n_ctx=6, d_model=8, n_heads=4, n_layers=2, d_mlp=12, layer_norm=True, n_kv_heads=2
     ),
     "multi-query": DecoderConfig(vocab_size=6, n_ctx=6, d_model=6, n_heads=3, n_layers=1, n_kv_heads=1),
+    "rope+mlp+layer-norm+gqa": DecoderConfig(
+        vocab_size=8,
+        n_ctx=7,
+        d_model=16,
+        n_heads=4,
+        n_layers=2,
+        d_mlp=10,
+        layer_norm=True,
+        n_kv_heads=2,
+        positions="rope",
+    ),
     "positions-in-attention": DecoderConfig(
         vocab_size=7,
         n_ctx=6,
@@ -66,13 +79,25 @@ def torch_loss(torch, config, params, tokens):
         return F.layer_norm(x, (d,), W[name + ".gain"], W[name + ".bias"], eps=1e-5)
 
     in_attention = config.positions == "attention"
-    x = W["embed"][t] if in_attention else W["embed"][t] + W["pos_embed"][:n]
+    x = W["embed"][t] if config.positions != "residual" else W["embed"][t] + W["pos_embed"][:n]
+    # RoPE, RoFormer's interleaved pairs (x[2i], x[2i+1]) turned by position · 10000^(−2i/d_head)
+    angles = torch.arange(n, dtype=torch.float64)[:, None] * 10000.0 ** (
+        -torch.arange(0, dh, 2, dtype=torch.float64) / dh
+    )
+    cos, sin = torch.cos(angles), torch.sin(angles)
+
+    def rotate(x):
+        if config.positions != "rope":
+            return x
+        even, odd = x[..., 0::2], x[..., 1::2]
+        return torch.stack([even * cos - odd * sin, even * sin + odd * cos], dim=-1).flatten(-2)
+
     for layer in range(config.n_layers):
         p = f"layer{layer}."
         a = norm(x, p + "ln_attn") if config.layer_norm else x
         qk_in = a + W["pos_embed"][:n] if in_attention else a
-        q = (qk_in @ W[p + "W_q"]).view(B, n, H, dh).transpose(1, 2)
-        k = (qk_in @ W[p + "W_k"]).view(B, n, Hkv, dh).transpose(1, 2)
+        q = rotate((qk_in @ W[p + "W_q"]).view(B, n, H, dh).transpose(1, 2))
+        k = rotate((qk_in @ W[p + "W_k"]).view(B, n, Hkv, dh).transpose(1, 2))
         v = (a @ W[p + "W_v"]).view(B, n, Hkv, dh).transpose(1, 2)
         z = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=Hkv != H)
         x = x + z.transpose(1, 2).reshape(B, n, H * dh) @ W[p + "W_o"]
@@ -107,7 +132,9 @@ def test_loss_and_gradients_match_pytorch_autograd(kind, seed):
         np.testing.assert_allclose(grad, W[name].grad.numpy(), atol=1e-10, rtol=0, err_msg=f"{kind}: {name}")
 
 
-@pytest.mark.parametrize("kind", ["attention-only", "mlp+layer-norm+gqa", "positions-in-attention"])
+@pytest.mark.parametrize(
+    "kind", ["attention-only", "mlp+layer-norm+gqa", "positions-in-attention", "rope+mlp+layer-norm+gqa"]
+)
 def test_gradients_match_central_finite_differences(kind):
     config = CONFIGS[kind]
     params, tokens = random_setup(config, 7, batch=2, n=5)
@@ -259,11 +286,149 @@ def test_kv_cache_grows_one_row_per_token():
     cache = KVCache(config.n_layers)
     assert cache.length == 0 and cache.nbytes == 0
     K = np.ones((1, config.kv_heads, 3, config.d_head))
+    np.testing.assert_array_equal(cache.add_tokens(3), [0, 1, 2])
     keys, values = cache.append(0, K, 2 * K)
     assert cache.length == 3 and keys.shape == (1, 2, 3, 2)
+    np.testing.assert_array_equal(cache.add_tokens(1), [3])
     keys, values = cache.append(0, K[:, :, :1], 2 * K[:, :, :1])
     assert cache.length == 4 and values.shape == (1, 2, 4, 2)
-    assert cache.nbytes == 2 * 4 * 2 * 2 * 8
+    assert cache.nbytes == 2 * 4 * 2 * 2 * 8  # layer 0 only so far
+    cache.evict()  # no window: it keeps everything
+    assert cache.length == 4
+
+
+def test_a_rolling_cache_keeps_the_sinks_and_the_last_window_minus_one():
+    cache = KVCache(2, window=4, sinks=2)
+    for step in range(9):
+        cache.add_tokens(1)
+        for layer in range(2):
+            cache.append(layer, np.full((1, 1, 1, 2), float(step)), np.zeros((1, 1, 1, 2)))
+        assert cache.length == min(step + 1, 2 + 4)  # while the new token attends: sinks + window
+        cache.evict()
+        assert cache.length == min(step + 1, 2 + 4 - 1)
+    np.testing.assert_array_equal(cache.positions, [0, 1, 6, 7, 8])
+    np.testing.assert_array_equal(cache.keys[1][0, 0, :, 0], [0, 1, 6, 7, 8])
+    assert cache.seen == 9 and cache.nbytes == 2 * 2 * 1 * 2 * 8 * 5
+
+
+def test_visible_keys_is_the_window_and_the_sinks():
+    seen = visible_keys(np.arange(8), np.arange(8), window=3, sinks=2)
+    for i in range(8):
+        assert set(np.flatnonzero(seen[i])) == ({0, 1} | set(range(i - 2, i + 1))) & set(range(i + 1))
+    np.testing.assert_array_equal(visible_keys(np.arange(5), np.arange(5)), np.tri(5, dtype=bool))
+    np.testing.assert_array_equal(visible_keys([4], [0, 3, 4], window=2), [[False, True, True]])
+    with pytest.raises(ValueError, match="sinks=2 needs a window"):
+        visible_keys([1], [0], sinks=2)
+    with pytest.raises(ValueError, match="window must be at least 1"):
+        visible_keys([1], [0], window=0)
+
+
+@pytest.mark.parametrize("kind", ["rope+mlp+layer-norm+gqa", "mlp+layer-norm+gqa", "positions-in-attention"])
+@pytest.mark.parametrize(("window", "sinks"), [(None, 0), (3, 0), (3, 1), (4, 2)])
+def test_windowed_generation_with_and_without_the_cache_agree(kind, window, sinks):
+    config = CONFIGS[kind]
+    params, tokens = random_setup(config, 6, batch=2)
+    rope = config.positions == "rope"
+    n_new = 3 * config.n_ctx if rope else config.n_ctx - 3  # RoPE with a window: to any length
+    options = {"window": window, "sinks": sinks, "temperature": 1.0, "seed": 4, "return_trace": True}
+    cached, trace = generate(config, params, tokens[:, :3], n_new, **options)
+    recomputed, again = generate(config, params, tokens[:, :3], n_new, use_cache=False, **options)
+    np.testing.assert_array_equal(cached, recomputed)
+    np.testing.assert_allclose(trace.logits, again.logits, atol=1e-12)
+    assert len(trace.weights) == len(trace.key_positions) == n_new
+    for step, (keys, weights, other) in enumerate(
+        zip(trace.key_positions, trace.weights, again.weights, strict=True)
+    ):
+        i = 2 + step  # the query's position
+        expected = np.flatnonzero(visible_keys([i], np.arange(i + 1), window=window, sinks=sinks)[0])
+        np.testing.assert_array_equal(keys, expected)
+        np.testing.assert_array_equal(again.key_positions[step], expected)
+        assert weights.shape == (config.n_layers, 2, config.n_heads, len(expected))
+        np.testing.assert_allclose(weights.sum(axis=-1), 1.0)
+        np.testing.assert_allclose(weights, other, atol=1e-12)
+    longest = 2 + n_new if window is None else min(2 + n_new, sinks + window)
+    assert trace.cache_lengths.max() == longest
+    # the cache's bytes: 2 (K and V) · layers · batch · key/value heads · d_head · 8 bytes · tokens
+    per_token = 2 * config.n_layers * 2 * config.kv_heads * config.d_head * 8
+    np.testing.assert_array_equal(trace.cache_bytes, per_token * trace.cache_lengths)
+    assert again.cache_bytes is None
+    # the whole sequence with the same window and sinks gives each step's logits
+    logits = forward(config, params, cached, window=window, sinks=sinks).logits
+    np.testing.assert_allclose(logits[:, 2:-1].swapaxes(0, 1), trace.logits, atol=1e-10)
+
+
+def test_the_cache_bytes_follow_the_formula():
+    config = CONFIGS["rope+mlp+layer-norm+gqa"]
+    cache = KVCache(config.n_layers, window=4, sinks=1)
+    for _ in range(10):
+        cache.add_tokens(1)
+        for layer in range(config.n_layers):
+            new = np.zeros((1, config.kv_heads, 1, config.d_head))  # float64, as the decoder's
+            cache.append(layer, new, new)
+        formula = 2 * config.n_layers * config.kv_heads * config.d_head * 8 * cache.length
+        assert cache.nbytes == formula
+        cache.evict()
+    assert cache.length == 1 + 4 - 1
+
+
+def test_rope_runs_past_the_trained_context_and_learned_positions_do_not():
+    config = CONFIGS["rope+mlp+layer-norm+gqa"]
+    params, tokens = random_setup(config, 2, batch=1, n=3 * config.n_ctx)
+    out = forward(config, params, tokens)
+    assert out.logits.shape == (1, 3 * config.n_ctx, config.vocab_size)
+    # a score depends on the distance only: the same tokens later give the same logits (two layers
+    # with a window of 4 read 2 · 3 tokens back, so positions 16 and 20 see the same tokens)
+    repeated = np.concatenate([tokens[:, :5], np.tile(tokens[:, :4], 5)], axis=1)
+    logits = forward(config, params, repeated, window=4).logits
+    np.testing.assert_allclose(logits[:, 16], logits[:, 20], atol=1e-10)
+    assert not np.allclose(logits[:, 16], forward(config, params, repeated).logits[:, 16])
+    assert "pos_embed" not in params
+    with pytest.raises(ValueError, match="more than the model's n_ctx"):
+        loss_and_gradients(config, params, tokens)  # training stays within n_ctx
+    learned = CONFIGS["mlp+layer-norm+gqa"]
+    learned_params, _ = random_setup(learned, 2)
+    with pytest.raises(ValueError, match="more than the model's n_ctx"):
+        forward(learned, learned_params, np.zeros((1, learned.n_ctx + 1), dtype=int), window=3)
+
+
+def test_with_sinks_a_long_window_pass_equals_the_rolling_cache_and_differs_from_without():
+    config = CONFIGS["rope+mlp+layer-norm+gqa"]
+    params, tokens = random_setup(config, 3, batch=1, n=4 * config.n_ctx)
+    plain = next_token_losses(config, params, tokens, window=4)
+    sinks = next_token_losses(config, params, tokens, window=4, sinks=2)
+    dense = next_token_losses(config, params, tokens)
+    assert plain.shape == sinks.shape == dense.shape == (1, 4 * config.n_ctx - 1)
+    np.testing.assert_allclose(plain[:, :4], dense[:, :4])  # the first 4 queries see everything anyway
+    np.testing.assert_allclose(sinks[:, :6], dense[:, :6])
+    assert not np.allclose(sinks[:, 6:], plain[:, 6:])
+
+
+def test_pooling_key_value_heads():
+    config = CONFIGS["rope+mlp+layer-norm+gqa"].__class__(
+        **{**vars(CONFIGS["rope+mlp+layer-norm+gqa"]), "n_kv_heads": None}
+    )
+    params, tokens = random_setup(config, 8)
+    same_config, same = pool_kv_heads(config, params, config.n_heads)
+    assert same_config.kv_heads == config.n_heads
+    np.testing.assert_array_equal(
+        forward(same_config, same, tokens).logits, forward(config, params, tokens).logits
+    )
+    pooled_config, pooled = pool_kv_heads(config, params, 2)
+    assert pooled_config.kv_heads == 2 and pooled_config.n_heads == config.n_heads
+    dh = config.d_head
+    for w in ("W_k", "W_v"):
+        full = params[f"layer1.{w}"]
+        assert pooled[f"layer1.{w}"].shape == (config.d_model, 2 * dh)
+        # key/value head 1 of the pooled model is the mean of heads 2 and 3
+        np.testing.assert_allclose(
+            pooled[f"layer1.{w}"][:, dh : 2 * dh], (full[:, 2 * dh : 3 * dh] + full[:, 3 * dh : 4 * dh]) / 2
+        )
+    np.testing.assert_array_equal(pooled["layer0.W_q"], params["layer0.W_q"])
+    mqa_config, mqa = pool_kv_heads(pooled_config, pooled, 1)  # pooling twice = pooling all at once
+    np.testing.assert_allclose(mqa["layer0.W_k"], pool_kv_heads(config, params, 1)[1]["layer0.W_k"])
+    assert forward(mqa_config, mqa, tokens).logits.shape == (tokens.shape[0], config.n_ctx, config.vocab_size)
+    with pytest.raises(ValueError, match="n_kv_heads=3 must divide the model's 4 key/value heads"):
+        pool_kv_heads(config, params, 3)
 
 
 def test_training_lowers_the_loss_and_is_reproducible():
@@ -330,7 +495,12 @@ def test_training_that_diverges_says_so():
         ({"layer_norm": 1}, TypeError, "layer_norm must be True or False"),
         ({"n_kv_heads": 3, "n_heads": 4}, ValueError, "n_kv_heads=3 must divide n_heads=4"),
         ({"n_kv_heads": 0}, ValueError, "n_kv_heads must be at least 1"),
-        ({"positions": "rotary"}, ValueError, "positions must be 'residual' or 'attention', got 'rotary'"),
+        (
+            {"positions": "rotary"},
+            ValueError,
+            r"positions must be one of \('residual', 'attention', 'rope'\)",
+        ),
+        ({"positions": "rope", "d_model": 6}, ValueError, "d_head = d_model // n_heads must be even"),
     ],
 )
 def test_bad_configs_name_the_field(fields, error, message):
@@ -404,6 +574,10 @@ def test_bad_arguments_are_named():
         generate(ATTENTION_ONLY, params, [1, 9], 1)
     with pytest.raises(ValueError, match="temperature must be 0"):
         generate(ATTENTION_ONLY, params, [1], 1, temperature=-1.0)
+    with pytest.raises(ValueError, match="sinks=1 needs a window"):
+        generate(ATTENTION_ONLY, params, [1], 1, sinks=1)
+    with pytest.raises(ValueError, match="positions='rope' does not"):
+        generate(ATTENTION_ONLY, params, [1, 2], 5, window=2)
     with pytest.raises(TypeError, match="use_cache must be True or False"):
         generate(ATTENTION_ONLY, params, [1], 1, use_cache="yes")
     with pytest.raises(TypeError, match="n_new must be a whole number"):

@@ -133,3 +133,99 @@ def test_counter_names_bad_arguments(change, words):
     args |= {name: np.ones((4, 4)) for name in ("W_q", "W_k", "W_v", "W_o")}
     with pytest.raises(ValueError, match=words):
         counted_multi_head_attention(**(args | change))
+
+
+# --- grouped-query attention: n_kv_heads ----------------------------------------------------------
+
+# (n_q, n_k, d_model, d_kv, n_heads, n_kv_heads, d_k, d_v, d_out)
+GQA_SHAPES = [
+    (3, 3, 4, 4, 2, 1, 2, 2, 4),
+    (2, 5, 3, 2, 4, 2, 1, 2, 5),
+    (4, 2, 6, 5, 6, 3, 2, 1, 3),
+    (3, 4, 8, 8, 4, 1, 2, 2, 8),
+]
+
+
+@pytest.mark.parametrize("shape", GQA_SHAPES, ids=["x".join(map(str, s)) for s in GQA_SHAPES])
+def test_grouped_formula_equals_measured_and_the_counter_computes_grouped_attention(shape):
+    n_q, n_k, d_model, d_kv, n_heads, n_kv_heads, d_k, d_v, d_out = shape
+    rng = np.random.default_rng(sum(shape))
+    X_q, X_kv = rng.normal(size=(n_q, d_model)), rng.normal(size=(n_k, d_kv))
+    W = {
+        "W_q": rng.normal(size=(d_model, n_heads * d_k)),
+        "W_k": rng.normal(size=(d_kv, n_kv_heads * d_k)),
+        "W_v": rng.normal(size=(d_kv, n_kv_heads * d_v)),
+        "W_o": rng.normal(size=(n_heads * d_v, d_out)),
+    }
+    out, w, measured = counted_multi_head_attention(X_q, X_kv, **W, n_heads=n_heads, n_kv_heads=n_kv_heads)
+    formula = multi_head_operation_counts(
+        n_q, n_k, d_model, n_heads=n_heads, n_kv_heads=n_kv_heads, d_k=d_k, d_v=d_v, d_kv=d_kv, d_out=d_out
+    )
+    assert {s: dict(c) for s, c in formula.steps.items()} == {s: dict(c) for s, c in measured.steps.items()}
+    expected_out, expected_w = multi_head_attention(X_q, X_kv, **W, n_heads=n_heads, n_kv_heads=n_kv_heads)
+    np.testing.assert_allclose(out, expected_out, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(w, expected_w, rtol=1e-12, atol=1e-12)
+    counts = multi_head_parameter_counts(
+        d_model, n_heads=n_heads, n_kv_heads=n_kv_heads, d_k=d_k, d_v=d_v, d_kv=d_kv, d_out=d_out
+    )
+    assert {name: counts[name] for name in W} == {name: W[name].size for name in W}
+
+
+def test_grouped_heads_shrink_only_the_key_and_value_projections():
+    plain = multi_head_operation_counts(16, 16, 64, n_heads=8)
+    grouped = multi_head_operation_counts(16, 16, 64, n_heads=8, n_kv_heads=2)
+    for step in MULTI_HEAD_STEPS:
+        shrinks = step in ("K = X_kv W_k", "V = X_kv W_v")
+        assert (grouped.steps[step] == plain.steps[step]) != shrinks, step
+    assert (
+        grouped.steps["K = X_kv W_k"]["multiplications"] * 4 == plain.steps["K = X_kv W_k"]["multiplications"]
+    )
+    assert multi_head_parameter_counts(64, n_heads=8, n_kv_heads=2)["total"] == 2 * 64**2 + 2 * 64**2 // 4
+    assert multi_head_parameter_counts(64, n_heads=8, n_kv_heads=None) == multi_head_parameter_counts(
+        64, n_heads=8
+    )
+
+
+@pytest.mark.parametrize(("d_model", "n_heads", "n_kv_heads"), [(64, 8, 2), (48, 4, 1), (32, 4, 4)])
+def test_grouped_parameter_count_equals_a_llama_attention_layer(d_model, n_heads, n_kv_heads):
+    torch = pytest.importorskip("torch", reason="pip install -r requirements-torch.txt")
+    transformers = pytest.importorskip("transformers", reason="pip install -r requirements-torch.txt")
+    config = transformers.LlamaConfig(
+        hidden_size=d_model, num_attention_heads=n_heads, num_key_value_heads=n_kv_heads, num_hidden_layers=1
+    )
+    with torch.device("meta"):
+        layer = transformers.models.llama.modeling_llama.LlamaAttention(config, layer_idx=0)
+    measured = sum(p.numel() for p in layer.parameters())
+    assert multi_head_parameter_counts(d_model, n_heads=n_heads, n_kv_heads=n_kv_heads)["total"] == measured
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "message"),
+    [
+        (
+            lambda: multi_head_operation_counts(3, 3, 8, n_heads=4, n_kv_heads=3),
+            ValueError,
+            "n_kv_heads=3 does not",
+        ),
+        (
+            lambda: multi_head_parameter_counts(8, n_heads=4, n_kv_heads=0),
+            ValueError,
+            "n_kv_heads must be at",
+        ),
+        (
+            lambda: multi_head_parameter_counts(8, n_heads=4, n_kv_heads=2.0),
+            TypeError,
+            "n_kv_heads must be a",
+        ),
+        (
+            lambda: counted_multi_head_attention(
+                *[np.ones((2, 4))] * 2, *[np.ones((4, 4))] * 4, n_heads=2, n_kv_heads=4
+            ),
+            ValueError,
+            "n_kv_heads=4 does not divide n_heads=2",
+        ),
+    ],
+)
+def test_grouped_bad_arguments_are_named(call, error, message):
+    with pytest.raises(error, match=message):
+        call()

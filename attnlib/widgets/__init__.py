@@ -11,6 +11,7 @@
     widgets.online_softmax_explorer()  # lesson 12: one query row read block by block
     widgets.head_explorer()         # lesson 13: every head of a real model (all-MiniLM-L6-v2)
     widgets.induction_replay(...)   # lesson 14: a two-layer decoder's heads while it trains
+    widgets.GenerationExplorer.for_text_model()  # lesson 15: generation, the KV cache, windows, sinks
 
 Each explorer is an `anywidget <https://anywidget.dev>`_ (an ipywidgets ``DOMWidget``): displaying
 it shows native sliders (keyboard-operable) and an SVG picture, the same panels, titles, labels
@@ -48,8 +49,8 @@ How they work
   ``ScalingExplorer.d_k``, ``.seed``; every explorer's ``style_name`` ("light"/"dark"; not
   ``style``, which ipywidgets reserves). Computed by Python and synced: ``ScalingExplorer.table``
   (every d_k of a draw), ``TrainingReplay.table``, ``HeadExplorer.sentences``,
-  ``OnlineSoftmaxExplorer.tables``. The playground and the two-head explorer share their
-  embedding traits (:class:`attnlib.widgets.sliders.EmbeddingExplorer`).
+  ``OnlineSoftmaxExplorer.tables``, ``GenerationExplorer.runs``. The playground and the two-head
+  explorer share their embedding traits (:class:`attnlib.widgets.sliders.EmbeddingExplorer`).
 - **In the page** every control is a native ``<input type="range">`` (or checkbox, select,
   button) marked ``data-control``, and every number drawn is an SVG ``<text>`` whose
   ``data-quantity``, ``data-row``, ``data-col`` and ``data-value`` (the full value) say what it
@@ -63,6 +64,7 @@ from __future__ import annotations
 
 from attnlib.plots import score_limits, similarity_limits
 from attnlib.widgets.base import Explorer
+from attnlib.widgets.generation import GenerationExplorer
 from attnlib.widgets.heads import HeadExplorer, head_explorer
 from attnlib.widgets.induction_replay import InductionReplay, induction_replay
 from attnlib.widgets.multihead import MultiHeadExplorer, multi_head_explorer
@@ -76,6 +78,7 @@ from attnlib.widgets.training import TrainingReplay, training_replay
 
 __all__ = [
     "Explorer",
+    "GenerationExplorer",
     "HeadExplorer",
     "InductionReplay",
     "MultiHeadExplorer",

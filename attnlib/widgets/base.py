@@ -33,7 +33,8 @@ def theme(style: str) -> dict[str, Any]:
         ``background``, ``text``, ``edge``, ``tick``, ``grid`` (hex colours of the style),
         ``annotationDark`` and ``annotationLight`` (the numbers on cells), ``palette`` (Okabe–Ito,
         one colour per arrow), ``raw`` and ``scaled`` (:data:`~attnlib.plots.RAW_COLOR`,
-        :data:`~attnlib.plots.SCALED_COLOR`), ``runningMaximum`` (the palette's ``"running maximum"``).
+        :data:`~attnlib.plots.SCALED_COLOR`), ``runningMaximum``, ``query`` and ``key`` (the
+        palette's ``"running maximum"``, ``"query"`` and ``"key"``).
     """
     plots.check_style(style)
     rc = plots.STYLES[style]
@@ -53,6 +54,8 @@ def theme(style: str) -> dict[str, Any]:
         "raw": plots.RAW_COLOR,
         "scaled": plots.SCALED_COLOR,
         "runningMaximum": plots.color("running maximum"),
+        "query": plots.color("query"),
+        "key": plots.color("key"),
     }
 
 

@@ -13,24 +13,30 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 from multihead_fixtures import multihead_cases
 
 from attnlib import plots
 from attnlib.core import attention_steps, causal_mask, default_scale, softmax
+from attnlib.decoder import DecoderConfig, init_parameters
 from attnlib.plots.rotary import ROPE_KEY, ROPE_QUERY
 from attnlib.positions import rope, rope_frequencies
 from attnlib.projection import qkv
 from attnlib.scaling import D_K_VALUES, entropy, random_queries_keys
 from attnlib.similarity import similarity
+from attnlib.text_model import Vocabulary
 from attnlib.training import Model, token_labels, train
 from attnlib.widgets.base import colormap_table, theme
+from attnlib.widgets.generation import GenerationExplorer
 from attnlib.widgets.induction_replay import replay_from_snapshots
 from attnlib.widgets.scaling import scaling_table
 from attnlib.widgets.training import replay_table
 
 SEED = 20261123
+#: The characters of the generation fixture's vocabulary (with the rare symbol, as lesson 15's model).
+GENERATION_CHARS = "abcehst .¤"
 
 
 def listed(array: np.ndarray) -> list:
@@ -245,6 +251,7 @@ def fixtures() -> dict:
         "rope": rope_cases(),
         "trainingReplay": training_replay_case(),
         "inductionReplay": induction_replay_case(),
+        "generation": generation_case(),
     }
 
 
@@ -272,6 +279,22 @@ def induction_replay_case() -> dict:
     names = ("table", "loss_steps", "loss_first", "loss_second", "chance", "tokens", "repeat_start")
     state = {name: getattr(replay, name) for name in names}
     replay.close()
+    return state
+
+
+def generation_case() -> dict:
+    """Two prompts of a small decoder with rotary positions and random weights, generated with the
+    full cache, a window of 5 and the window with 2 sinks, as lesson 15's explorer receives them."""
+    config = DecoderConfig(
+        vocab_size=len(GENERATION_CHARS) + 1, n_ctx=16, d_model=16, n_heads=2, n_layers=2, positions="rope"
+    )
+    params = {name: 4 * value for name, value in init_parameters(config, seed=5).items()}
+    model = SimpleNamespace(config=config, params=params, vocabulary=Vocabulary(GENERATION_CHARS))
+    settings = [{"window": None, "sinks": 0}, {"window": 5, "sinks": 0}, {"window": 5, "sinks": 2}]
+    explorer = GenerationExplorer.for_text_model(model, ["the ", "a cat"], n_new=10, settings=settings)
+    names = ("runs", "settings", "n_new", "n_layers", "n_heads", "bytes_per_position", "decimals")
+    state = {name: getattr(explorer, name) for name in names}
+    explorer.close()
     return state
 
 

@@ -43,8 +43,10 @@ const MIN_SCALE = 11 / 12;
  * viewBox, which the explorer may change), each
  * an image with a <title> and <desc>, side by side while they fit and stacked below each other
  * where they do not. Each element drawn goes to the region that holds the centre of its box.
+ * `say(before, after)` makes the live region's sentence from the numbers drawn before and after a
+ * move (by default a11y.announcement: the number that moved most).
  */
-export function explorerRoot(el, kind, width, height, label, regions = null) {
+export function explorerRoot(el, kind, width, height, label, regions = null, say = announcement) {
   const controls = html("div", { class: "attnlib-controls" });
   const message = html("div", { class: "attnlib-message", role: "status" });
   const svg = document.createElementNS(SVG_NS, "svg");
@@ -116,7 +118,7 @@ export function explorerRoot(el, kind, width, height, label, regions = null) {
     }
     clearTimeout(timer);
     timer = setTimeout(() => {
-      const sentence = announcement(said, drawn);
+      const sentence = say(said, drawn);
       said = drawn;
       if (moved) live.textContent = sentence || "No number shown changed.";
       moved = false;
