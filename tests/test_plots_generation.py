@@ -51,10 +51,10 @@ def test_the_cache_growth_says_where_each_cache_outgrows_its_weights():
     configs = {"small": (2048.0, 2**20), "big": (2**19, 13.5e9)}
     fig = figures.cache_growth_figure(configs, max_tokens=4096)
     text = plots.description(fig).text
-    assert "small: 2 KiB per token, outgrows its weights (1 MiB) at 512 tokens." in text
+    assert "small: 2 KiB per token, outgrows its weights (1 MiB) at 513 tokens." in text
     assert "big: 512 KiB per token, stays under its weights (12.6 GiB) up to 4096 tokens." in text
     (table,) = plots.description(fig).tables
-    assert table.rows == ("small", "big") and table.cells[1] == ("512 KiB", "12.6 GiB", "25749")
+    assert table.rows == ("small", "big") and table.cells[1] == ("512 KiB", "12.6 GiB", "25750")
 
 
 def test_a_sliding_window_keeps_the_cache_under_the_weights():
@@ -67,7 +67,7 @@ def test_a_sliding_window_keeps_the_cache_under_the_weights():
         "windowed: 2 KiB per token, stays under its weights (1 MiB): its window keeps at most 256 tokens."
         in text
     )
-    assert "long window: 2 KiB per token, outgrows its weights (1 MiB) at 512 tokens." in text
+    assert "long window: 2 KiB per token, outgrows its weights (1 MiB) at 513 tokens." in text
     assert plots.description(fig).tables[0].cells[0][2] == "never (window of 256)"
     with pytest.raises(ValueError, match="not in configs"):
         figures.cache_growth_figure(configs, max_tokens=4096, windows={"other": 4})

@@ -16,7 +16,6 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
-from attnlib.plots.artists import number
 from attnlib.plots.descriptions import Table, describe, join_sentences
 from attnlib.plots.palette import color, ordered
 from attnlib.plots.styles import RAW_HATCH, STYLES, figure, style_context
@@ -195,11 +194,11 @@ def cache_growth_figure(
             label = f"{name}: cache" + (f" (window {most})" if name in kept else "")
             ax.loglog(tokens, np.minimum(tokens, most) * per_token, color=colour, label=label)
             ax.axhline(weights, color=colour, linestyle="--", linewidth=1)
-            crossing = weights / per_token
+            crossing = int(weights // per_token) + 1  # the first whole token count past the weights
             if crossing <= min(top, most):
                 ax.plot(crossing, weights, marker=marker, color=colour, markersize=8, linestyle="none")
-                where = f"outgrows its weights ({size_text(weights)}) at {number(crossing)} tokens"
-                at = number(crossing)
+                where = f"outgrows its weights ({size_text(weights)}) at {crossing} tokens"
+                at = str(crossing)
             elif name in kept:
                 where = (
                     f"stays under its weights ({size_text(weights)}): its window keeps at most {most} tokens"
@@ -207,7 +206,7 @@ def cache_growth_figure(
                 at = f"never (window of {most})"
             else:
                 where = f"stays under its weights ({size_text(weights)}) up to {top} tokens"
-                at = number(crossing)
+                at = str(crossing)
             said.append(f"{name}: {size_text(per_token)} per token, {where}")
             rows.append((name, (size_text(per_token), size_text(weights), at)))
         ax.set_xlabel("tokens of context (one sequence)")
@@ -223,7 +222,7 @@ def cache_growth_figure(
     )
     table = Table(
         caption="Cache per token, weights, and the context where the cache outgrows the weights",
-        columns=("cache per token", "weights", "tokens where cache = weights"),
+        columns=("cache per token", "weights", "cache > weights from (tokens)"),
         rows=tuple(name for name, _ in rows),
         cells=tuple(cells for _, cells in rows),
         corner="model",
