@@ -16,6 +16,13 @@ scores it computes, and those a causal mask lets it skip) are formulas; :func:`p
 measures, with :mod:`tracemalloc`, the peak memory a call allocates. And what FlashAttention
 saves: :func:`hbm_traffic` (the numbers moved between a GPU's large memory and its on-chip one,
 as formulas) and :func:`counted_hbm_traffic` (the same loops run, counting every move).
+
+For generating text (lesson 15), the sizes of a decoder in a :class:`DecoderShape`:
+:func:`kv_cache_bytes` (the keys and values kept per token), :func:`llama_parameter_counts` (the
+parameters of a Llama-style decoder) and :func:`kv_cache_outgrows_weights` (the context at which the
+cache passes the weights); :func:`decoder_pass_multiplications` and :func:`generation_multiplications`
+(the attention's multiplications to generate token by token, with and without a KV cache) are
+formulas, and :func:`counted_generation` measures them on an attention-only decoder.
 """
 
 from __future__ import annotations

@@ -6,12 +6,22 @@ With row vectors times matrices, as in the other lessons, and ``x`` the residual
     for each layer:
         a = LN(x) if layer_norm else x
         Q, K, V = a W_q, a W_k, a W_v, split into heads            (B, H, n, d_head), (B, H_kv, n, d_head)
-                  (positions="attention": x = embed[tokens], and Q, K read a + pos_embed instead)
-        z_h = attention(Q_h, K_g(h), V_g(h), causal)               query head h reads key/value head
-                                                                   g(h) = h // (H / H_kv)
+                  (positions="attention": x = embed[tokens], and Q, K read a + pos_embed instead;
+                   positions="rope": x = embed[tokens], and Q, K are rotated by their positions)
+        z_h = attention(Q_h, K_g(h), V_g(h), mask)                 query head h reads key/value head
+                                                                   g(h) = h // (H / H_kv); the mask
+                                                                   is causal, or a window + sinks
         x = x + concat(z_1 … z_H) W_o                              each head writes z_h W_o^h
         if d_mlp:  x = x + GELU(LN(x) W_in + b_in) W_out + b_out   (LN only if layer_norm)
     logits = (LN(x) if layer_norm else x) unembed                  (B, n, vocab)
+
+Generation (:func:`generate`) keeps each layer's keys and values in a :class:`KVCache`; with a
+``window`` and ``sinks`` the cache rolls (StreamingLLM, Xiao et al. 2023): it keeps the first
+``sinks`` tokens and the latest ones, and with RoPE each key is rotated by its place in the cache,
+so a model with ``positions="rope"`` can write past ``n_ctx`` without meeting a distance longer
+than ``sinks + window − 1``. :func:`forward` with the same ``window`` and ``sinks`` computes the
+same thing over a whole sequence. :func:`pool_kv_heads` turns a model's key/value heads into
+fewer by averaging (grouped-query attention, Ainslie et al. 2023).
 
 The loss is the mean next-token cross-entropy: positions ``0 … n−2`` predict tokens ``1 … n−1``.
 :func:`loss_and_gradients` runs the chain rule backwards through every step above, the attention
@@ -22,7 +32,7 @@ The parameters are a dict of arrays named for what they are (:func:`parameter_sh
 for a config)::
 
     embed                  (vocab_size, d_model)       one row per token
-    pos_embed              (n_ctx, d_model)            one learned row per position
+    pos_embed              (n_ctx, d_model)            one learned row per position (not with RoPE)
     layer{l}.W_q           (d_model, n_heads·d_head)   the heads' query columns, head h = columns
                                                        h·d_head … (h+1)·d_head − 1
     layer{l}.W_k, .W_v     (d_model, n_kv_heads·d_head)
@@ -446,6 +456,13 @@ def visible_keys(
     The rows and columns of :func:`attnlib.core.causal_mask` with that ``window`` and those
     ``sinks`` (query ``i`` sees key ``j ≤ i`` when ``j > i − window`` or ``j < sinks``): the mask
     of a pass over the whole sequence, or of new tokens over what a rolling cache still holds.
+
+    Examples
+    --------
+    The token at position 6 with a window of 3 and one sink:
+
+    >>> visible_keys([6], range(7), window=3, sinks=1).astype(int)
+    array([[1, 0, 0, 0, 1, 1, 1]])
     """
     w, s = _window(window, sinks)
     q = np.asarray(query_positions, dtype=np.int64)

@@ -12,7 +12,7 @@
 - :func:`held_out_loss`, :func:`pooled_kv_losses`, :func:`long_text_losses`: the numbers lesson 15
   measures: the loss on the held-out text as trained, with grouped-query attention made by
   pooling heads, and past the trained context with a dense cache, a sliding window, and a
-  window with sinks.
+  window with sinks; :func:`first_token_weights`: how much each head rests on ``BOS``.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ import numpy.typing as npt
 from attnlib.decoder import (
     DecoderConfig,
     check_parameters,
+    forward,
     generate,
     next_token_losses,
     pool_kv_heads,
@@ -49,6 +50,7 @@ __all__ = [
     "TextModel",
     "Vocabulary",
     "corpus_from_text",
+    "first_token_weights",
     "held_out_batch",
     "held_out_loss",
     "load_corpus",
@@ -150,6 +152,14 @@ class Vocabulary:
     ----------
     chars : str
         The characters, id ``1 + i`` for ``chars[i]``; :data:`RARE` among them.
+
+    Examples
+    --------
+    >>> vocabulary = Vocabulary("ab ¤")
+    >>> vocabulary.encode("a c")
+    array([0, 1, 3, 4])
+    >>> vocabulary.decode([0, 1, 3, 4])
+    'a ¤'
     """
 
     chars: str
@@ -349,6 +359,22 @@ def pooled_kv_losses(
         config, params = pool_kv_heads(c, model.params, count)
         losses[int(count)] = float(next_token_losses(config, params, batch).mean())
     return losses
+
+
+def first_token_weights(model: TextModel, corpus: Corpus | None = None) -> np.ndarray:
+    """Each head's mean attention weight on the first token (``BOS``), over the held-out sequences.
+
+    The queries at positions ``1 … n_ctx − 1`` are averaged (position 0 can only see itself). A
+    head that parks its weight on ``BOS`` when nothing else matches uses it as an attention sink.
+
+    Returns
+    -------
+    (n_layers, n_heads)
+    """
+    texts = (corpus or load_corpus()).held_out
+    batch = held_out_batch(model.vocabulary, texts, model.config.n_ctx)
+    weights = forward(model.config, model.params, batch).weights  # (layers, B, heads, n, n)
+    return weights[:, :, :, 1:, 0].mean(axis=(1, 3))
 
 
 @dataclass(frozen=True)

@@ -44,6 +44,7 @@ else:
     ODD += [torch.ones(2, 2, requires_grad=True), torch.ones(2, 2), torch.tensor(0.5)]
 
 MATRIX = np.ones((2, 2))
+SHAPE = counting.DecoderShape(n_layers=2, d_model=4, n_heads=2, d_mlp=0, vocab=3)
 CALLS: dict[str, tuple[Callable[..., object], int]] = {
     "softmax": (core.softmax, 2),
     "default_scale": (core.default_scale, 1),
@@ -64,6 +65,24 @@ CALLS: dict[str, tuple[Callable[..., object], int]] = {
     "counted_attention-stable": (lambda s: counting.counted_attention(MATRIX, MATRIX, MATRIX, stable=s), 1),
     "operation_counts": (lambda n_q, n_k: counting.operation_counts(n_q, n_k, 2, 2), 2),
     "operation_counts-stable": (lambda s: counting.operation_counts(1, 2, 2, 2, stable=s), 1),
+    "DecoderShape": (
+        lambda L, d: counting.DecoderShape(n_layers=L, d_model=d, n_heads=1, d_mlp=0, vocab=2),
+        2,
+    ),
+    "kv_cache_bytes": (lambda n, b: counting.kv_cache_bytes(SHAPE, n, bytes_per_number=b), 2),
+    "kv_cache_bytes-window": (
+        lambda w, s: counting.kv_cache_bytes(SHAPE, 9, bytes_per_number=2, window=w, sinks=s),
+        2,
+    ),
+    "decoder_pass_multiplications": (lambda m, t: counting.decoder_pass_multiplications(SHAPE, m, t), 2),
+    "generation_multiplications": (
+        lambda n, p: counting.generation_multiplications(SHAPE, n, prompt=p, cache=True),
+        2,
+    ),
+    "kv_cache_outgrows_weights": (
+        lambda p, b: counting.kv_cache_outgrows_weights(SHAPE, parameters=p, bytes_per_number=b),
+        2,
+    ),
     "entropy": (scaling.entropy, 2),
     "softmax_jacobian": (scaling.softmax_jacobian, 1),
     "softmax_jacobian_norm": (scaling.softmax_jacobian_norm, 1),

@@ -7,11 +7,12 @@ table of mistakes (:data:`ATTENTION_MISTAKES`, :data:`SCALE_MISTAKES`, :data:`CO
 :data:`SHIFT_MISTAKES`, :data:`VALUE_ROTATION_MISTAKES`; lesson 11's
 gradient tables in :mod:`attnlib.checks.gradients`; lesson 12's :data:`MEMORY_MISTAKES`,
 :data:`RESCALE_MISTAKES`, :data:`SKIP_MISTAKES`; lesson 14's :data:`ROLE_MISTAKES`,
-:data:`POSITION_MISTAKES`, :data:`NEXT_TOKEN_MISTAKES`): each row *makes* its mistake on the exercise's
-inputs (the softmax over the wrong axis, the scale after the softmax, ``K`` used for ``V``, ...)
-and, when the result equals the learner's answer, the message names that mistake. Messages never
-show a number of the right answer, so the learner can try again. End a notebook cell with a check
-to see its verdict:
+:data:`POSITION_MISTAKES`, :data:`NEXT_TOKEN_MISTAKES`; lesson 15's :data:`CACHE_MISTAKES`,
+:data:`CACHED_SCORES_MISTAKES`, :data:`KV_HEAD_MISTAKES`, :data:`GROUP_MISTAKES`): each row
+*makes* its mistake on the exercise's inputs (the softmax over the wrong axis, the scale after the
+softmax, ``K`` used for ``V``, ...) and, when the result equals the learner's answer, the message
+names that mistake. Messages never show a number of the right answer, so the learner can try
+again. End a notebook cell with a check to see its verdict:
 
 >>> from attnlib import checks
 >>> checks.check_value(12, 12, name="n_q · n_k")
@@ -34,6 +35,16 @@ Numbers computed by hand are compared with a tolerance: ``decimals=2`` accepts a
 
 from attnlib.checks.attention import ATTENTION_MISTAKES, check_attention
 from attnlib.checks.counts import COUNT_MISTAKES, COUNTING_CONVENTION, check_operation_counts
+from attnlib.checks.generation import (
+    CACHE_MISTAKES,
+    CACHED_SCORES_MISTAKES,
+    GROUP_MISTAKES,
+    KV_HEAD_MISTAKES,
+    check_cached_scores,
+    check_kv_cache_bytes,
+    check_kv_head_of_query_heads,
+    check_query_heads_of_kv_head,
+)
 from attnlib.checks.gradients import (
     DIRECTION_MISTAKES,
     SOFTMAX_GRADIENT_MISTAKES,
@@ -74,10 +85,14 @@ from attnlib.checks.values import check_shape, check_value
 
 __all__ = [
     "ATTENTION_MISTAKES",
+    "CACHED_SCORES_MISTAKES",
+    "CACHE_MISTAKES",
     "CAUSAL_MISTAKES",
     "COUNTING_CONVENTION",
     "COUNT_MISTAKES",
     "DIRECTION_MISTAKES",
+    "GROUP_MISTAKES",
+    "KV_HEAD_MISTAKES",
     "MEMORY_MISTAKES",
     "NEXT_TOKEN_MISTAKES",
     "PADDING_MISTAKES",
@@ -94,12 +109,16 @@ __all__ = [
     "CheckResult",
     "Mistake",
     "check_attention",
+    "check_cached_scores",
     "check_causal_mask",
     "check_head_roles",
     "check_induction_position",
+    "check_kv_cache_bytes",
+    "check_kv_head_of_query_heads",
     "check_next_token",
     "check_operation_counts",
     "check_padding_mask",
+    "check_query_heads_of_kv_head",
     "check_rescale_factor",
     "check_rotated_values",
     "check_scale",
