@@ -140,3 +140,25 @@ def test_the_position_losses_name_bad_input(kwargs, match):
     arguments = {"curves": {"a": np.ones(20)}, "n_ctx": 10, **kwargs}
     with pytest.raises(ValueError, match=match):
         figures.position_losses_figure(**arguments)
+
+
+def test_the_step_weights_name_each_heads_heaviest_key_and_the_first_keys_weight():
+    rng = np.random.default_rng(4)
+    keys = np.array([0, 1, 5, 6, 7])  # two sinks, then a window of three
+    weights = rng.dirichlet(np.ones(keys.size), size=(2, 2))  # (layers, heads, keys)
+    fig = figures.step_weights_figure(weights, keys, "ab cdefg", sinks=2)
+    text = plots.description(fig).text
+    assert "query at position 7 over the 5 cached keys at positions 0 to 7, the first 2 kept as sinks" in text
+    assert (
+        f"The mean weight on position 0, the first key in the cache, is {weights[..., 0].mean():.2f}." in text
+    )
+    k = int(weights[1, 0].argmax())
+    assert f"layer 1, head 0: most on position {keys[k]} ({weights[1, 0, k]:.2f})" in text
+    (table,) = plots.description(fig).tables
+    assert table.columns[2] == "5 e" and table.cells[3][4] == f"{weights[1, 1, 4]:.2f}"
+    with pytest.raises(ValueError, match="increasing whole numbers"):
+        figures.step_weights_figure(weights, keys[::-1], "ab cdefg")
+    with pytest.raises(ValueError, match="n_layers, n_heads, L_k"):
+        figures.step_weights_figure(weights[0], keys, "ab cdefg")
+    with pytest.raises(ValueError, match="holding every key position"):
+        figures.step_weights_figure(weights, keys, "abc")

@@ -27,6 +27,7 @@ __all__ = [
     "position_losses_figure",
     "score_rows_figure",
     "size_text",
+    "step_weights_figure",
 ]
 
 _UNITS = ("bytes", "KiB", "MiB", "GiB", "TiB")
@@ -379,4 +380,83 @@ def position_losses_figure(
         corner="setting",
     )
     describe(fig, text, [table])
+    return fig
+
+
+#: How a character is written under a column: a space, a newline and a tab made visible.
+_SHOWN = {" ": "␣", "\n": "↵", "\t": "⇥"}
+
+
+def step_weights_figure(
+    weights: npt.ArrayLike,
+    key_positions: npt.ArrayLike,
+    text: str,
+    *,
+    sinks: int = 0,
+    style: str = "light",
+) -> Figure:
+    """Every head's weights of one new query over the keys its cache holds, one row per head.
+
+    Parameters
+    ----------
+    weights : (n_layers, n_heads, L_k)
+        The new query's attention weights over the cached keys (each row sums to 1).
+    key_positions : (L_k,) int
+        Where each cached key sits in the text, increasing; the last is the query's own position.
+    text : str
+        The text so far, one character per position (the characters under the columns).
+    sinks : int
+        How many of the first positions are attention sinks (labelled under their columns).
+    style : {"light", "dark"}
+    """
+    w = as_real_array(weights, "weights", dtype=np.float64)
+    if w.ndim != 3 or w.shape[-1] < 1:
+        raise ValueError(f"weights must have shape (n_layers, n_heads, L_k), got {w.shape}")
+    keys = np.asarray(key_positions)
+    if keys.shape != (w.shape[-1],) or keys.dtype.kind not in "iu" or np.any(np.diff(keys) <= 0):
+        raise ValueError(
+            f"key_positions must be {w.shape[-1]} increasing whole numbers, one per key, got {keys!r}"
+        )
+    if not isinstance(text, str) or keys[0] < 0 or keys[-1] >= len(text):
+        raise ValueError(f"text must be a str holding every key position (0 … {keys[-1]}), got {text!r}")
+    n_sinks = as_positive_int(sinks, "sinks", minimum=0)
+    n_layers, n_heads, n_keys = w.shape
+    rows = w.reshape(n_layers * n_heads, n_keys)
+    labels = [f"layer {layer}, head {head}" for layer in range(n_layers) for head in range(n_heads)]
+    fig, axes = figure(1, 1, figsize=(min(2.0 + 0.22 * n_keys, 12.0), 0.32 * len(labels) + 1.8), style=style)
+    ax = axes[0, 0]
+    query = int(keys[-1])
+    with style_context(style):
+        image = ax.imshow(rows, cmap="viridis", vmin=0.0, vmax=1.0, aspect="auto")
+        ax.set_yticks(range(len(labels)), labels, fontsize=8)
+        ticks = [
+            f"{_SHOWN.get(text[p], text[p])}\n{p}" + ("\nsink" if p < n_sinks else "") for p in keys.tolist()
+        ]
+        ax.set_xticks(range(n_keys), ticks, fontsize=7)
+        ax.set_xlabel("cached key: its character and position")
+        ax.set_title(f"The new query at position {query}: its weights over the {n_keys} keys in the cache")
+        fig.colorbar(image, ax=ax, label="weight", fraction=0.03)
+    heaviest = rows.argmax(axis=1)
+    said = [
+        f"{label}: most on position {int(keys[k])} ({rows[i, k]:.2f})"
+        for i, (label, k) in enumerate(zip(labels, heaviest, strict=True))
+    ]
+    first = rows[:, 0].mean()
+    text_alt = join_sentences(
+        [
+            f"A heatmap of {len(labels)} heads' weights of the query at position {query} over the {n_keys} "
+            f"cached keys at positions {int(keys[0])} to {query}"
+            + (f", the first {n_sinks} kept as sinks" if n_sinks else ""),
+            f"The mean weight on position {int(keys[0])}, the first key in the cache, is {first:.2f}",
+            "; ".join(said),
+        ]
+    )
+    table = Table(
+        caption=f"Weights of the query at position {query} (2 decimals)",
+        columns=tuple(f"{int(p)} {_SHOWN.get(text[int(p)], text[int(p)])}" for p in keys),
+        rows=tuple(labels),
+        cells=tuple(tuple(f"{v:.2f}" for v in row) for row in rows),
+        corner="head \\ key",
+    )
+    describe(fig, text_alt, [table])
     return fig
