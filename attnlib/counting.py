@@ -1012,6 +1012,17 @@ def kv_cache_bytes(
     Returns
     -------
     int
+
+    Examples
+    --------
+    Llama 2 7B (32 layers of 32 key/value heads of 128) in float16: half a MiB per token, 2 GiB
+    at its context of 4,096 tokens.
+
+    >>> llama = DecoderShape(n_layers=32, d_model=4096, n_heads=32, d_mlp=11008, vocab=32000)
+    >>> kv_cache_bytes(llama, bytes_per_number=2)
+    524288
+    >>> kv_cache_bytes(llama, 4096, bytes_per_number=2) / 2**30
+    2.0
     """
     shape = _shape(shape)
     tokens = as_positive_int(n_tokens, "n_tokens", minimum=0)
@@ -1042,6 +1053,12 @@ def llama_parameter_counts(shape: DecoderShape) -> dict[str, int]:
         + 2·n_kv_heads)``; ``"mlp"``: ``n_layers·3·d_model·d_mlp``; ``"norms"``:
         ``(2·n_layers + 1)·d_model``; ``"unembedding"``: ``vocab·d_model`` (0 if tied);
         ``"total"``: their sum.
+
+    Examples
+    --------
+    >>> llama = DecoderShape(n_layers=32, d_model=4096, n_heads=32, d_mlp=11008, vocab=32000)
+    >>> f"{llama_parameter_counts(llama)['total']:,}"
+    '6,738,415,616'
     """
     s = _shape(shape)
     per_layer_attention = s.d_model * s.d_head * (2 * s.n_heads + 2 * s.n_kv_heads)

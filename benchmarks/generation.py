@@ -11,8 +11,8 @@
    the same tokens. The median of interleaved repeats of each, and the ratio (target: at least
    10×).
 2. The cache's bytes at every step (:class:`attnlib.decoder.GenerationTrace`'s ``cache_bytes``,
-   measured from the arrays) against the formula 2 · n_layers · n_kv_heads · d_head · 8 bytes ·
-   cached tokens: they must be equal.
+   measured from the arrays) against :func:`attnlib.counting.kv_cache_bytes`, the formula
+   2 · n_layers · n_kv_heads · d_head · 8 bytes · tokens kept: they must be equal.
 3. The training: ``tools/train_decoder.py``'s wall time and final losses, read from the committed
    model's log (not re-run here).
 
@@ -37,6 +37,7 @@ from pathlib import Path
 
 import numpy as np
 
+from attnlib.counting import DecoderShape, kv_cache_bytes
 from attnlib.decoder import generate
 from attnlib.text_model import load_corpus, load_text_model
 
@@ -76,8 +77,18 @@ def main() -> None:
     load_after = os.getloadavg()
 
     _, trace = generate(config, model.params, prompt, args.new, return_trace=True, **options)
-    per_token = 2 * config.n_layers * config.kv_heads * config.d_head * np.dtype(np.float64).itemsize
-    formula = per_token * trace.cache_lengths
+    shape = DecoderShape(
+        n_layers=config.n_layers,
+        d_model=config.d_model,
+        n_heads=config.n_heads,
+        d_mlp=config.d_mlp,
+        vocab=config.vocab_size,
+        n_kv_heads=config.kv_heads,
+    )
+    itemsize = np.dtype(np.float64).itemsize
+    per_token = kv_cache_bytes(shape, 1, bytes_per_number=itemsize)
+    tokens_seen = len(prompt) + np.arange(args.new)  # when step k's query attends
+    formula = [kv_cache_bytes(shape, n, bytes_per_number=itemsize, **options) for n in tokens_seen]
     assert np.array_equal(trace.cache_bytes, formula), (trace.cache_bytes, formula)
 
     cached, recomputed = statistics.median(cached_times), statistics.median(recomputed_times)

@@ -14,14 +14,16 @@ import pytest
 import traitlets
 
 from attnlib import decoder
+from attnlib.counting import DecoderShape, kv_cache_bytes
 from attnlib.widgets import GenerationExplorer
+from attnlib.widgets import generation as shipped
 from attnlib.widgets.generation import (
     BOS_SHOWN,
     DECIMALS,
     MAX_PROMPT,
-    bytes_per_position,
     check_prompt,
     generation_entry,
+    weight_codes,
 )
 
 pytestmark = pytest.mark.filterwarnings("error")
@@ -75,6 +77,25 @@ def small_model(n_kv_heads: int | None = None) -> SmallModel:
 MODEL = small_model()
 
 
+def decoded(codes: list) -> np.ndarray:
+    """Shipped weights read back: every two base-36 digits are one weight's thousandths."""
+    if isinstance(codes, str):
+        return np.array([int(codes[k : k + 2], 36) for k in range(0, len(codes), 2)]) / 10**DECIMALS
+    return np.array([decoded(c) for c in codes])
+
+
+def shape_of(config: decoder.DecoderConfig) -> DecoderShape:
+    """The decoder's sizes as attnlib.counting takes them."""
+    return DecoderShape(
+        n_layers=config.n_layers,
+        d_model=config.d_model,
+        n_heads=config.n_heads,
+        d_mlp=config.d_mlp,
+        vocab=config.vocab_size,
+        n_kv_heads=config.kv_heads,
+    )
+
+
 def shown(tokens: np.ndarray) -> list[str]:
     """Token ids as the page shows them: BOS as its symbol, every other id as its character."""
     return [BOS_SHOWN if i == Vocabulary.BOS else CHARS[i - 1] for i in tokens.tolist()]
@@ -106,24 +127,22 @@ def test_each_step_is_what_the_decoder_generates_and_attends_to() -> None:
                 first = 0 if window is None else max(0, q - window + 1)
                 assert kept == sorted(set(range(min(sinks, q + 1))) | set(range(first, q + 1)))
                 np.testing.assert_allclose(weights[:, :, q, kept].sum(axis=-1), 1.0)  # none elsewhere
-                shipped = np.array(entry["weights"][step - 1]) / 10**DECIMALS
+                shipped = decoded(entry["weights"][step - 1])
                 assert shipped.shape == (MODEL.config.n_layers, MODEL.config.n_heads, len(kept))
                 np.testing.assert_allclose(shipped, weights[:, :, q, kept], atol=0.5 * 10**-DECIMALS + 1e-12)
-                assert entry["bytes"][step - 1] == len(kept) * bytes_per_position(MODEL.config)
+                assert entry["bytes"][step - 1] == kv_cache_bytes(
+                    shape_of(MODEL.config), q + 1, bytes_per_number=8, **setting
+                )
     explorer.close()
 
 
-def test_the_cache_bytes_per_position_are_a_kv_caches() -> None:
-    for model in (MODEL, small_model(n_kv_heads=1)):
-        c = model.config
-        cache = decoder.KVCache(c.n_layers)
-        cache.add_tokens(3)
-        for layer in range(c.n_layers):
-            cache.append(
-                layer, np.zeros((1, c.kv_heads, 3, c.d_head)), np.zeros((1, c.kv_heads, 3, c.d_head))
-            )
-        assert cache.nbytes == 3 * bytes_per_position(c)
-    assert bytes_per_position(small_model(n_kv_heads=1).config) * 2 == bytes_per_position(MODEL.config)
+def test_bytes_per_position_follow_the_formula_with_grouped_query_attention_too() -> None:
+    for n_kv_heads in (None, 1):
+        model = small_model(n_kv_heads)
+        explorer = GenerationExplorer.for_text_model(model, ["a "], n_new=3, settings=SETTINGS[:1])
+        per_token = kv_cache_bytes(shape_of(model.config), 1, bytes_per_number=8)
+        assert explorer.bytes_per_position == per_token == 2 * 2 * model.config.kv_heads * 8 * 8
+        explorer.close()
 
 
 def test_a_window_stops_the_cache_growing_and_sinks_keep_the_first_positions() -> None:
@@ -141,7 +160,7 @@ def test_the_explorer_starts_at_step_1_with_the_full_cache_and_moves() -> None:
     assert (explorer.prompt, explorer.window, explorer.sinks, explorer.step) == (0, None, 0, 3)
     assert explorer.settings == SETTINGS and explorer.n_new == N_NEW
     assert (explorer.n_layers, explorer.n_heads, explorer.decimals) == (2, 2, DECIMALS)
-    assert explorer.bytes_per_position == bytes_per_position(MODEL.config)
+    assert explorer.bytes_per_position == kv_cache_bytes(shape_of(MODEL.config), 1, bytes_per_number=8)
     with explorer.hold_trait_notifications():
         explorer.prompt, explorer.window, explorer.sinks, explorer.step = 1, 6, 2, N_NEW
     assert (explorer.prompt, explorer.window, explorer.sinks, explorer.step) == (1, 6, 2, N_NEW)
@@ -219,8 +238,19 @@ def test_is_an_anywidget_with_a_summary_no_relative_imports_and_a_small_state() 
     assert "./" not in "".join(re.findall(r'from\s*"([^"]*)"', explorer._esm))
     assert set(explorer.colormaps) == {"viridis"}
     assert {"query", "key"} <= set(explorer.themes["light"])
-    weights = json.dumps([entry["weights"] for run in explorer.runs for entry in run["settings"]])
-    assert "." not in weights  # whole thousandths: no decimal point anywhere
+    explorer.close()
+
+
+def test_weights_are_sent_as_two_base_36_digits_of_their_thousandths() -> None:
+    codes = weight_codes(np.array([[0.0, 0.1234, 0.5, 1.0], [0.0004, 0.0006, 0.9996, 0.35]]))
+    # 123 = 3·36 + 15, 500 = 13·36 + 32, 1000 = 27·36 + 28, 350 = 9·36 + 26
+    assert codes == ["003fdwrs", "0001rs9q"]
+    assert weight_codes(np.full((2, 3, 1), 0.25)) == [["6y"] * 3] * 2  # 250 = 6·36 + 34
+    explorer = make()
+    for run in explorer.runs:
+        for entry in run["settings"]:
+            for step, kept in enumerate(entry["kept"]):
+                assert {len(code) for layer in entry["weights"][step] for code in layer} == {2 * len(kept)}
     explorer.close()
 
 
@@ -231,3 +261,19 @@ def test_generation_entry_matches_generate_with_the_trace() -> None:
     assert entry["kept"] == [k.tolist() for k in trace.key_positions]
     assert entry["tokens"] == shown(tokens)
     assert json.loads(json.dumps(entry)) == entry  # plain JSON, as the page receives it
+
+
+def test_the_text_model_explorer_offers_its_prompts_in_every_setting_within_the_page_budget() -> None:
+    from attnlib.text_model import load_text_model
+
+    model = load_text_model()
+    explorer = GenerationExplorer.for_text_model(model)
+    assert [run["prompt"] for run in explorer.runs] == list(shipped.PROMPTS)
+    assert explorer.settings == list(shipped.SETTINGS) and explorer.n_new == shipped.N_NEW
+    assert (explorer.n_layers, explorer.n_heads) == (model.config.n_layers, model.config.n_heads)
+    for prompt, run in zip(shipped.PROMPTS, explorer.runs, strict=True):
+        for setting, entry in zip(shipped.SETTINGS, run["settings"], strict=True):
+            assert "".join(entry["tokens"][1:]) == model.generate(prompt, shipped.N_NEW, **setting)
+    # the state as a book page holds it (json.dumps' separators): a few hundred kB
+    assert len(json.dumps(explorer.get_state())) < 450_000
+    explorer.close()

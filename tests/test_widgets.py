@@ -24,6 +24,7 @@ from attnlib.core import default_scale
 from attnlib.projection import qkv
 from attnlib.scaling import D_K_VALUES, entropy, scaling_statistics
 from attnlib.similarity import similarity
+from attnlib.text_model import load_text_model
 from attnlib.training import Model, train
 from attnlib.widgets.modules import module_text
 
@@ -411,6 +412,7 @@ def live_widgets() -> set[str]:
             ["a", "b"], np.eye(2), W_q=np.eye(2), W_k=np.eye(2), W_v=np.eye(2, 4), W_o=np.eye(4, 2)
         ),
         lambda: widgets.training_replay(train(Model(vocab_size=4, length=3, d_model=4), steps=2)),
+        lambda: widgets.GenerationExplorer.for_text_model(load_text_model(), ["a "], n_new=2),
     ],
 )
 def test_close_leaves_no_widget_alive(make) -> None:

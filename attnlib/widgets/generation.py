@@ -27,21 +27,24 @@ from attnlib.widgets.modules import module_text
 __all__ = [
     "BOS_SHOWN",
     "DECIMALS",
+    "DIGITS",
     "MAX_PROMPT",
     "N_NEW",
     "PROMPTS",
     "SETTINGS",
     "GenerationExplorer",
-    "bytes_per_position",
     "check_prompt",
     "generation_entry",
     "prompt_entry",
+    "weight_codes",
 ]
 
 #: How the page shows the token that starts every sequence (BOS): a small triangle, ▸.
 BOS_SHOWN = "\u25b8"
 #: Decimals kept of each weight: the page receives whole thousandths (the state stays small).
 DECIMALS = 3
+#: The digits of :func:`weight_codes`: base 36, two per weight (36² = 1296 > 1000 thousandths).
+DIGITS = "0123456789abcdefghijklmnopqrstuvwxyz"
 #: The longest prompt the explorer takes, in characters (the picture keeps a cell per character).
 MAX_PROMPT = 32
 #: Characters generated from each prompt.
@@ -50,6 +53,32 @@ N_NEW = 48
 PROMPTS = ("The query ", "attention ", "softmax of the ")
 #: The cache settings precomputed for every prompt: the full cache, a window, the window with sinks.
 SETTINGS = ({"window": None, "sinks": 0}, {"window": 16, "sinks": 0}, {"window": 16, "sinks": 4})
+
+
+def weight_codes(weights: np.ndarray) -> list:
+    """Weights in [0, 1] as text, two base-36 digits each: their whole thousandths.
+
+    A page holds a generation's every weight of every layer and head at every step; as JSON
+    numbers (``0.123, ``) they would take more than twice the room. ``int(code[2k : 2k + 2], 36)``
+    is the ``k``-th weight in thousandths.
+
+    Parameters
+    ----------
+    weights : (..., m) array
+        Each in [0, 1].
+
+    Returns
+    -------
+    nested lists of str, the shape of ``weights`` without its last axis, each of ``2 m`` characters
+    """
+    units = np.rint(np.asarray(weights) * 10**DECIMALS).astype(np.int64)
+    digits = np.array(list(DIGITS))
+    pairs = np.char.add(digits[units // len(DIGITS)], digits[units % len(DIGITS)])
+    return (
+        np.array(["".join(row) for row in pairs.reshape(-1, pairs.shape[-1])])
+        .reshape(pairs.shape[:-1])
+        .tolist()
+    )
 
 
 def generation_entry(
@@ -80,9 +109,8 @@ def generation_entry(
         ``tokens`` (list of str, ``prompt_length + n_new``: :data:`BOS_SHOWN`, the prompt's
         characters, the generated ones), ``prompt_length`` (with ``BOS``); per step: ``kept``
         (the positions the cache holds while the query reads it, its own last), ``bytes`` (the
-        cache's size then, :attr:`attnlib.decoder.KVCache.nbytes`) and ``weights``
-        (n_layers × n_heads × len(kept) nested lists of whole numbers: the weights in units of
-        10^−:data:`DECIMALS`).
+        cache's size then, :attr:`attnlib.decoder.KVCache.nbytes`) and ``weights`` (n_layers ×
+        n_heads strings, each head's weights over ``kept`` by :func:`weight_codes`).
     """
     ids = model.vocabulary.encode(check_prompt(model, prompt))
     bos = model.vocabulary.BOS  # the model may also write it: shown as at the start
@@ -96,8 +124,8 @@ def generation_entry(
         ],
         "prompt_length": len(ids),
         "kept": [positions.tolist() for positions in trace.key_positions],
-        "bytes": (trace.cache_lengths * bytes_per_position(model.config)).tolist(),
-        "weights": [np.rint(w[:, 0] * 10**DECIMALS).astype(np.int64).tolist() for w in trace.weights],
+        "bytes": trace.cache_bytes.tolist(),
+        "weights": [weight_codes(w[:, 0]) for w in trace.weights],
     }
 
 
@@ -127,7 +155,7 @@ class GenerationExplorer(Explorer):
     Set by Python (synced): ``runs`` (one dict per prompt: ``prompt`` and ``settings``, one
     :func:`generation_entry` per setting), ``error``; set once: ``settings`` (list of
     ``{"window", "sinks"}``), ``n_new``, ``n_layers``, ``n_heads``, ``bytes_per_position``,
-    ``decimals`` (the weights are sent in whole units of 10^−decimals), ``style_name``,
+    ``decimals`` (the weights are sent as whole units of 10^−decimals, :func:`weight_codes`), ``style_name``,
     ``themes``, ``colormaps``.
     """
 
@@ -200,14 +228,16 @@ class GenerationExplorer(Explorer):
             )
         if not is_number(step, whole=True) or not 1 <= step <= n_new:
             raise ValueError(f"step must be a whole number from 1 to {n_new}, got {step!r}")
+        runs = [prompt_entry(model, p, grid, int(n_new)) for p in prompts]
+        first = runs[0]["settings"][0]  # the full cache: its bytes over the positions it holds
         return cls(
             model,
-            runs=[prompt_entry(model, p, grid, int(n_new)) for p in prompts],
+            runs=runs,
             settings=grid,
             n_new=int(n_new),
             n_layers=model.config.n_layers,
             n_heads=model.config.n_heads,
-            bytes_per_position=bytes_per_position(model.config),
+            bytes_per_position=first["bytes"][0] // len(first["kept"][0]),
             window=None,
             sinks=0,
             step=int(step),
@@ -315,8 +345,3 @@ def prompt_entry(model: Any, text: str, settings: Sequence[dict[str, Any]], n_ne
             generation_entry(model, prompt, n_new, window=s["window"], sinks=s["sinks"]) for s in settings
         ],
     }
-
-
-def bytes_per_position(config: decoder.DecoderConfig) -> int:
-    """The cache's bytes for one position: keys and values (2) of every layer and key/value head, float64."""
-    return 2 * config.n_layers * config.kv_heads * config.d_head * np.dtype(np.float64).itemsize

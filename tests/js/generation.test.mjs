@@ -14,7 +14,7 @@ import {
   settingWords,
   shownChar,
   textLines,
-  weightOf,
+  weightsOf,
 } from "../../attnlib/widgets/js/generation.js";
 import { fixtures } from "./fixtures.mjs";
 
@@ -55,7 +55,8 @@ test("every step of every prompt and setting shows the weights and the cache Pyt
           for (const x of cells) {
             const k = kept.indexOf(Number(x.col));
             assert.ok(k >= 0, `position ${x.col} is not cached at step ${step}`);
-            assert.equal(x.value, String(run.weights[step - 1][layer][Number(x.row)][k] / 10 ** g.decimals));
+            const code = run.weights[step - 1][layer][Number(x.row)].slice(2 * k, 2 * k + 2);
+            assert.equal(x.value, String(Number.parseInt(code, 36) / 10 ** g.decimals));
           }
         }
         const one = (quantity) => numbers.filter((x) => x.quantity === quantity).map((x) => x.value);
@@ -121,7 +122,8 @@ test("characters, numbers and the text so far are shown as the picture needs the
   assert.equal(groupDigits(20480), "20,480");
   assert.equal(groupDigits(512), "512");
   assert.equal(groupDigits(1234567), "1,234,567");
-  assert.equal(weightOf(123, 3), 0.123);
+  assert.deepEqual(weightsOf("3f00rs", 3), [0.123, 0, 1]);
+  assert.deepEqual(weightsOf("", 3), []);
   const run = { tokens: ["\u25b8", "a", " ", "c", "a", "t", "\n", "s", "!"], prompt_length: 3 };
   assert.deepEqual(textLines(run, 7, 5), [
     [

@@ -55,9 +55,12 @@ export function settingIndex(settings, window, sinks) {
   return k;
 }
 
-/** A weight sent as whole units of 10^-decimals (thousandths) as a number: 123 -> 0.123. */
-export function weightOf(units, decimals) {
-  return units / 10 ** decimals;
+/**
+ * One head's weights from the text Python sent (weight_codes): two base-36 digits per weight,
+ * its whole units of 10^-decimals: "3f00rs" -> [0.123, 0, 1].
+ */
+export function weightsOf(code, decimals) {
+  return Array.from({ length: code.length / 2 }, (_, k) => Number.parseInt(code.slice(2 * k, 2 * k + 2), 36) / 10 ** decimals);
 }
 
 /** A whole number with thousands separated by commas: 20480 -> "20,480". */
@@ -139,7 +142,9 @@ function grid(state, theme, table) {
   const roles = cacheRoles(run, step, setting.window === null ? 0 : setting.sinks);
   const label = (i) => `${i}:${shownChar(run.tokens[i])}`;
   const cache = setting.window === null ? "the full cache" : `a window of ${setting.window} and ${setting.sinks} sinks`;
-  const parts = [title({ x: 0, y: TOP - 18, width: WIDTH }, `Step ${step}: the query at position ${q} reads the cache (${cache})`, theme)];
+  // the title starts where the sequence does: on a phone, whose panel scrolls, it is read first
+  const heading = `Step ${step}: the query at position ${q} reads the cache (${cache})`;
+  const parts = [text(x0, TOP - 28, heading, { "font-weight": "bold", "font-size": 14, fill: theme.text })];
   const small = { "font-size": 12, fill: theme.tick, "text-anchor": "middle" };
   for (let i = 0; i < n; i += 10) parts.push(text(x0 + (i + 0.5) * cell, TOP - 2, String(i), small));
   const y = TOP + 4;
@@ -175,8 +180,9 @@ function grid(state, theme, table) {
       roles.forEach((role, i) => {
         if (role === "evicted" && i <= q) parts.push(hatch(x0 + i * cell, top, cell, HEAD_ROW, theme.grid));
       });
+      const row = weightsOf(weights[layer][head], state.decimals);
       kept.forEach((pos, k) => {
-        const w = weightOf(weights[layer][head][k], state.decimals);
+        const w = row[k];
         parts.push(
           element("rect", {
             x: x0 + pos * cell,
@@ -368,11 +374,14 @@ function render({ model, el }) {
   typed.style.maxWidth = "100%";
   typed.style.minHeight = "24px";
   let waiting = null;
+  let empty = false; // the box was empty when the reader asked to generate
   const go = () => {
-    waiting = typed.value;
-    send({ text: typed.value });
+    empty = typed.value === "";
+    waiting = empty ? null : typed.value;
+    if (!empty) send({ text: typed.value });
     redraw();
   };
+  typed.addEventListener("input", () => (empty = false));
   typed.addEventListener("keydown", (event) => {
     if (event.key === "Enter") go();
   });
@@ -396,12 +405,13 @@ function render({ model, el }) {
     windowChoice.select.value = JSON.stringify(model.get("window"));
     sinks.select.value = JSON.stringify(model.get("sinks"));
     step.set(model.get("step"));
+    step.input.setAttribute("aria-valuetext", `step ${model.get("step")} of ${nNew}`);
     style.select.value = styleNameOf(model);
     const error = model.get("error");
     if (error) waiting = null;
     if (waiting !== null && listed.some(([, p]) => p === waiting)) waiting = null;
-    message.textContent =
-      error || (waiting !== null ? `Python generates from "${waiting}": waiting for the kernel\u2026 (with no kernel, pick one of the precomputed prompts)` : "");
+    const pending = waiting !== null ? `Python generates from "${waiting}": waiting for the kernel\u2026 (with no kernel, pick one of the precomputed prompts)` : "";
+    message.textContent = empty ? "Type a prompt first." : error || pending;
     const theme = themeOf(model);
     applyTheme(root, theme);
     const setting = currentSetting();
