@@ -163,8 +163,9 @@ def cache_growth_figure(
     """The KV cache's bytes against the tokens of context, beside each model's weights, on log axes.
 
     Each configuration's cache is a solid line (it grows by the same bytes per token, and stops
-    growing at its sliding window if it has one), its weights a dashed line of the same colour; a
-    marker shows where the cache outgrows the weights.
+    growing at its sliding window if it has one), its weights a dashed line of the same colour. The
+    line's own marker, drawn at its end, shows where the cache outgrows the weights: the first
+    whole number of tokens whose cache takes more bytes than the weights.
 
     Parameters
     ----------
@@ -193,7 +194,10 @@ def cache_growth_figure(
         ):
             most = kept.get(name, top)
             label = f"{name}: cache" + (f" (window {most})" if name in kept else "")
-            ax.loglog(tokens, np.minimum(tokens, most) * per_token, color=colour, label=label)
+            ax.loglog(
+                tokens, np.minimum(tokens, most) * per_token, color=colour, label=label,
+                marker=marker, markevery=[len(tokens) - 1],
+            )  # fmt: skip
             ax.axhline(weights, color=colour, linestyle="--", linewidth=1)
             crossing = int(weights // per_token) + 1  # the first whole token count past the weights
             if crossing <= min(top, most):
