@@ -280,7 +280,7 @@ def loss_bars_figure(
             ax.axvline(values[reference], color=str(rc["text.color"]), linestyle="--", linewidth=1)
         ax.set_yticks(y, names)
         ax.set_ylim(len(names) - 0.5, -0.5)
-        ax.set_xlim(0, max(values.values()) * 1.6)
+        ax.set_xlim(0, max(values.values()) * (2.0 if notes else 1.3))
         ax.set_xlabel("loss on held-out text (nats per character)")
         ax.set_title(title, fontsize=10)
     said = [f"{name}: {values[name]:.3f}" + (f" ({notes[name]})" if name in notes else "") for name in names]
