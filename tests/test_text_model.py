@@ -16,8 +16,10 @@ from attnlib.decoder import generate, next_token_losses
 from attnlib.text_model import (
     HELD_OUT_FRACTION,
     RARE,
+    Corpus,
     Vocabulary,
     corpus_from_text,
+    first_token_weights,
     held_out_batch,
     held_out_loss,
     load_corpus,
@@ -107,25 +109,36 @@ def test_the_committed_model_learned_the_lessons_text():
     assert " " in text[21:]  # it writes words
 
 
+def first_lessons(count):
+    """The corpus of the first ``count`` lessons only (a quicker evaluation)."""
+    corpus = load_corpus()
+    return Corpus(corpus.lessons[:count], corpus.training[:count], corpus.held_out[:count])
+
+
 def test_pooling_the_committed_models_heads_costs_loss():
     model = load_text_model()
-    losses = pooled_kv_losses(model)
+    corpus = first_lessons(3)
+    losses = pooled_kv_losses(model, corpus=corpus)
     heads = model.config.n_heads
     assert list(losses) == [h for h in range(heads, 0, -1) if heads % h == 0]
-    assert losses[heads] == pytest.approx(held_out_loss(model), rel=1e-12)  # nothing pooled
-    assert losses[1] > losses[heads]  # multi-query without retraining loses something
+    assert losses[heads] == pytest.approx(held_out_loss(model, corpus), rel=1e-12)  # nothing pooled
+    assert losses[1] > losses[heads] + 0.5  # multi-query without retraining loses much
+    weights = first_token_weights(model, corpus)
+    assert weights.shape == (model.config.n_layers, heads) and ((weights > 0) & (weights < 1)).all()
 
 
 def test_long_text_losses_dense_window_and_sinks():
     model = load_text_model()
-    results = long_text_losses(model, length=2 * model.config.n_ctx, window=32, sinks=4, count=2)
+    results = long_text_losses(model, length=3 * model.config.n_ctx, window=32, sinks=4, count=2)
     assert [r.name for r in results] == ["dense", "window", "window + sinks"]
     dense, window, sinks = results
-    assert dense.position_losses.shape == (2 * model.config.n_ctx - 1,)
+    assert dense.position_losses.shape == (3 * model.config.n_ctx - 1,)
     # within the first window + sinks positions every pass sees every key
     np.testing.assert_allclose(window.position_losses[:32], dense.position_losses[:32], atol=1e-12)
     np.testing.assert_allclose(sinks.position_losses[:36], dense.position_losses[:36], atol=1e-12)
     assert dense.within == pytest.approx(dense.position_losses[: model.config.n_ctx - 1].mean())
+    # past the trained context the dense model meets distances it never trained on; a window does not
+    assert dense.beyond > dense.within + 0.5 and window.beyond < dense.beyond - 0.5
     # the windowed pass is what generation with the rolling cache computes
     corpus = load_corpus()
     text = next(t for t in corpus.held_out if len(t) >= 2 * model.config.n_ctx - 1)
