@@ -274,6 +274,19 @@ def test_the_text_model_explorer_offers_its_prompts_in_every_setting_within_the_
     for prompt, run in zip(shipped.PROMPTS, explorer.runs, strict=True):
         for setting, entry in zip(shipped.SETTINGS, run["settings"], strict=True):
             assert "".join(entry["tokens"][1:]) == model.generate(prompt, shipped.N_NEW, **setting)
+    # the prompts show the window's trouble and the sinks' repair (generation.PROMPTS' comment)
+    window, sinks = shipped.SETTINGS[1:]
+    assert (window["window"], sinks) == (16, {"window": 16, "sinks": 4})
+
+    def first_difference(entry: dict, full: dict) -> int | None:
+        start = entry["prompt_length"]
+        written = zip(entry["tokens"][start:], full["tokens"][start:], strict=True)
+        return next((k + 1 for k, (a, b) in enumerate(written) if a != b), None)
+
+    unlike = [
+        [first_difference(run["settings"][k], run["settings"][0]) for run in explorer.runs] for k in (1, 2)
+    ]
+    assert unlike == [[10, 9, 29], [36, None, None]]
     # the state as a book page holds it (json.dumps' separators): a few hundred kB
-    assert len(json.dumps(explorer.get_state())) < 450_000
+    assert len(json.dumps(explorer.get_state())) < 350_000
     explorer.close()

@@ -50,7 +50,9 @@ MAX_PROMPT = 32
 #: Characters generated from each prompt.
 N_NEW = 48
 #: The prompts precomputed (a page without a kernel offers these).
-PROMPTS = ("The query ", "attention ", "softmax of the ")
+#: With a window of 16 the committed model writes unlike the full cache from step 10, 9 and 29;
+#: with 4 sinks as well, from step 36, never, never (tests/test_generation_explorer.py).
+PROMPTS = ("The query ", "The cache ", "attention ")
 #: The cache settings precomputed for every prompt: the full cache, a window, the window with sinks.
 SETTINGS = ({"window": None, "sinks": 0}, {"window": 16, "sinks": 0}, {"window": 16, "sinks": 4})
 
@@ -132,9 +134,14 @@ def generation_entry(
 class GenerationExplorer(Explorer):
     """A decoder generating text: the cache and each new query's weights, step by step.
 
-    In a lesson, one line shows it for the committed text model::
+    In a lesson, one line shows it for the committed text model (:data:`PROMPTS` precomputed in
+    every setting of :data:`SETTINGS`, :data:`N_NEW` characters each)::
+
+        from attnlib.widgets import GenerationExplorer
 
         GenerationExplorer.for_text_model()
+
+    ``GenerationExplorer.for_text_model(prompts=["The key ", …])`` precomputes other prompts.
 
     Traits
     ------
@@ -155,8 +162,8 @@ class GenerationExplorer(Explorer):
     Set by Python (synced): ``runs`` (one dict per prompt: ``prompt`` and ``settings``, one
     :func:`generation_entry` per setting), ``error``; set once: ``settings`` (list of
     ``{"window", "sinks"}``), ``n_new``, ``n_layers``, ``n_heads``, ``bytes_per_position``,
-    ``decimals`` (the weights are sent as whole units of 10^−decimals, :func:`weight_codes`), ``style_name``,
-    ``themes``, ``colormaps``.
+    ``decimals`` (the weights are sent as whole units of 10^−decimals, :func:`weight_codes`),
+    ``style_name``, ``themes``, ``colormaps``.
     """
 
     _esm = module_text("generation.js")
@@ -196,8 +203,8 @@ class GenerationExplorer(Explorer):
 
         Parameters
         ----------
-        model : text model, optional
-            Default: the committed model of lesson 15.
+        model : attnlib.text_model.TextModel, optional
+            Default: the committed model of lesson 15 (:func:`attnlib.text_model.load_text_model`).
         prompts : sequence of str
             Precomputed, so a page without a kernel can show them; each checked by :func:`check_prompt`.
         n_new : int

@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import {
   cacheRoles,
   describeStep,
+  firstDifference,
   drawGeneration,
   groupDigits,
   moveSentence,
@@ -28,9 +29,9 @@ function numbersIn(svg) {
 }
 
 const g = fixtures.generation;
-const stateOf = (run, step, setting) => ({
+const stateOf = (run, step, setting, full) => ({
   run,
-  full: g.runs[0].settings[0],
+  full,
   step,
   setting,
   nLayers: g.n_layers,
@@ -46,7 +47,7 @@ test("every step of every prompt and setting shows the weights and the cache Pyt
       const setting = g.settings[k];
       for (let step = 1; step <= g.n_new; step += 1) {
         const style = step % 2 ? "light" : "dark";
-        const svg = drawGeneration(stateOf(run, step, setting), fixtures.themes[style], fixtures.colormaps);
+        const svg = drawGeneration(stateOf(run, step, setting, settings[0]), fixtures.themes[style], fixtures.colormaps);
         const numbers = numbersIn(svg);
         const kept = run.kept[step - 1];
         for (let layer = 0; layer < g.n_layers; layer += 1) {
@@ -69,6 +70,8 @@ test("every step of every prompt and setting shows the weights and the cache Pyt
         const evicted = cacheRoles(run, step, setting.sinks).filter((r) => r === "evicted").length;
         assert.equal((svg.match(/data-hatch/g) ?? []).length, evicted * (1 + g.n_layers * g.n_heads) + 1);
         assert.ok(svg.includes(fixtures.themes[style].background));
+        const differs = firstDifference(run, settings[0]);
+        assert.deepEqual(one("first_step_unlike_the_full_cache"), setting.window === null ? [] : [String(differs ?? "")]);
       }
     });
   }
@@ -88,6 +91,24 @@ test("each position's role: sinks and the window kept, the rest evicted, the nex
   assert.ok(cacheRoles(g.runs[1].settings[0], 4, 0).slice(0, 9).every((r) => r === "kept"));
   assert.throws(() => queryPosition(run, 0), /step must be from 1 to 10, got 0/);
   assert.throws(() => queryPosition(run, 11), /step must be from 1 to 10, got 11/);
+});
+
+test("the first step a window writes unlike the full cache is found, or none", () => {
+  const full = { tokens: ["\u25b8", "a", " ", "c", "a", "t", "s"], prompt_length: 3 };
+  assert.equal(firstDifference(full, full), null);
+  assert.equal(firstDifference({ ...full, tokens: ["\u25b8", "a", " ", "c", "u", "t", "s"] }, full), 2);
+  assert.equal(firstDifference({ ...full, tokens: ["\u25b8", "a", " ", "b", "a", "t", "s"] }, full), 1);
+  for (const { settings } of g.runs) {
+    settings.forEach((run) => {
+      const k = firstDifference(run, settings[0]);
+      const written = (r) => r.tokens.slice(r.prompt_length);
+      if (k === null) assert.deepEqual(written(run), written(settings[0]));
+      else {
+        assert.deepEqual(written(run).slice(0, k - 1), written(settings[0]).slice(0, k - 1));
+        assert.notEqual(written(run)[k - 1], written(settings[0])[k - 1]);
+      }
+    });
+  }
 });
 
 test("a setting is found by its window and sinks; sinks mean nothing without a window", () => {

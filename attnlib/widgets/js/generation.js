@@ -98,6 +98,15 @@ export function pictureHeight(nRows) {
   return gridHeight(nRows) + CHART.height + 120;
 }
 
+/**
+ * The first step (from 1) whose character differs from the one the full cache wrote, null where
+ * every step wrote the same: where a window (with or without sinks) changes the text.
+ */
+export function firstDifference(run, full) {
+  const k = run.tokens.findIndex((c, i) => i >= run.prompt_length && c !== full.tokens[i]);
+  return k < 0 ? null : k - run.prompt_length + 1;
+}
+
 /** The words for a cache setting: "the full cache", "a window of 16 with 4 sinks". */
 export function settingWords(setting) {
   if (setting.window === null) return "the full cache";
@@ -272,12 +281,21 @@ function cachePanel(state, theme, top) {
     text(tx, box.y + 108, "cache bytes", { ...mono, "font-weight": "bold" }),
     numberText(WIDTH - 20, box.y + 108, bytes, groupDigits(bytes), { quantity: "cache_bytes" }, { ...mono, "text-anchor": "end", "font-weight": "bold" }),
   );
+  if (setting.window !== null) {
+    // where the window changes what the model writes: the first step unlike the full cache's
+    const differs = firstDifference(run, full);
+    const shown = differs === null ? `none of ${steps}` : `${differs}`;
+    parts.push(
+      text(tx, box.y + 128, "first step unlike the full cache", mono),
+      numberText(WIDTH - 20, box.y + 128, differs ?? "", shown, { quantity: "first_step_unlike_the_full_cache" }, { ...mono, "text-anchor": "end" }),
+    );
+  }
   // the text so far: the prompt, then what the model wrote (bold)
   const q = queryPosition(run, step);
-  parts.push(text(tx, box.y + 134, "the text so far (bold: what the model wrote)", { "font-size": 12, fill: theme.text }));
+  parts.push(text(tx, box.y + 154, "the text so far (bold: what the model wrote)", { "font-size": 12, fill: theme.text }));
   textLines(run, q + 1, 34).forEach((line, k) => {
     const spans = line.map(([words, written]) => element("tspan", written ? { "font-weight": "bold" } : {}, escapeXml(words)));
-    parts.push(element("text", { x: tx, y: box.y + 154 + k * 17, ...mono, "xml:space": "preserve" }, spans.join("")));
+    parts.push(element("text", { x: tx, y: box.y + 174 + k * 17, ...mono, "xml:space": "preserve" }, spans.join("")));
   });
   return parts.join("");
 }
