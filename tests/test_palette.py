@@ -24,7 +24,12 @@ LITERALS_ALLOWED = {"palette.py", "styles.py", "contrast.py"}
 #: Shrink this set; never grow it.
 INDEXING_LEFT = {"dot_product.py", "temperature.py"}
 #: The lessons whose code takes every colour by meaning.
-LESSONS_BY_MEANING = ["09_many_heads.ipynb", "10_positions.ipynb", "11_learning_to_attend.ipynb"]
+LESSONS_BY_MEANING = [
+    "09_many_heads.ipynb",
+    "10_positions.ipynb",
+    "11_learning_to_attend.ipynb",
+    "15_generating_text.ipynb",
+]
 
 HEX = re.compile(r"""["']#[0-9a-fA-F]{3,8}["']""")
 COLOR_KEYWORDS = {"color", "colors", "facecolor", "edgecolor", "c"}

@@ -37,7 +37,7 @@ NO_ANSWER = "No answer yet"
 NOTE_ID = "student-copy"  # the note build_student.py puts after the title
 #: How many self-checks (a check called on an answer that is still ``...`` or ``None``) each
 #: lesson has; a lesson that is not listed has none.
-SELF_CHECKS = {"04": 2, "05": 2, "08": 11, "09": 3, "10": 3, "11": 3, "12": 3, "13": 3, "14": 3}
+SELF_CHECKS = {"04": 2, "05": 2, "08": 11, "09": 3, "10": 3, "11": 3, "12": 3, "13": 3, "14": 3, "15": 3}
 
 
 def _lesson(name: str) -> nbformat.NotebookNode:
@@ -115,6 +115,21 @@ def _lesson_11_values() -> list[str]:
     return [f"{a_row @ da:.2f}", _number(backward.softmax_backward(a_row, da)[1], 3)]
 
 
+def _lesson_15_values() -> list[str]:
+    """Lesson 15's cache self-check (a decoder's cache for 20,000 tokens, in MiB) and its question of
+    8 sequences of 4,096 tokens with Llama 2 7B and 70B, as its solution cells print them."""
+    exercise = counting.DecoderShape(
+        n_layers=24, d_model=2048, n_heads=16, n_kv_heads=4, d_mlp=5632, vocab=32000
+    )
+    mib = counting.kv_cache_bytes(exercise, 20_000, bytes_per_number=2) / 2**20
+    published = examples.published_decoders()
+    batches = [
+        counting.kv_cache_bytes(published[name].shape, 4096, bytes_per_number=2, batch=8) / 2**30
+        for name in ("Llama 2 7B", "Llama 2 70B")
+    ]
+    return [f"{mib:.1f} MiB", *(f"take {gib:.1f} GiB" for gib in batches)]
+
+
 def _lesson_14_values() -> list[str]:
     """Where lesson 14's self-check asks the induction head to look: the key after the earlier copy."""
     half = induction.load_induction_run().half
@@ -143,6 +158,7 @@ SOLUTION_VALUES = {
         str(AttentionLayer(768, 12, 3072).d_k),  # BERT-base's d_k, read off its config
     ],
     "14": _lesson_14_values(),
+    "15": _lesson_15_values(),
 }
 
 

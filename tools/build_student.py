@@ -23,11 +23,12 @@ import nbformat
 
 ROOT = Path(__file__).resolve().parents[1]
 SOLUTION_TAG = "solution"
-#: Files the lessons read, relative to the repository: lesson 12 reads the committed benchmark
-#: results from ``../benchmarks/results/``, lesson 13 transformers' outputs from ``data/``.
+#: Files the lessons read, relative to the repository: lessons 12 and 15 read the committed
+#: benchmark results from ``../benchmarks/results/``, lesson 13 transformers' outputs from ``data/``.
 DATA = [
     "benchmarks/results/attention.json",
     "benchmarks/results/gpu-sdpa-h100.json",
+    "benchmarks/results/generation.json",
     "notebooks/data/bert_reference.npz",
 ]
 NOTE_ID = "student-copy"
