@@ -20,7 +20,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 
@@ -335,11 +335,28 @@ def held_out_batch(vocabulary: Vocabulary, texts: Sequence[str], n_ctx: int) -> 
     return np.stack(pieces)
 
 
+#: Held-out sequences run through the model at once: all 117 at once would hold every head's
+#: weights for all of them, over a GiB; 16 at a time keep a lesson's kernel small.
+SEQUENCES_AT_ONCE = 16
+
+
+def _in_chunks(batch: np.ndarray) -> Iterator[np.ndarray]:
+    """``batch``'s rows, :data:`SEQUENCES_AT_ONCE` at a time."""
+    for start in range(0, len(batch), SEQUENCES_AT_ONCE):
+        yield batch[start : start + SEQUENCES_AT_ONCE]
+
+
+def _mean_loss(config: DecoderConfig, params: Mapping[str, np.ndarray], batch: np.ndarray) -> float:
+    """The mean next-token loss over every sequence of ``batch``, computed a chunk at a time."""
+    return float(
+        np.concatenate([next_token_losses(config, params, chunk) for chunk in _in_chunks(batch)]).mean()
+    )
+
+
 def held_out_loss(model: TextModel, corpus: Corpus | None = None) -> float:
     """The mean next-character loss (nats) on the held-out text, in sequences of ``n_ctx``."""
     texts = (corpus or load_corpus()).held_out
-    batch = held_out_batch(model.vocabulary, texts, model.config.n_ctx)
-    return float(next_token_losses(model.config, model.params, batch).mean())
+    return _mean_loss(model.config, model.params, held_out_batch(model.vocabulary, texts, model.config.n_ctx))
 
 
 def pooled_kv_losses(
@@ -354,11 +371,7 @@ def pooled_kv_losses(
     counts = kv_heads or [h for h in range(c.n_heads, 0, -1) if c.n_heads % h == 0]
     texts = (corpus or load_corpus()).held_out
     batch = held_out_batch(model.vocabulary, texts, c.n_ctx)
-    losses = {}
-    for count in counts:
-        config, params = pool_kv_heads(c, model.params, count)
-        losses[int(count)] = float(next_token_losses(config, params, batch).mean())
-    return losses
+    return {int(count): _mean_loss(*pool_kv_heads(c, model.params, count), batch) for count in counts}
 
 
 def first_token_weights(model: TextModel, corpus: Corpus | None = None) -> np.ndarray:
@@ -373,8 +386,11 @@ def first_token_weights(model: TextModel, corpus: Corpus | None = None) -> np.nd
     """
     texts = (corpus or load_corpus()).held_out
     batch = held_out_batch(model.vocabulary, texts, model.config.n_ctx)
-    weights = forward(model.config, model.params, batch).weights  # (layers, B, heads, n, n)
-    return weights[:, :, :, 1:, 0].mean(axis=(1, 3))
+    sums = sum(
+        forward(model.config, model.params, chunk).weights[:, :, :, 1:, 0].sum(axis=(1, 3))
+        for chunk in _in_chunks(batch)
+    )  # (layers, heads): summed over sequences and queries
+    return sums / (len(batch) * (model.config.n_ctx - 1))
 
 
 @dataclass(frozen=True)

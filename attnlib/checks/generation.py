@@ -463,7 +463,6 @@ class Grouping:
         """Query heads per key/value head, ``n_heads / n_kv_heads``."""
         return self.n_heads // self.n_kv_heads
 
-
     def reads(self, rule: object) -> tuple[int, ...]:
         """The key/value head of each query head under ``rule(h)``."""
         return tuple(int(rule(h)) for h in range(self.n_heads))  # type: ignore[operator]
