@@ -15,7 +15,7 @@ import traitlets
 
 from attnlib import decoder
 from attnlib.counting import DecoderShape, kv_cache_bytes
-from attnlib.widgets import GenerationExplorer
+from attnlib.widgets import GenerationExplorer, generation_explorer
 from attnlib.widgets import generation as shipped
 from attnlib.widgets.generation import (
     BOS_SHOWN,
@@ -103,7 +103,7 @@ def shown(tokens: np.ndarray) -> list[str]:
 
 def make(**changes: object) -> GenerationExplorer:
     arguments = {"prompts": PROMPTS, "n_new": N_NEW, "settings": SETTINGS, **changes}
-    return GenerationExplorer.for_text_model(MODEL, **arguments)
+    return generation_explorer(MODEL, **arguments)
 
 
 def test_each_step_is_what_the_decoder_generates_and_attends_to() -> None:
@@ -139,7 +139,7 @@ def test_each_step_is_what_the_decoder_generates_and_attends_to() -> None:
 def test_bytes_per_position_follow_the_formula_with_grouped_query_attention_too() -> None:
     for n_kv_heads in (None, 1):
         model = small_model(n_kv_heads)
-        explorer = GenerationExplorer.for_text_model(model, ["a "], n_new=3, settings=SETTINGS[:1])
+        explorer = generation_explorer(model, ["a "], n_new=3, settings=SETTINGS[:1])
         per_token = kv_cache_bytes(shape_of(model.config), 1, bytes_per_number=8)
         assert explorer.bytes_per_position == per_token == 2 * 2 * model.config.kv_heads * 8 * 8
         explorer.close()
@@ -267,7 +267,7 @@ def test_the_text_model_explorer_offers_its_prompts_in_every_setting_within_the_
     from attnlib.text_model import load_text_model
 
     model = load_text_model()
-    explorer = GenerationExplorer.for_text_model(model)
+    explorer = generation_explorer(model)
     assert [run["prompt"] for run in explorer.runs] == list(shipped.PROMPTS)
     assert explorer.settings == list(shipped.SETTINGS) and explorer.n_new == shipped.N_NEW
     assert (explorer.n_layers, explorer.n_heads) == (model.config.n_layers, model.config.n_heads)

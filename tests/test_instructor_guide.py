@@ -51,14 +51,13 @@ def _headings(path: Path) -> list[str]:
 
 
 def _explorers(path: Path) -> set[str]:
-    """The attnlib.widgets explorers a lesson's code cells call: a factory, ``widgets.name(…)``, or a
-    class's constructor, ``widgets.Name.for_…(…)``."""
+    """The attnlib.widgets functions a lesson's code cells call."""
     cells = nbformat.read(path, as_version=4).cells
     return {
         match[1]
         for cell in cells
         if cell.cell_type == "code"
-        for match in re.finditer(r"\bwidgets\.([A-Za-z_]+)(?:\.[a-z_]+)?\(", cell.source)
+        for match in re.finditer(r"\bwidgets\.([a-z_]+)\(", cell.source)
     }
 
 
@@ -123,7 +122,7 @@ def test_the_explorer_to_project_is_the_lessons_own(notes: dict) -> None:
 
     for number, (part, _pauses) in notes.items():
         project = _field(part, "Project")
-        named = set(re.findall(r"\bwidgets\.([A-Za-z_]+)", project))
+        named = set(re.findall(r"\bwidgets\.([a-z_]+)", project))
         shown = _explorers(LESSONS[number])
         if shown:
             assert named, f"lesson {number} has an explorer ({shown}); the guide must name it"
@@ -150,7 +149,7 @@ def test_the_plans_add_up_and_name_real_lessons(total: int) -> None:
     named = [lesson for _, lessons, _ in steps for lesson in lessons]
     assert named and set(named) <= set(LESSONS), f"unknown lessons in the {total}-minute plan"
     for _minutes, lessons, what in steps:
-        explorers = set(re.findall(r"\bwidgets\.([A-Za-z_]+)", what))
+        explorers = set(re.findall(r"\bwidgets\.([a-z_]+)", what))
         shown = set().union(*(_explorers(LESSONS[lesson]) for lesson in lessons))
         assert explorers <= shown, f"{total}-minute plan: {explorers - shown} is not in lessons {lessons}"
         # a section is named in italics by the start of its heading: "*1. The claim*", "*The 2×2 figure*"

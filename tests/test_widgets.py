@@ -412,7 +412,7 @@ def live_widgets() -> set[str]:
             ["a", "b"], np.eye(2), W_q=np.eye(2), W_k=np.eye(2), W_v=np.eye(2, 4), W_o=np.eye(4, 2)
         ),
         lambda: widgets.training_replay(train(Model(vocab_size=4, length=3, d_model=4), steps=2)),
-        lambda: widgets.GenerationExplorer.for_text_model(load_text_model(), ["a "], n_new=2),
+        lambda: widgets.generation_explorer(load_text_model(), ["a "], n_new=2),
     ],
 )
 def test_close_leaves_no_widget_alive(make) -> None:

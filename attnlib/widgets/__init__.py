@@ -11,7 +11,7 @@
     widgets.online_softmax_explorer()  # lesson 12: one query row read block by block
     widgets.head_explorer()         # lesson 13: every head of a real model (all-MiniLM-L6-v2)
     widgets.induction_replay(...)   # lesson 14: a two-layer decoder's heads while it trains
-    widgets.GenerationExplorer.for_text_model()  # lesson 15: generation, the KV cache, windows, sinks
+    widgets.generation_explorer()     # lesson 15: generation, the KV cache, windows, sinks
 
 Each explorer is an `anywidget <https://anywidget.dev>`_ (an ipywidgets ``DOMWidget``): displaying
 it shows native sliders (keyboard-operable) and an SVG picture, the same panels, titles, labels
@@ -64,7 +64,7 @@ from __future__ import annotations
 
 from attnlib.plots import score_limits, similarity_limits
 from attnlib.widgets.base import Explorer
-from attnlib.widgets.generation import GenerationExplorer
+from attnlib.widgets.generation import GenerationExplorer, generation_explorer
 from attnlib.widgets.heads import HeadExplorer, head_explorer
 from attnlib.widgets.induction_replay import InductionReplay, induction_replay
 from attnlib.widgets.multihead import MultiHeadExplorer, multi_head_explorer
@@ -89,6 +89,7 @@ __all__ = [
     "SimilarityExplorer",
     "SoftmaxExplorer",
     "TrainingReplay",
+    "generation_explorer",
     "head_explorer",
     "induction_replay",
     "multi_head_explorer",

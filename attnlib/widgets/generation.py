@@ -137,11 +137,11 @@ class GenerationExplorer(Explorer):
     In a lesson, one line shows it for the committed text model (:data:`PROMPTS` precomputed in
     every setting of :data:`SETTINGS`, :data:`N_NEW` characters each)::
 
-        from attnlib.widgets import GenerationExplorer
+        from attnlib import widgets
 
-        GenerationExplorer.for_text_model()
+        widgets.generation_explorer()
 
-    ``GenerationExplorer.for_text_model(prompts=["The key ", …])`` precomputes other prompts.
+    ``generation_explorer(prompts=["The key ", …])`` precomputes other prompts.
 
     Traits
     ------
@@ -187,69 +187,6 @@ class GenerationExplorer(Explorer):
     def __init__(self, model: Any, **kwargs: Any) -> None:
         self._model = model
         super().__init__(**kwargs)
-
-    @classmethod
-    def for_text_model(
-        cls,
-        model: Any = None,
-        prompts: Sequence[str] = PROMPTS,
-        *,
-        n_new: int = N_NEW,
-        settings: Sequence[dict[str, Any]] = SETTINGS,
-        step: int = 1,
-        style: str = "light",
-    ) -> GenerationExplorer:
-        """The explorer of a text model, every prompt of ``prompts`` generated in every setting.
-
-        Parameters
-        ----------
-        model : attnlib.text_model.TextModel, optional
-            Default: the committed model of lesson 15 (:func:`attnlib.text_model.load_text_model`).
-        prompts : sequence of str
-            Precomputed, so a page without a kernel can show them; each checked by :func:`check_prompt`.
-        n_new : int
-            Characters generated from each prompt.
-        settings : sequence of dict
-            ``{"window": int or None, "sinks": int}``; the first must be the full cache
-            (``window`` None), which the picture compares the others with.
-        step : int
-            The step shown first, from 1 to ``n_new``.
-        style : {"light", "dark"}
-
-        Returns
-        -------
-        GenerationExplorer
-        """
-        if model is None:
-            from attnlib.text_model import load_text_model
-
-            model = load_text_model()
-        if isinstance(prompts, str) or not prompts:
-            raise TypeError(f"prompts must be a non-empty list of prompts (str), got {prompts!r}")
-        if not is_number(n_new, whole=True) or n_new < 1:
-            raise ValueError(f"n_new must be a whole number of at least 1, got {n_new!r}")
-        grid = [_setting(s) for s in settings]
-        if not grid or grid[0]["window"] is not None:
-            raise ValueError(
-                f"settings must start with the full cache {{'window': None, 'sinks': 0}}, got {settings!r}"
-            )
-        if not is_number(step, whole=True) or not 1 <= step <= n_new:
-            raise ValueError(f"step must be a whole number from 1 to {n_new}, got {step!r}")
-        runs = [prompt_entry(model, p, grid, int(n_new)) for p in prompts]
-        first = runs[0]["settings"][0]  # the full cache: its bytes over the positions it holds
-        return cls(
-            model,
-            runs=runs,
-            settings=grid,
-            n_new=int(n_new),
-            n_layers=model.config.n_layers,
-            n_heads=model.config.n_heads,
-            bytes_per_position=first["bytes"][0] // len(first["kept"][0]),
-            window=None,
-            sinks=0,
-            step=int(step),
-            style_name=style,
-        )
 
     @traitlets.validate("prompt")
     def _check_prompt(self, proposal: traitlets.Bunch) -> int:
@@ -352,3 +289,65 @@ def prompt_entry(model: Any, text: str, settings: Sequence[dict[str, Any]], n_ne
             generation_entry(model, prompt, n_new, window=s["window"], sinks=s["sinks"]) for s in settings
         ],
     }
+
+
+def generation_explorer(
+    model: Any = None,
+    prompts: Sequence[str] = PROMPTS,
+    *,
+    n_new: int = N_NEW,
+    settings: Sequence[dict[str, Any]] = SETTINGS,
+    step: int = 1,
+    style: str = "light",
+) -> GenerationExplorer:
+    """Lesson 15's explorer of a text model, every prompt of ``prompts`` generated in every setting.
+
+    Parameters
+    ----------
+    model : attnlib.text_model.TextModel, optional
+        Default: the committed model of lesson 15 (:func:`attnlib.text_model.load_text_model`).
+    prompts : sequence of str
+        Precomputed, so a page without a kernel can show them; each checked by :func:`check_prompt`.
+    n_new : int
+        Characters generated from each prompt.
+    settings : sequence of dict
+        ``{"window": int or None, "sinks": int}``; the first must be the full cache
+        (``window`` None), which the picture compares the others with.
+    step : int
+        The step shown first, from 1 to ``n_new``.
+    style : {"light", "dark"}
+
+    Returns
+    -------
+    GenerationExplorer
+    """
+    if model is None:
+        from attnlib.text_model import load_text_model
+
+        model = load_text_model()
+    if isinstance(prompts, str) or not prompts:
+        raise TypeError(f"prompts must be a non-empty list of prompts (str), got {prompts!r}")
+    if not is_number(n_new, whole=True) or n_new < 1:
+        raise ValueError(f"n_new must be a whole number of at least 1, got {n_new!r}")
+    grid = [_setting(s) for s in settings]
+    if not grid or grid[0]["window"] is not None:
+        raise ValueError(
+            f"settings must start with the full cache {{'window': None, 'sinks': 0}}, got {settings!r}"
+        )
+    if not is_number(step, whole=True) or not 1 <= step <= n_new:
+        raise ValueError(f"step must be a whole number from 1 to {n_new}, got {step!r}")
+    runs = [prompt_entry(model, p, grid, int(n_new)) for p in prompts]
+    first = runs[0]["settings"][0]  # the full cache: its bytes over the positions it holds
+    return GenerationExplorer(
+        model,
+        runs=runs,
+        settings=grid,
+        n_new=int(n_new),
+        n_layers=model.config.n_layers,
+        n_heads=model.config.n_heads,
+        bytes_per_position=first["bytes"][0] // len(first["kept"][0]),
+        window=None,
+        sinks=0,
+        step=int(step),
+        style_name=style,
+    )

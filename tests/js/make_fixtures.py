@@ -29,7 +29,7 @@ from attnlib.similarity import similarity
 from attnlib.text_model import Vocabulary
 from attnlib.training import Model, token_labels, train
 from attnlib.widgets.base import colormap_table, theme
-from attnlib.widgets.generation import GenerationExplorer
+from attnlib.widgets.generation import generation_explorer
 from attnlib.widgets.induction_replay import replay_from_snapshots
 from attnlib.widgets.scaling import scaling_table
 from attnlib.widgets.training import replay_table
@@ -291,7 +291,7 @@ def generation_case() -> dict:
     params = {name: 4 * value for name, value in init_parameters(config, seed=5).items()}
     model = SimpleNamespace(config=config, params=params, vocabulary=Vocabulary(GENERATION_CHARS))
     settings = [{"window": None, "sinks": 0}, {"window": 5, "sinks": 0}, {"window": 5, "sinks": 2}]
-    explorer = GenerationExplorer.for_text_model(model, ["the ", "a cat"], n_new=10, settings=settings)
+    explorer = generation_explorer(model, ["the ", "a cat"], n_new=10, settings=settings)
     names = ("runs", "settings", "n_new", "n_layers", "n_heads", "bytes_per_position", "decimals")
     state = {name: getattr(explorer, name) for name in names}
     explorer.close()
