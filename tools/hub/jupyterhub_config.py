@@ -83,6 +83,8 @@ c.Spawner.start_timeout = 300  # a class logging in at once on two cores
 c.Spawner.http_timeout = 180
 for name, value in SPAWNER.items():
     setattr(c.Spawner, name, value)
+if os.getuid() == 0:  # Jupyter refuses to run as root unless told (containers often run as root)
+    c.Spawner.args = [*SPAWNER["args"], "--allow-root"]
 
 # The idle culler as a hub service, with only the permissions it needs.
 cull_timeout = int(os.environ.get("ATTN_HUB_CULL_TIMEOUT", CULL["timeout"]))
