@@ -134,12 +134,17 @@ class LocalHub:
         """Stop the hub process (SIGTERM); the students' servers keep running (cleanup_servers)."""
         if self.process is None:
             return
+        start = time.monotonic()
         self.process.send_signal(signal.SIGTERM)
         try:
             self.process.wait(timeout=60)
+            how = f"exited with {self.process.returncode}"
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
+            how = "killed: no exit within 60 s of SIGTERM"
+        with open(self.state / "hub.log", "a") as log:
+            log.write(f"[LocalHub] the hub {how} after {time.monotonic() - start:.1f} s\n")
         self.process = None
 
     def processes(self) -> list[psutil.Process]:
