@@ -71,6 +71,9 @@ class HubUser:
         """Ask for this user's server and wait until it is ready; the seconds it took."""
         start = time.perf_counter()
         reply = self.http.post(f"{self.url}/hub/api/users/{self.name}/server", timeout=timeout)
+        while reply.status_code == 400 and "pending stop" in reply.text:  # the culler is stopping it
+            time.sleep(1)
+            reply = self.http.post(f"{self.url}/hub/api/users/{self.name}/server", timeout=timeout)
         if reply.status_code not in (201, 202, 400):  # 400: already running
             _check(reply, f"starting {self.name}'s server")
         while not self.server_ready():
