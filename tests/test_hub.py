@@ -10,6 +10,7 @@ The guide's Zero to JupyterHub ``config.yaml`` is checked against the same setti
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import re
@@ -44,9 +45,12 @@ def test_the_guides_config_yaml_is_the_hubs_settings() -> None:
 @pytest.fixture(scope="module")
 def classroom(tmp_path_factory: pytest.TempPathFactory):
     """A running hub with three students logged in, each with a server and the lessons pulled."""
-    pytest.importorskip("jupyterhub")
-    if not (ROOT / "node_modules" / ".bin" / "configurable-http-proxy").exists():
-        pytest.skip("configurable-http-proxy is not installed: npm ci (make test does)")
+    from conftest import require_build
+
+    installed = importlib.util.find_spec("jupyterhub") is not None
+    require_build(None if installed else "JupyterHub is not installed", "make test-env")
+    proxy = (ROOT / "node_modules" / ".bin" / "configurable-http-proxy").exists()
+    require_build(None if proxy else "configurable-http-proxy is not installed", "npm ci")
     from hub.client import HubUser
     from hub.local import LocalHub, lessons_repository
 
