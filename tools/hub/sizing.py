@@ -94,7 +94,7 @@ class Sizing:
     students: int  # the largest class size that holds (0: not even one)
     first_over: int | None  # the smallest size measured that does not hold
     mib_per_student: float
-    servers_for_class: int  # 2-core servers for CLASS_SIZE students
+    servers_for_class: int | None  # 2-core servers for CLASS_SIZE students (None: not even one holds)
     memory_for_class_gib: float  # CLASS_SIZE students' memory, GiB
 
 
@@ -113,7 +113,7 @@ def sizing(lesson_runs: list[Run]) -> Sizing:
         students=students,
         first_over=first_over,
         mib_per_student=mib,
-        servers_for_class=math.ceil(CLASS_SIZE / students) if students else 0,
+        servers_for_class=math.ceil(CLASS_SIZE / students) if students else None,
         memory_for_class_gib=CLASS_SIZE * mib / 1024,
     )
 
@@ -128,9 +128,10 @@ def table(folder: Path = RESULTS) -> list[str]:
     for lesson, found in runs(folder).items():
         size = sizing(found)
         over = str(size.first_over) if size.first_over else f"none up to {found[-1].n}"
+        servers = str(size.servers_for_class) if size.servers_for_class else "not measured: 1 is over"
         lines.append(
             f"| {lesson} | {size.students} | {over} | {size.mib_per_student:.0f} MiB | "
-            f"{size.servers_for_class} | {size.memory_for_class_gib:.1f} GiB |"
+            f"{servers} | {size.memory_for_class_gib:.1f} GiB |"
         )
     return lines
 
