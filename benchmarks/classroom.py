@@ -68,7 +68,10 @@ def _move_embedding(state: dict[str, Any], rng: random.Random, count: int) -> di
 
 
 def _move_head(state: dict[str, Any], rng: random.Random, count: int) -> dict[str, Any]:
-    """Lesson 13's head explorer: pick a layer and head; every tenth move, type a sentence and run it."""
+    """Lesson 13's head explorer: pick a layer and head; every tenth move, type a sentence and run it.
+
+    The sentences (*run it*, a button, not a drag) are timed apart from the drags.
+    """
     if count % 10 == 9:
         return {"text": f"The student moved the explorer {count + 1} times today."}
     return {"layer": rng.randrange(state["n_layers"]), "head": rng.randrange(state["n_heads"])}
@@ -153,16 +156,21 @@ def student(hub: LocalHub, name: str, repo: str, lesson: str, seconds: float, se
         row["run_all_s"] = round(time.perf_counter() - start, 2)
         trait, move = EXPLORERS[lesson]
         comm_id, state = find_explorer(kernel, trait)
-        rng, times = random.Random(seed), []
+        rng, times, runs = random.Random(seed), [], []
         end = time.monotonic() + seconds
         while time.monotonic() < end:
             tick = time.monotonic()
-            times.append(kernel.comm_update(comm_id, move(state, rng, len(times))).seconds * 1000)
+            update = move(state, rng, len(times) + len(runs))
+            seconds_taken = kernel.comm_update(comm_id, update).seconds
+            (runs if "text" in update else times).append(seconds_taken * 1000)
             time.sleep(max(0.0, 1.0 - (time.monotonic() - tick)))
         row["explorer_moves"] = len(times)
         if times:
             row["explorer_p50_ms"] = round(float(np.percentile(times, 50)), 1)
             row["explorer_p95_ms"] = round(float(np.percentile(times, 95)), 1)
+        if runs:  # lesson 13's typed sentences, a button press rather than a drag: timed apart
+            row["sentence_runs"] = len(runs)
+            row["sentence_max_ms"] = round(max(runs), 1)
         row["kernel_mib"] = round(_peak_mib(_kernel_process(kernel.id)), 1)
         row["server_mib"] = round(_server_mib(hub, name), 1)
         kernel.close()
