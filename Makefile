@@ -1,6 +1,7 @@
 # Two commands do everything:
 #   make lab    install the pinned lessons environment in .venv and open JupyterLab on notebooks/
 #   make test   install the lessons environment plus the test tools, then run every test
+#   make hub    a classroom JupyterHub on http://127.0.0.1:8000 (tools/hub/jupyterhub_config.py)
 # Each target creates .venv when it is missing and reinstalls only when a pin file changed.
 
 PYTHON ?= python3
@@ -8,8 +9,9 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 LAB_STAMP  := $(VENV)/.lab-installed
 TEST_STAMP := $(VENV)/.test-installed
+HUB_STAMP  := $(VENV)/.hub-installed
 
-.PHONY: lab test test-env unit notebooks execute clean help python-version
+.PHONY: lab test test-env unit notebooks execute clean help python-version hub
 
 help:
 	@echo "make lab             open the lessons in JupyterLab (http://127.0.0.1:8888, with a token)"
@@ -23,6 +25,8 @@ help:
 	@echo "                     build/book-student (no solutions, no guide)"
 	@echo "make student         the student copies: the lessons without their solutions, in build/student"
 	@echo "make slides          one reveal.js deck per lesson in build/slides"
+	@echo "make hub             a classroom JupyterHub on http://127.0.0.1:8000: one account per student,"
+	@echo "                     nbgitpuller, the idle culler (docs/instructor_guide.md, 'Running it on a JupyterHub')"
 	@echo "make clean           remove .venv and caches"
 	@echo "make python-version  check that .venv runs the Python named by PYTHON (the other targets do it first)"
 	@echo "make help            this list"
@@ -61,7 +65,7 @@ lab: $(LAB_STAMP)
 	$(BIN)/jupyter lab --ServerApp.ip=127.0.0.1 --ServerApp.root_dir=notebooks $(ALLOW_ROOT) \
 		--ServerApp.terminals_enabled=False --LabApp.default_url=/lab/tree/00_start_here.ipynb
 
-test-env: $(TEST_STAMP)
+test-env: $(TEST_STAMP) $(HUB_STAMP)
 
 # The book is built first: the book and browser tests serve both editions with no kernel; so are
 # the student copies, which tests/test_student.py reads and runs.
@@ -69,7 +73,7 @@ test-env: $(TEST_STAMP)
 # (--dist loadfile: a lesson's cells share one kernel, in order); most tests wait on a kernel or
 # a browser, so two processes keep both cores of a 2-core machine busy.
 TEST_WORKERS ?= 2
-test: $(TEST_STAMP) book student
+test: $(TEST_STAMP) $(HUB_STAMP) book student
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/python -m pytest --nbval -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
@@ -142,3 +146,17 @@ slides: $(LAB_STAMP) $(NODE_STAMP)
 
 # The decks are built before the tests: the slide test measures them as they are.
 test: slides
+
+# The classroom hub: JupyterHub, its idle culler and nbgitpuller (requirements-hub.txt) installed
+# into the lessons' environment, so that every student's server runs the pins of `make lab`;
+# configurable-http-proxy from npm. tests/test_hub.py and benchmarks/classroom.py start the same
+# hub with 127.0.0.1 ports and a state folder of their own.
+$(HUB_STAMP): $(LAB_STAMP) requirements-hub.txt
+	$(BIN)/python -m pip install --quiet -r requirements-hub.txt
+	touch $@
+
+hub: $(HUB_STAMP) $(NODE_STAMP)
+	$(BIN)/jupyterhub -f tools/hub/jupyterhub_config.py
+
+# The hub test starts configurable-http-proxy from node_modules.
+test: $(NODE_STAMP)

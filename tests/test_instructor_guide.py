@@ -229,3 +229,19 @@ def test_every_number_a_lesson_part_quotes_is_in_the_lesson(notes: dict) -> None
         assert not missing, (
             f"lesson {lesson}: the guide quotes {missing}, which {LESSONS[lesson].name} does not show"
         )
+
+
+def test_the_sizing_section_is_the_classroom_benchmarks() -> None:
+    """The guide's sizing tables are those tools/hub/sizing.py reads from benchmarks/results/classroom."""
+    from hub import sizing
+
+    section = TEXT.split("## Sizing: a class on one server\n", 1)[1].split("\n## ", 1)[0]
+    lessons = sizing.runs()
+    assert {"05", "07", "13"} <= set(lessons), "the guide sizes lessons 05, 07 and 13"
+    for line in sizing.table() + sizing.measured():
+        assert line in section.splitlines(), f"the guide's sizing section lacks the row: {line}"
+    for lesson, found in lessons.items():
+        size = sizing.sizing(found)
+        assert size.memory_for_class_gib < 24, f"lesson {lesson}: the guide says 24 GiB holds a class of 30"
+    assert f"at most {sizing.RUN_ALL_MAX_S:.0f} seconds" in section
+    assert f"{sizing.EXPLORER_P95_MAX_MS:.0f} ms" in section

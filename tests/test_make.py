@@ -82,3 +82,21 @@ def test_make_book_installs_the_book_on_the_lessons_pins_without_the_test_tools(
     test = " ".join(_dry_run("test", VENV=str(tmp_path / "venv")))
     assert "-r requirements-test.txt" in test
     assert "-r requirements-book.txt" in test
+
+
+def test_make_hub_runs_the_hub_on_the_lessons_pins(tmp_path: Path) -> None:
+    """The students' servers run the environment of make lab, plus the hub's pins; make lab stays lean."""
+    venv = str(tmp_path / "venv")
+    hub = _dry_run("hub", VENV=venv)
+    assert f"{venv}/bin/jupyterhub -f tools/hub/jupyterhub_config.py" in hub
+    assert "-r requirements-hub.txt" in " ".join(hub)
+    lock_changed = subprocess.run(
+        ["make", "--no-print-directory", "-n", "-W", "package-lock.json", "hub", f"VENV={venv}"],
+        cwd=ROOT, capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    assert "npm ci --ignore-scripts --no-audit --no-fund" in lock_changed, "the proxy from package-lock.json"
+    pins = (ROOT / "requirements-hub.txt").read_text(encoding="utf-8")
+    assert re.findall(r"^-r (\S+)", pins, re.MULTILINE) == ["requirements.txt"]
+    assert "requirements-hub.txt" not in " ".join(_dry_run("lab", VENV=venv))
+    for target in ("test", "test-env"):
+        assert "-r requirements-hub.txt" in " ".join(_dry_run(target, VENV=venv)), f"make {target}"

@@ -1,0 +1,183 @@
+"""A classroom hub started for a test or a benchmark, and the local repository its link pulls.
+
+``LocalHub`` runs ``jupyterhub -f tools/hub/jupyterhub_config.py`` (the hub of ``make hub``) on
+free 127.0.0.1 ports with a state folder of its own; ``lessons_repository`` makes a bare git
+repository of the project's committed files, which the nbgitpuller link clones as a hub would
+clone the project from GitHub.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import requests
+
+ROOT = Path(__file__).resolve().parents[2]
+CONFIG = Path(__file__).resolve().parent / "jupyterhub_config.py"
+JUPYTERHUB = Path(sys.executable).parent / "jupyterhub"
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def git(*args: str, cwd: Path) -> str:
+    """Run ``git args`` in ``cwd`` (with a fixed author) and return its output; raise on failure."""
+    env = {**os.environ, "GIT_AUTHOR_NAME": "teacher", "GIT_AUTHOR_EMAIL": "teacher@example.org"}
+    env |= {"GIT_COMMITTER_NAME": "teacher", "GIT_COMMITTER_EMAIL": "teacher@example.org"}
+    result = subprocess.run(["git", *args], cwd=cwd, env=env, capture_output=True, text=True)
+    if result.returncode != 0:
+        raise RuntimeError(f"git {' '.join(args)} failed in {cwd}: {result.stderr.strip()}")
+    return result.stdout
+
+
+def lessons_repository(parent: Path, name: str = "attention-lessons") -> tuple[Path, Path]:
+    """A bare repository ``parent/name`` holding the project's committed files on branch ``main``.
+
+    Returns ``(bare, work)``: the repository students pull from, and the teacher's clone of it
+    (``parent/teacher``), where a fix is committed and pushed.
+    """
+    bare, work = parent / name, parent / "teacher"
+    work.mkdir(parents=True)
+    git("init", "-q", "-b", "main", cwd=work)
+    archive = subprocess.run(["git", "archive", "HEAD"], cwd=ROOT, capture_output=True, check=True)
+    subprocess.run(["tar", "-x"], cwd=work, input=archive.stdout, check=True)
+    git("add", "-A", cwd=work)
+    git("commit", "-q", "-m", "The lessons", cwd=work)
+    git("clone", "-q", "--bare", str(work), str(bare), cwd=parent)
+    git("remote", "add", "hub", str(bare), cwd=work)
+    return bare, work
+
+
+class LocalHub:
+    """The hub of ``jupyterhub_config.py`` in its own state folder, on free 127.0.0.1 ports.
+
+    Parameters
+    ----------
+    state : Path
+        The hub's state folder (database, cookie secret, the students' homes).
+    students : int
+        How many student accounts (``student01`` …).
+    password : str
+        The password every account shares.
+    cull_timeout, cull_every : int or None
+        The idle culler's seconds; None keeps those of ``settings.py``.
+    """
+
+    def __init__(
+        self,
+        state: Path,
+        *,
+        students: int,
+        password: str,
+        cull_timeout: int | None = None,
+        cull_every: int | None = None,
+    ) -> None:
+        self.state = state
+        self.password = password
+        self.port, self.api_port = free_port(), free_port()
+        while self.api_port + 1 == self.port:  # the proxy's API takes api_port + 1
+            self.api_port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.env = {
+            **os.environ,
+            "ATTN_HUB_DIR": str(state),
+            "ATTN_HUB_PORT": str(self.port),
+            "ATTN_HUB_API_PORT": str(self.api_port),
+            "ATTN_HUB_STUDENTS": str(students),
+            "ATTN_HUB_PASSWORD": password,
+        }
+        self.set_culler(cull_timeout, cull_every)
+        self.process: subprocess.Popen | None = None
+
+    def set_culler(self, timeout: int | None, every: int | None) -> None:
+        """The idle culler's seconds for the next start (None: those of ``settings.py``)."""
+        for key, value in (("ATTN_HUB_CULL_TIMEOUT", timeout), ("ATTN_HUB_CULL_EVERY", every)):
+            if value is None:
+                self.env.pop(key, None)
+            else:
+                self.env[key] = str(value)
+
+    def start(self, timeout: float = 120) -> None:
+        """Start the hub and return once its API answers through the proxy."""
+        self.state.mkdir(parents=True, exist_ok=True)
+        log = open(self.state / "hub.log", "ab")
+        self.process = subprocess.Popen(
+            [str(JUPYTERHUB), "-f", str(CONFIG)], cwd=self.state, env=self.env, stdout=log, stderr=log
+        )
+        log.close()
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(
+                    f"the hub exited with {self.process.returncode}: see {self.state / 'hub.log'}"
+                )
+            try:
+                if requests.get(f"{self.url}/hub/api/", timeout=5).ok:
+                    return
+            except requests.ConnectionError:
+                pass
+            time.sleep(0.5)
+        raise TimeoutError(f"the hub did not answer at {self.url} within {timeout} s")
+
+    def stop(self) -> None:
+        """Stop the hub process (SIGTERM); the students' servers keep running (cleanup_servers)."""
+        if self.process is None:
+            return
+        start = time.monotonic()
+        self.process.send_signal(signal.SIGTERM)
+        try:
+            self.process.wait(timeout=60)
+            how = f"exited with {self.process.returncode}"
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+            how = "killed: no exit within 60 s of SIGTERM"
+        with open(self.state / "hub.log", "a") as log:
+            log.write(f"[LocalHub] the hub {how} after {time.monotonic() - start:.1f} s\n")
+        self.process = None
+
+    def processes(self) -> list[psutil.Process]:
+        """Every process of this hub: the hub, the proxy, the culler, the servers, their kernels.
+
+        The servers are found by their home folder (they outlive a hub restart, no longer its
+        children).
+        """
+        homes = str(self.state / "homes")
+        found = {}
+        for proc in psutil.process_iter(["pid", "cmdline", "environ"]):
+            try:
+                environ = proc.info["environ"] or {}
+                if environ.get("ATTN_HUB_DIR") == str(self.state) or environ.get("HOME", "").startswith(
+                    homes
+                ):
+                    found[proc.pid] = proc
+            except (psutil.Error, TypeError):
+                continue
+        return list(found.values())
+
+    def close(self) -> None:
+        """Stop the hub and end every process it started, servers and kernels included."""
+        leftovers = self.processes()
+        self.stop()
+        for proc in leftovers:
+            try:
+                proc.terminate()
+            except psutil.Error:
+                continue
+        _gone, alive = psutil.wait_procs(leftovers, timeout=10)
+        for proc in alive:
+            try:
+                proc.kill()
+            except psutil.Error:
+                continue

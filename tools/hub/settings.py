@@ -1,0 +1,32 @@
+"""The classroom hub's settings, written once.
+
+``jupyterhub_config.py`` (the local hub of ``make hub``, the tests and the classroom benchmark)
+and ``z2jh.py`` (the ``config.yaml`` of a Zero to JupyterHub deployment, shown in
+``docs/instructor_guide.md``) both read them, so the hub that was measured and the hub a teacher
+deploys are configured alike.
+"""
+
+from __future__ import annotations
+
+#: Options of every student's server (``c.Spawner.<name>``): JupyterLab first, no terminals (a
+#: lesson needs no shell, and on a hub a terminal is a shell on the server).
+SPAWNER: dict[str, object] = {
+    "default_url": "/lab",
+    "args": ["--ServerApp.terminals_enabled=False"],
+}
+
+#: Memory per student: ``benchmarks/results/classroom.json`` measures what the lessons take.
+MEMORY_LIMIT = "1G"
+
+#: Options of the hub (``c.JupyterHub.<name>``): a hub that restarts (an upgrade, a crash) leaves
+#: the students' servers and kernels running; they reconnect when it is back.
+HUB: dict[str, object] = {
+    "cleanup_servers": False,
+}
+
+#: The idle culler (jupyterhub-idle-culler): a server without activity for ``timeout`` seconds is
+#: stopped (its files stay in the student's home folder), checked every ``every`` seconds.
+CULL: dict[str, int] = {
+    "timeout": 3600,
+    "every": 300,
+}
