@@ -67,7 +67,7 @@ CORPUS_SHA256 = "46de332e8d7f2b1d01738940ae15d85eab52300e773a3ffcee6665ac22ea6a4
 #: The committed model (parameters, vocabulary, training log).
 MODEL_FILE = "text_model.npz"
 #: Its SHA-256; ``tools/train_decoder.py`` prints it when it writes a new model.
-MODEL_SHA256 = "e4234ade3ed9ca17f44d2f21e7e3e183650f18aaef2cb281bf05c7782bb8c205"
+MODEL_SHA256 = "dfe233909e362790d6ebb31f1bcf58a5d64d40de4b7de648e6862aaab2f19f66"
 
 #: A character seen fewer times than this in the corpus is read as :data:`RARE`.
 MIN_COUNT = 40
