@@ -30,7 +30,8 @@ def test_the_guide_quotes_the_measured_peaks():
     expected = (
         f"lessons 00 to 08 peak between {min(part_one):.0f} and {max(part_one):.0f} MiB, "
         f"lessons 09 to 12 between {min(part_two):.0f} and {max(part_two):.0f} MiB, "
-        f"lesson 13, which holds the model, at {PEAKS['13']:.0f} MiB, and lesson 14 at {PEAKS['14']:.0f} MiB"
+        f"lesson 13, which holds the model, at {PEAKS['13']:.0f} MiB, lesson 14 at {PEAKS['14']:.0f} MiB, "
+        f"and lesson 15 at {PEAKS['15']:.0f} MiB"
     )
     assert expected in text
     plan = sum(PEAKS[f"{i:02d}"] for i in range(8)) / 1024  # the 50-minute plan: lessons 00 to 07
