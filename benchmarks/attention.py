@@ -38,7 +38,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import statistics
 import subprocess
 import sys
@@ -50,6 +49,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np  # in a measuring process, imported after its thread variables are set
+from machine import machine_description  # benchmarks/machine.py, beside this script
 
 from attnlib import scaled_dot_product_attention
 from attnlib.efficient import BLOCK_K, BLOCK_Q, tiled_attention
@@ -149,7 +149,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         torch.set_num_threads(1)
     load = {"before": os.getloadavg()}
     result: dict[str, Any] = {
-        "machine": machine_description(torch),
+        "machine": machine_description(torch=torch.__version__),
         "threads": {
             "torch": torch.get_num_threads(),
             **{name: os.environ.get(name) for name in THREAD_VARIABLES},
@@ -272,20 +272,6 @@ def float64_difference(n: int, causal: bool) -> float:
     Q, K, V = (a.astype(np.float64) for a in inputs(n, 1))
     naive = scaled_dot_product_attention(Q, K, V, causal=causal)[0]
     return relative_difference(tiled_attention(Q, K, V, causal=causal), naive)
-
-
-def machine_description(torch: Any) -> dict[str, Any]:
-    return {
-        "platform": platform.platform(),
-        "processor": platform.processor() or platform.machine(),
-        "cpu_count": os.cpu_count(),
-        # the cores this process may run on (fewer than cpu_count under taskset or a container)
-        "cores_used": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(),
-        "python": platform.python_version(),
-        "numpy": np.__version__,
-        "torch": torch.__version__,
-        "date": time.strftime("%Y-%m-%d"),
-    }
 
 
 def timings(calls: dict[str, Callable[[], object]], repeats: int) -> dict[str, list[float]]:

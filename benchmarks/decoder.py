@@ -42,6 +42,7 @@ from attnlib.induction import induction_batch, load_induction_run, phase_change_
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
 import train_induction
+from machine import machine_description  # benchmarks/machine.py, beside this script
 
 BUDGET_SECONDS = 60.0
 RESULTS = Path(__file__).parent / "results" / "decoder.json"
@@ -155,17 +156,9 @@ def main() -> None:
     args.output.write_text(
         json.dumps(
             {
-                "machine": {
-                    "platform": platform.platform(),
-                    "cpu_count": os.cpu_count(),
-                    "cores_used": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
-                    "python": platform.python_version(),
-                    "numpy": np.__version__,
-                    "torch": torch.__version__,
-                    "torch_threads": torch.get_num_threads(),
-                    "OPENBLAS_NUM_THREADS": os.environ.get("OPENBLAS_NUM_THREADS"),
-                    "date": time.strftime("%Y-%m-%d"),
-                },
+                "machine": machine_description(
+                    torch=torch.__version__, torch_threads=torch.get_num_threads()
+                ),
                 "command": " ".join([Path(sys.executable).name, *sys.argv]),
                 "load_before": load_before,
                 "load_after": load_after,

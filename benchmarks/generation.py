@@ -36,6 +36,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from machine import machine_description  # benchmarks/machine.py, beside this script
 
 from attnlib.counting import DecoderShape, kv_cache_bytes
 from attnlib.decoder import generate
@@ -120,15 +121,7 @@ def main() -> None:
     args.output.write_text(
         json.dumps(
             {
-                "machine": {
-                    "platform": platform.platform(),
-                    "cpu_count": os.cpu_count(),
-                    "cores_used": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
-                    "python": platform.python_version(),
-                    "numpy": np.__version__,
-                    "OPENBLAS_NUM_THREADS": os.environ.get("OPENBLAS_NUM_THREADS"),
-                    "date": time.strftime("%Y-%m-%d"),
-                },
+                "machine": machine_description(),
                 "command": " ".join([Path(sys.executable).name, *sys.argv]),
                 "load_before": load_before,
                 "load_after": load_after,
