@@ -57,6 +57,7 @@ import numpy.typing as npt
 
 from attnlib.backward import steps_backward
 from attnlib.core import AttentionSteps, attention_steps, causal_mask, default_scale, softmax
+from attnlib.counting import DecoderShape
 from attnlib.multihead import merge_heads, split_heads
 from attnlib.positions import rope
 from attnlib.training import Adam, cross_entropy
@@ -174,6 +175,18 @@ class DecoderConfig:
     def group_size(self) -> int:
         """Query heads per key/value head."""
         return self.n_heads // self.kv_heads
+
+    @property
+    def shape(self) -> DecoderShape:
+        """Its sizes as :mod:`attnlib.counting` takes them (cache bytes, operations, parameters)."""
+        return DecoderShape(
+            n_layers=self.n_layers,
+            d_model=self.d_model,
+            n_heads=self.n_heads,
+            d_mlp=self.d_mlp,
+            vocab=self.vocab_size,
+            n_kv_heads=self.kv_heads,
+        )
 
 
 def parameter_shapes(config: DecoderConfig) -> dict[str, tuple[int, ...]]:

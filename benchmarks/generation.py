@@ -38,7 +38,7 @@ from pathlib import Path
 import numpy as np
 from machine import machine_description  # benchmarks/machine.py, beside this script
 
-from attnlib.counting import DecoderShape, kv_cache_bytes
+from attnlib.counting import kv_cache_bytes
 from attnlib.decoder import generate
 from attnlib.text_model import load_corpus, load_text_model
 
@@ -78,14 +78,7 @@ def main() -> None:
     load_after = os.getloadavg()
 
     _, trace = generate(config, model.params, prompt, args.new, return_trace=True, **options)
-    shape = DecoderShape(
-        n_layers=config.n_layers,
-        d_model=config.d_model,
-        n_heads=config.n_heads,
-        d_mlp=config.d_mlp,
-        vocab=config.vocab_size,
-        n_kv_heads=config.kv_heads,
-    )
+    shape = config.shape
     itemsize = np.dtype(np.float64).itemsize
     per_token = kv_cache_bytes(shape, 1, bytes_per_number=itemsize)
     tokens_seen = len(prompt) + np.arange(args.new)  # when step k's query attends

@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from attnlib.counting import DecoderShape, kv_cache_bytes
+from attnlib.counting import kv_cache_bytes
 from attnlib.decoder import (
     DecoderConfig,
     KVCache,
@@ -350,7 +350,7 @@ def test_windowed_generation_with_and_without_the_cache_agree(kind, window, sink
     longest = 2 + n_new if window is None else min(2 + n_new, sinks + window)
     assert trace.cache_lengths.max() == longest
     # the cache's bytes: 2 (K and V) · layers · key/value heads · d_head · 8 bytes · tokens · batch
-    shape = decoder_shape(config)
+    shape = config.shape
     formula = [
         kv_cache_bytes(shape, i + 1, bytes_per_number=8, batch=2, window=window, sinks=sinks)
         for i in range(2, 2 + n_new)
@@ -360,17 +360,6 @@ def test_windowed_generation_with_and_without_the_cache_agree(kind, window, sink
     # the whole sequence with the same window and sinks gives each step's logits
     logits = forward(config, params, cached, window=window, sinks=sinks).logits
     np.testing.assert_allclose(logits[:, 2:-1].swapaxes(0, 1), trace.logits, atol=1e-10)
-
-
-def decoder_shape(config):
-    return DecoderShape(
-        n_layers=config.n_layers,
-        d_model=config.d_model,
-        n_heads=config.n_heads,
-        d_mlp=config.d_mlp,
-        vocab=config.vocab_size,
-        n_kv_heads=config.kv_heads,
-    )
 
 
 def test_the_cache_bytes_follow_the_formula():
@@ -383,9 +372,7 @@ def test_the_cache_bytes_follow_the_formula():
             cache.append(layer, new, new)
         per_token = 2 * config.n_layers * config.kv_heads * config.d_head * 8
         assert cache.nbytes == per_token * cache.length
-        assert cache.nbytes == kv_cache_bytes(
-            decoder_shape(config), step + 1, bytes_per_number=8, window=4, sinks=1
-        )
+        assert cache.nbytes == kv_cache_bytes(config.shape, step + 1, bytes_per_number=8, window=4, sinks=1)
         cache.evict()
     assert cache.length == 1 + 4 - 1
 

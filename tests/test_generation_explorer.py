@@ -14,7 +14,7 @@ import pytest
 import traitlets
 
 from attnlib import decoder
-from attnlib.counting import DecoderShape, kv_cache_bytes
+from attnlib.counting import kv_cache_bytes
 from attnlib.widgets import GenerationExplorer, generation_explorer
 from attnlib.widgets import generation as shipped
 from attnlib.widgets.generation import (
@@ -84,18 +84,6 @@ def decoded(codes: list) -> np.ndarray:
     return np.array([decoded(c) for c in codes])
 
 
-def shape_of(config: decoder.DecoderConfig) -> DecoderShape:
-    """The decoder's sizes as attnlib.counting takes them."""
-    return DecoderShape(
-        n_layers=config.n_layers,
-        d_model=config.d_model,
-        n_heads=config.n_heads,
-        d_mlp=config.d_mlp,
-        vocab=config.vocab_size,
-        n_kv_heads=config.kv_heads,
-    )
-
-
 def shown(tokens: np.ndarray) -> list[str]:
     """Token ids as the page shows them: BOS as its symbol, every other id as its character."""
     return [BOS_SHOWN if i == Vocabulary.BOS else CHARS[i - 1] for i in tokens.tolist()]
@@ -131,7 +119,7 @@ def test_each_step_is_what_the_decoder_generates_and_attends_to() -> None:
                 assert shipped.shape == (MODEL.config.n_layers, MODEL.config.n_heads, len(kept))
                 np.testing.assert_allclose(shipped, weights[:, :, q, kept], atol=0.5 * 10**-DECIMALS + 1e-12)
                 assert entry["bytes"][step - 1] == kv_cache_bytes(
-                    shape_of(MODEL.config), q + 1, bytes_per_number=8, **setting
+                    MODEL.config.shape, q + 1, bytes_per_number=8, **setting
                 )
     explorer.close()
 
@@ -140,7 +128,7 @@ def test_bytes_per_position_follow_the_formula_with_grouped_query_attention_too(
     for n_kv_heads in (None, 1):
         model = small_model(n_kv_heads)
         explorer = generation_explorer(model, ["a "], n_new=3, settings=SETTINGS[:1])
-        per_token = kv_cache_bytes(shape_of(model.config), 1, bytes_per_number=8)
+        per_token = kv_cache_bytes(model.config.shape, 1, bytes_per_number=8)
         assert explorer.bytes_per_position == per_token == 2 * 2 * model.config.kv_heads * 8 * 8
         explorer.close()
 
@@ -160,7 +148,7 @@ def test_the_explorer_starts_at_step_1_with_the_full_cache_and_moves() -> None:
     assert (explorer.prompt, explorer.window, explorer.sinks, explorer.step) == (0, None, 0, 3)
     assert explorer.settings == SETTINGS and explorer.n_new == N_NEW
     assert (explorer.n_layers, explorer.n_heads, explorer.decimals) == (2, 2, DECIMALS)
-    assert explorer.bytes_per_position == kv_cache_bytes(shape_of(MODEL.config), 1, bytes_per_number=8)
+    assert explorer.bytes_per_position == kv_cache_bytes(MODEL.config.shape, 1, bytes_per_number=8)
     with explorer.hold_trait_notifications():
         explorer.prompt, explorer.window, explorer.sinks, explorer.step = 1, 6, 2, N_NEW
     assert (explorer.prompt, explorer.window, explorer.sinks, explorer.step) == (1, 6, 2, N_NEW)
