@@ -10,7 +10,7 @@ import { colormapColor } from "./colors.js";
 import { axes, colorbar, element, escapeXml, hatch, niceTicks, numberText, text, tickLabel, title } from "./svg.js";
 import { applyTheme, bind, button, explorerRoot, html, row, sender, slider, styleNameOf, styleSelect, themeOf } from "./controls.js";
 
-const WIDTH = 1000;
+const WIDTH = 900; // the book's text column at 1280 px is about 917 px: drawn at 1:1, 12 px stays 12 px
 const LEFT = 112; // room for the row labels of the grid
 const TOP = 58; // the sequence's row of characters
 const CHAR_ROW = 24;
@@ -224,7 +224,7 @@ function grid(state, theme, table) {
   // the legend: each role by its letter or hatch
   const ly = bottom + 44;
   const legend = [
-    [element("rect", { x: x0, y: ly - 12, width: 14, height: 16, fill: theme.background, stroke: theme.query, "stroke-width": 3 }), "q: the query (newest token)"],
+    [element("rect", { x: x0, y: ly - 12, width: 14, height: 16, fill: theme.background, stroke: theme.query, "stroke-width": 3 }), "q: the query"],
     [element("rect", { x: x0, y: ly - 12, width: 14, height: 16, fill: theme.background, stroke: theme.key, "stroke-width": 2.5 }), "S: a sink, kept for good"],
     [element("rect", { x: x0, y: ly - 12, width: 14, height: 16, fill: theme.background, stroke: theme.key, "stroke-width": 1.2 }), "kept in the cache"],
     [element("rect", { x: x0, y: ly - 12, width: 14, height: 16, fill: theme.background, stroke: theme.grid }) + hatch(x0, ly - 12, 14, 16, theme.grid), "hatched: evicted"],
