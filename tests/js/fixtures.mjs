@@ -58,3 +58,13 @@ export function assertClose(actual, expected, what, scale = largest(expected)) {
     `${what}: ${actual} differs from attnlib's ${expected} by ${Math.abs(actual - expected)} (> ${tolerance})`,
   );
 }
+
+/** Every number an explorer's SVG carries (`data-quantity` on a text or rect), its attributes as strings. */
+export function numbersIn(svg) {
+  const found = [];
+  for (const [, attrs] of svg.matchAll(/<(?:text|rect)([^>]*data-quantity[^>]*)>/g)) {
+    const get = (name) => attrs.match(new RegExp(` ${name}="([^"]*)"`))?.[1];
+    found.push({ quantity: get("data-quantity"), row: get("data-row"), col: get("data-col"), value: get("data-value") });
+  }
+  return found;
+}

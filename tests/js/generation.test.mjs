@@ -17,16 +17,7 @@ import {
   textLines,
   weightsOf,
 } from "../../attnlib/widgets/js/generation.js";
-import { fixtures } from "./fixtures.mjs";
-
-function numbersIn(svg) {
-  const found = [];
-  for (const [, attrs] of svg.matchAll(/<(?:text|rect)([^>]*data-quantity[^>]*)>/g)) {
-    const get = (name) => attrs.match(new RegExp(` ${name}="([^"]*)"`))?.[1];
-    found.push({ quantity: get("data-quantity"), row: get("data-row"), col: get("data-col"), value: get("data-value") });
-  }
-  return found;
-}
+import { fixtures, numbersIn } from "./fixtures.mjs";
 
 const g = fixtures.generation;
 const stateOf = (run, step, setting, full) => ({

@@ -3,16 +3,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { drawInduction, labelledPositions, lossAt, pictureWidth } from "../../attnlib/widgets/js/induction_replay.js";
-import { fixtures } from "./fixtures.mjs";
-
-function numbersIn(svg) {
-  const found = [];
-  for (const [, attrs] of svg.matchAll(/<(?:text|rect)([^>]*data-quantity[^>]*)>/g)) {
-    const get = (name) => attrs.match(new RegExp(` ${name}="([^"]*)"`))?.[1];
-    found.push({ quantity: get("data-quantity"), row: get("data-row"), col: get("data-col"), value: get("data-value") });
-  }
-  return found;
-}
+import { fixtures, numbersIn } from "./fixtures.mjs";
 
 const replay = fixtures.inductionReplay;
 const stateAt = (step, heads) => ({
