@@ -430,6 +430,7 @@ def train(
     learning_rate: float = 0.02,
     seed: int = 0,
     snapshot_every: int = 10,
+    start: dict[str, npt.ArrayLike] | None = None,
 ) -> TrainingRun:
     """Train ``model`` on the previous-token task with Adam; save the parameters now and then.
 
@@ -446,6 +447,10 @@ def train(
         Seed of the starting parameters, the batches and the probe sequence.
     snapshot_every : int
         Save the parameters every that many steps (and at step 0 and the last step).
+    start : dict of str to array_like, optional
+        The starting parameters (shapes as :func:`init_parameters`); by default
+        ``init_parameters(model, seed)``. Lesson 11 (section 4) nudges them in their 15th digit to
+        tell a chaotic run from a steady one.
 
     Returns
     -------
@@ -456,7 +461,10 @@ def train(
     every = as_positive_int(snapshot_every, "snapshot_every")
     size = as_positive_int(batch_size, "batch_size")
     rng = np.random.default_rng(_seed(seed))
-    parameters = init_parameters(model, seed)
+    if start is None:
+        parameters = init_parameters(model, seed)
+    else:
+        parameters = {name: W.copy() for name, W in model.check_parameters(start).items()}
     optimiser = Adam(learning_rate)
     probe = _probe(model, rng)
     losses, norms = [], {name: [] for name in PARAMETER_NAMES}

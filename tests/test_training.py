@@ -193,28 +193,40 @@ def _first_below(losses, threshold):
     return int(hits[0]) if hits.size else len(losses)
 
 
-def test_lesson_11_sqrt_dk_claims_hold_and_only_the_unscaled_run_is_chaotic(monkeypatch):
-    """Lesson 11, section 4: unscaled at d_k = 256 learns later, its first gradients are larger and
-    its late ones smaller; a change in the 15th digit of its start moves it, not the scaled run."""
-    runs = {scale: train(Model(d_k=256, scale=scale), steps=300, seed=0) for scale in (None, 1.0)}
-    scaled, unscaled = runs[None], runs[1.0]
+def test_lesson_11_sqrt_dk_claims_hold_and_only_the_unscaled_run_is_chaotic():
+    """Lesson 11, section 4, what it prints and its figure's text say: unscaled at d_k = 256 learns
+    later, its first gradients are larger, later they fall below 1e-6 where the scaled ones stay above
+    1e-5; a change in the 15th digit of the start moves the unscaled weights at step 300 by more than
+    10 % and the scaled ones by less than 1e-9 (so only the unscaled run depends on the CPU)."""
+    models = {"scaled": Model(d_k=256), "unscaled": Model(d_k=256, scale=1.0)}
+    runs = {label: train(model, steps=300, seed=0) for label, model in models.items()}
+    scaled, unscaled = runs["scaled"], runs["unscaled"]
     assert _first_below(unscaled.losses, 0.1) > _first_below(scaled.losses, 0.1)
-    assert unscaled.grad_norms["W_q"][0] > scaled.grad_norms["W_q"][0]
-    assert np.median(unscaled.grad_norms["W_q"][200:]) < np.median(scaled.grad_norms["W_q"][200:])
-    assert scaled.final_loss < 0.01 and unscaled.final_loss < 0.01
+    assert scaled.losses.min() < 0.01 and unscaled.losses.min() < 0.01
+    for name in ("W_q", "W_k"):
+        assert unscaled.grad_norms[name][0] > scaled.grad_norms[name][0]
+        assert unscaled.grad_norms[name].min() < 1e-6 < 1e-5 < scaled.grad_norms[name].min()
 
-    exact = init_parameters
+    noise = np.random.default_rng(99)  # another nudge than the lesson's, each entry its own
+    for label, model in models.items():
+        start = {
+            k: v * (1 + 1e-14 * noise.standard_normal(v.shape)) for k, v in init_parameters(model).items()
+        }
+        again, end = (
+            train(model, steps=300, seed=0, start=start).parameters_at(300),
+            runs[label].parameters_at(300),
+        )
+        moved = max(np.linalg.norm(again[k] - end[k]) / np.linalg.norm(end[k]) for k in end)
+        assert moved < 1e-9 if label == "scaled" else moved > 0.1, (label, moved)
 
-    def nudged(model, seed=0):
-        noise = np.random.default_rng(99)
-        return {k: v * (1 + 1e-15 * noise.standard_normal(v.shape)) for k, v in exact(model, seed).items()}
 
-    monkeypatch.setattr("attnlib.training.init_parameters", nudged)
-    scaled_again, unscaled_again = (
-        train(Model(d_k=256, scale=scale), steps=300, seed=0) for scale in (None, 1.0)
-    )
-    np.testing.assert_allclose(scaled_again.losses, scaled.losses, rtol=1e-6)
-    late, late_again = (np.median(r.grad_norms["W_q"][200:]) for r in (unscaled, unscaled_again))
-    assert _first_below(unscaled_again.losses, 0.1) != _first_below(unscaled.losses, 0.1) or not (
-        0.1 < late_again / late < 10
-    )
+def test_train_starts_from_the_given_parameters_and_checks_them():
+    start = init_parameters(SMALL, seed=5)
+    run = train(SMALL, steps=2, seed=0, start=start)
+    for name in PARAMETER_NAMES:
+        np.testing.assert_array_equal(run.parameters_at(0)[name], start[name])
+    assert run.parameters_at(0)["W_q"] is not start["W_q"]  # a copy: training never writes into it
+    with pytest.raises(ValueError, match=r"W_q must have shape \(6, 3\)"):
+        train(SMALL, steps=1, start={**start, "W_q": np.zeros((3, 6))})
+    with pytest.raises(ValueError, match="parameters must be a dict"):
+        train(SMALL, steps=1, start={"W_q": start["W_q"]})
