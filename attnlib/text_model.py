@@ -66,7 +66,8 @@ CORPUS_FILE = "lessons_text.txt"
 CORPUS_SHA256 = "46de332e8d7f2b1d01738940ae15d85eab52300e773a3ffcee6665ac22ea6a4b"
 #: The committed model (parameters, vocabulary, training log).
 MODEL_FILE = "text_model.npz"
-#: Its SHA-256; ``tools/train_decoder.py`` prints it when it writes a new model.
+#: Its SHA-256; ``tools/train_decoder.py`` prints it when it writes a new model. The committed
+#: model's CPU was not recorded; a re-run anywhere writes another hash (the file holds its wall time).
 MODEL_SHA256 = "dfe233909e362790d6ebb31f1bcf58a5d64d40de4b7de648e6862aaab2f19f66"
 
 #: A character seen fewer times than this in the corpus is read as :data:`RARE`.

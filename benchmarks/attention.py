@@ -49,10 +49,12 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np  # in a measuring process, imported after its thread variables are set
-from machine import machine_description  # benchmarks/machine.py, beside this script
 
 from attnlib import scaled_dot_product_attention
 from attnlib.efficient import BLOCK_K, BLOCK_Q, tiled_attention
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
+from machine import machine_description  # tools/machine.py
 
 RESULTS = Path(__file__).parent / "results" / "attention.json"
 D = 64

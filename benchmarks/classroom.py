@@ -40,6 +40,7 @@ sys.path.insert(0, str(ROOT / "tools"))
 
 from hub.client import HubUser, Kernel  # noqa: E402
 from hub.local import LocalHub, lessons_repository  # noqa: E402
+from machine import floating_point_path  # noqa: E402  (tools/machine.py)
 
 PASSWORD = "classroom-benchmark"
 FOLDER = "attention-lessons"  # where the link clones the lessons, named after the repository
@@ -241,6 +242,7 @@ def classroom(students: int, lesson: str, seconds: float) -> dict[str, Any]:
             "cpus": psutil.cpu_count(),
             "memory_gib": round(psutil.virtual_memory().total / 2**30, 1),
             "platform": platform.platform(),
+            **floating_point_path(),
             "python": platform.python_version(),
             "load_before": [round(x, 2) for x in load_before],
             "load_after": [round(x, 2) for x in os.getloadavg()],

@@ -46,6 +46,9 @@ import attnlib
 from attnlib.core import attention_steps, scaled_dot_product_attention
 from attnlib.training import Model, train
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
+from machine import machine_description  # tools/machine.py
+
 RESULTS = Path(__file__).parent / "results" / "core_overhead.json"
 Q = np.array([[1.0, 0.0, 1.0, 0.0], [0.0, 1.0, 0.0, 1.0]])  # the docstring's example
 V = np.array([[1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0]])
@@ -175,7 +178,7 @@ def main() -> None:
     for label in table["this"]:
         print(f"{label:46s}" + "".join(f"{column.get(label, '-'):>22s}" for column in table.values()))
     print("\n" + "\n".join(f"{key}: {path}" for key, path in names.items()))
-    record = {"machine": platform.machine(), "cpus": os.cpu_count(), "numpy": np.__version__, **vars(args)}
+    record = {"machine": machine_description(), **vars(args)}
     record["OPENBLAS_NUM_THREADS"] = threads
     record.update(compare=str(args.compare), load_before=load_before, load_after=os.getloadavg())
     record["results"] = results

@@ -42,7 +42,7 @@ from attnlib.induction import induction_batch, load_induction_run, phase_change_
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
 import train_induction
-from machine import machine_description  # benchmarks/machine.py, beside this script
+from machine import machine_description  # tools/machine.py
 
 BUDGET_SECONDS = 60.0
 RESULTS = Path(__file__).parent / "results" / "decoder.json"

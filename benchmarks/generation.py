@@ -36,11 +36,13 @@ import time
 from pathlib import Path
 
 import numpy as np
-from machine import machine_description  # benchmarks/machine.py, beside this script
 
 from attnlib.counting import kv_cache_bytes
 from attnlib.decoder import generate
 from attnlib.text_model import load_corpus, load_text_model
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
+from machine import machine_description  # tools/machine.py
 
 RESULTS = Path(__file__).parent / "results" / "generation.json"
 PROMPT_CHARACTERS = 32

@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import sys
 from datetime import date
 from pathlib import Path
@@ -28,6 +26,9 @@ from nbclient import NotebookClient
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = Path(__file__).parent / "results" / "kernel_memory.json"
 TARGET_MIB = 300
+
+sys.path.insert(0, str(ROOT / "tools"))
+from machine import machine_description  # noqa: E402  (tools/machine.py)
 
 READ_STATUS = """
 import re as _re
@@ -67,8 +68,7 @@ def main(argv: list[str] | None = None) -> int:
             json.dumps(
                 {
                     "date": date.today().isoformat(),
-                    "machine": f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPUs, "
-                    f"Python {platform.python_version()}",
+                    "machine": machine_description(),
                     "what": "kernel VmHWM (peak) and VmRSS (final) after running each lesson top to bottom",
                     "target_mib": TARGET_MIB,
                     "lessons": rows,

@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import statistics
 import sys
 import time
@@ -33,6 +32,9 @@ if os.environ.get("OPENBLAS_NUM_THREADS") != "1":  # before NumPy is imported: r
 import numpy as np  # after the thread settings above
 
 from attnlib.model import encode, load_model
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
+from machine import machine_description  # tools/machine.py
 
 SENTENCE = "The quick brown fox jumps over the lazy dog."
 LENGTHS = (12, 128)
@@ -140,7 +142,7 @@ def main() -> None:
     if not args.no_save:
         result = {
             "date": date.today().isoformat(),
-            "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}",
+            "machine": machine_description(),
             "what": "median wall time of one forward pass (all hidden states and attention weights), "
             f"one thread each, {args.repeats} interleaved repeats",
             "load_average_1_5_15_min": [round(v, 2) for v in os.getloadavg()],

@@ -7,12 +7,15 @@
 The corpus is frozen: ``--extract`` writes the Markdown cells of ``notebooks/00_… … 14_…`` to
 ``attnlib/data/lessons_text.txt`` and prints its SHA-256 (:data:`attnlib.text_model.CORPUS_SHA256`
 records it); training reads that file only, so later edits to the lessons do not change the
-model. Training is seeded: the same command gives the same numbers. Each batch is ``batch``
+model. Training is seeded: on one CPU, with the same kernels, the same command gives the same
+parameters bit for bit; on another CPU the last bits of its sums differ (on the project's AMD
+EPYC machines a re-run's parameters lie within 1e-13 of the committed ones). Each batch is ``batch``
 random stretches of the training text, each ``BOS`` and ``n_ctx − 1`` characters (``BOS`` first
 always, so the first slot is always the same token). The loss on the held-out text is measured
 with the parameters before training, every ``eval_every`` steps, and at the end. It prints the
 file's SHA-256, which :data:`attnlib.text_model.MODEL_SHA256` records (``load_text_model`` checks
-it), and the wall time, which is saved in the file.
+it), the CPU it ran on (commit it in the comment above that hash), and the wall time, which is
+saved in the file: so no re-run, even on the same CPU, writes the same bytes.
 
 BLAS runs on one thread (set before NumPy is imported): the matrices are small, and on a busy
 2-core machine OpenBLAS's threads spend far longer waiting for each other than multiplying.
@@ -31,6 +34,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from machine import floating_point_path  # tools/machine.py
 
 from attnlib.decoder import DecoderConfig, next_token_losses, train
 from attnlib.text_model import Vocabulary, corpus_from_text, held_out_batch
@@ -157,6 +161,7 @@ def main() -> None:
     for step, value in zip(arrays["eval_steps"], validation, strict=True):
         print(f"held-out loss at step {int(step):5d}: {value:.3f}")
     print(f"SHA-256 {digest}")
+    print(f"made on {floating_point_path()}")
 
 
 if __name__ == "__main__":
