@@ -11,13 +11,15 @@ LAB_STAMP  := $(VENV)/.lab-installed
 TEST_STAMP := $(VENV)/.test-installed
 HUB_STAMP  := $(VENV)/.hub-installed
 
-.PHONY: lab test test-env unit notebooks execute clean help python-version hub
+.PHONY: lab test test-env unit notebooks second-path execute clean help python-version hub
 
 help:
 	@echo "make lab             open the lessons in JupyterLab (http://127.0.0.1:8888, with a token)"
 	@echo "make test            run everything: ruff, unit/property/widget/node tests, nbval, binder, book, slides, browser"
 	@echo "make unit            the Python tests not marked slow (no browser, no fresh environment)"
 	@echo "make notebooks       only nbval over the lessons"
+	@echo "make second-path     nbval over the lessons and the reference tests again, on other kernels"
+	@echo "                     of this CPU (SECOND_FP_PATH): stored outputs must not depend on them"
 	@echo "make test-env        only install the test environment in .venv"
 	@echo "make execute         re-run every lesson top to bottom in a fresh kernel and save it"
 	@echo "make book            the static site, explorers working without a kernel, in two editions:"
@@ -77,12 +79,26 @@ test: $(TEST_STAMP) $(HUB_STAMP) book student
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/python -m pytest --nbval -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
+	$(MAKE) --no-print-directory second-path
 
 unit: $(TEST_STAMP)
 	$(BIN)/python -m pytest tests -m "not slow" $(PYTEST_ARGS)
 
 notebooks: $(TEST_STAMP)
 	$(BIN)/python -m pytest --nbval notebooks $(PYTEST_ARGS)
+
+# A second floating-point path of the same machine: another CPU adds in another order, and the
+# last bits of its sums differ; a stored output must not depend on them. OpenBLAS held to its
+# Sandybridge kernels (AVX without FMA; CPUs since Haswell, 2013, get FMA kernels), NumPy's
+# AVX2 and AVX-512 loops switched off (its baseline SSE4.2 loops), PyTorch's vectorised ATen
+# kernels off, and MKL (PyTorch's BLAS, on Intel CPUs; it ignores this on AMD ones) held to SSE4.2.
+# tests/test_fp_path.py fails where this path gives the first path's bits.
+SECOND_FP_PATH := OPENBLAS_CORETYPE=Sandybridge NPY_DISABLE_CPU_FEATURES="X86_V3 X86_V4 AVX512_ICL AVX512_SPR" \
+	ATEN_CPU_CAPABILITY=default MKL_ENABLE_INSTRUCTIONS=SSE4_2
+
+second-path: $(TEST_STAMP)
+	$(SECOND_FP_PATH) $(BIN)/python -m pytest --nbval notebooks -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
+	$(SECOND_FP_PATH) $(BIN)/python -m pytest tests -m reference -n $(TEST_WORKERS) $(PYTEST_ARGS)
 
 execute: $(LAB_STAMP)
 	$(BIN)/python tools/execute_notebooks.py notebooks/*.ipynb
