@@ -76,6 +76,8 @@ STEPS = (
 class OperationCounts:
     """Operation counts of attention, step by step.
 
+    Lesson 08 · question 2c, in "the solutions in numbers".
+
     Attributes
     ----------
     steps : mapping of str to mapping of str to int
@@ -107,6 +109,8 @@ class OperationCounts:
 
 def operation_counts(n_q: int, n_k: int, d_k: int, d_v: int, *, stable: bool = True) -> OperationCounts:
     """Operation counts of ``softmax(Q Kᵀ / √d_k) V`` as formulas.
+
+    Lesson 08 · question 2c, in "the solutions in numbers".
 
     Parameters
     ----------
@@ -190,6 +194,8 @@ def counted_attention(
     Q: npt.ArrayLike, K: npt.ArrayLike, V: npt.ArrayLike, *, stable: bool = True
 ) -> tuple[np.ndarray, np.ndarray, OperationCounts]:
     """Attention with scalar loops, counting every arithmetic operation as it goes.
+
+    Lesson 08 · question 2c, in "the solutions in numbers".
 
     Deliberately slow: it exists to *measure* the cost, one operation at a time.
 
@@ -275,13 +281,19 @@ def _fold(combine: Callable[[float, float], float], values: list[float]) -> floa
 
 def matmul_counts(n: int, m: int, p: int) -> dict[str, int]:
     """Operations of a matrix product ``(n, m) @ (m, p)``: ``n·m·p`` multiplications and
-    ``n·(m−1)·p`` additions (each of the ``n·p`` entries sums ``m`` products)."""
+    ``n·(m−1)·p`` additions (each of the ``n·p`` entries sums ``m`` products).
+
+    Lesson 09 · section 2, the cost (the projections and ``W_o``); lesson 08's ``Q Kᵀ`` is one.
+    """
     n, m, p = (as_positive_int(v, name) for v, name in ((n, "n"), (m, "m"), (p, "p")))
     return {"multiplications": n * m * p, "additions": n * (m - 1) * p}
 
 
 def counted_matmul(A: np.ndarray, B: np.ndarray, counts: dict[str, int]) -> np.ndarray:
-    """``A @ B`` with scalar loops, adding its multiplications and additions to ``counts``."""
+    """``A @ B`` with scalar loops, adding its multiplications and additions to ``counts``.
+
+    Lesson 09 · section 2, the cost; lesson 15 counts generation with it.
+    """
 
     def mul(a: float, b: float) -> float:
         counts["multiplications"] += 1

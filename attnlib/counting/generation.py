@@ -52,6 +52,8 @@ __all__ = [
 class DecoderShape:
     """The sizes of a decoder-only transformer that its costs, its cache and its size depend on.
 
+    Lesson 15 · sections 1 and 2, the decoders whose cost and cache it counts.
+
     Attributes
     ----------
     n_layers : int
@@ -116,6 +118,8 @@ def kv_cache_bytes(
 ) -> int:
     """Bytes of the keys and values a decoder keeps to generate the next token.
 
+    Lesson 15 · section 2, the cache's memory. Sections 3 and 4: fewer key/value heads, windows and sinks.
+
     Every layer keeps, for every token, one key and one value (the factor 2) of ``d_head``
     numbers for each of its ``n_kv_heads`` key/value heads::
 
@@ -165,6 +169,8 @@ def kv_cache_bytes(
 def llama_parameter_counts(shape: DecoderShape) -> dict[str, int]:
     """The parameters of a Llama-style decoder (Llama 2 and 3, Mistral), part by part.
 
+    Lesson 15 · section 2, the cache's memory.
+
     Pre-norm layers with RMSNorm (a weight of ``d_model`` numbers, no bias), attention without
     biases (``W_q``, ``W_k``, ``W_v``, ``W_o``, with ``n_kv_heads`` key/value heads), a SwiGLU MLP
     (three matrices: gate and up ``d_model × d_mlp``, down ``d_mlp × d_model``, no biases),
@@ -213,6 +219,8 @@ def kv_cache_outgrows_weights(
 ) -> int | None:
     """The shortest context whose KV cache takes more bytes than the model's weights.
 
+    Lesson 15 · section 2, the cache's memory.
+
     The smallest ``n`` with ``kv_cache_bytes(shape, n, ...) > parameters · weight_bytes_per_number``:
     ``floor(weights / per_token) + 1``. Both in the same dtype (the default), the bytes cancel:
     ``n = floor(parameters / (2 · n_layers · n_kv_heads · d_head · batch)) + 1``.
@@ -256,6 +264,8 @@ GENERATION_STEPS = ("Q = x W_q", "K, V = x W_k, x W_v", "scores q Kᵀ", "weight
 
 def decoder_pass_multiplications(shape: DecoderShape, n_rows: int, n_context: int) -> dict[str, int]:
     """Multiplications of the attention of one forward pass: ``n_rows`` new positions, ``n_context`` keys.
+
+    Lesson 15 · section 1, one token at a time.
 
     Per layer, with ``D = d_model``, ``H = n_heads``, ``G = n_kv_heads``, ``d = d_head``, ``m =
     n_rows`` and ``t = n_context``: ``Q``: ``m·D·H·d``; ``K`` and ``V``: ``2·m·D·G·d``; scores:
@@ -319,6 +329,8 @@ def generation_multiplications(
 ) -> dict[str, int]:
     """Multiplications of the attention to generate ``n_new`` tokens one at a time after a prompt.
 
+    Lesson 15 · section 1, one token at a time.
+
     Pass ``k = 1 … n_new`` reads a context of ``t_k = prompt + k − 1`` tokens and predicts the
     next one. Without a cache every pass is :func:`decoder_pass_multiplications` ``(t_k, t_k)``;
     with one the first pass reads the prompt, ``(prompt, prompt)``, and every later pass only
@@ -363,6 +375,8 @@ def counted_generation(
     cache: bool,
 ) -> tuple[np.ndarray, list[dict[str, int]]]:
     """Generate with an attention-only decoder, counting every multiplication of its matrix products.
+
+    Lesson 15 · section 1, one token at a time.
 
     The decoder is lesson 14's without positions or norms: each layer adds its causal
     multi-head attention to the residual stream, ``x ← x + attention(x)``. ``X`` holds the

@@ -64,6 +64,8 @@ def multi_head_operation_counts(
 ) -> OperationCounts:
     """Operation counts of multi-head attention (:func:`attnlib.multihead.multi_head_attention`) as formulas.
 
+    Lesson 09 · section 2, the cost: more heads, the same multiplications.
+
     Parameters
     ----------
     n_q, n_k : int
@@ -121,6 +123,8 @@ def multi_head_parameter_counts(
 ) -> dict[str, int]:
     """The number of entries of ``W_q``, ``W_k``, ``W_v`` and ``W_o`` of a multi-head layer (no biases).
 
+    Lesson 09 · section 2, the cost: more heads, the same multiplications.
+
     Parameters are as in :func:`multi_head_operation_counts`. With the defaults
     (``d_k = d_v = d_model / n_heads``) the total is ``4·d_model²`` whatever ``n_heads``; with
     ``n_kv_heads`` key/value heads it is ``2·d_model² + 2·d_model²·n_kv_heads / n_heads``.
@@ -166,7 +170,10 @@ def _head_widths(
 
 
 def as_kv_heads(n_heads: int, n_kv_heads: object) -> int:
-    """``n_kv_heads`` checked against a checked ``n_heads`` (None: as many as ``n_heads``)."""
+    """``n_kv_heads`` checked against a checked ``n_heads`` (None: as many as ``n_heads``).
+
+    Lesson 15 · section 3, fewer key/value heads: GQA and MQA.
+    """
     if n_kv_heads is None:
         return n_heads
     kv = as_positive_int(n_kv_heads, "n_kv_heads")
@@ -191,6 +198,8 @@ def counted_multi_head_attention(
     stable: bool = True,
 ) -> tuple[np.ndarray, np.ndarray, OperationCounts]:
     """Multi-head attention with scalar loops, counting every arithmetic operation as it goes.
+
+    Lesson 09 · section 2, the cost: more heads, the same multiplications.
 
     The projections and ``W_o`` are counted one multiplication and addition at a time; each head
     is :func:`counted_attention` on its own columns (``h·d_k … (h+1)·d_k − 1``), with the keys

@@ -40,6 +40,8 @@ __all__ = [
 def weights_bytes(n_q: int, n_k: int, *, batch_heads: int = 1, itemsize: int = 4) -> int:
     """Bytes of the attention weights, ``n_q × n_k`` numbers for every batch element and head.
 
+    Lesson 12 · section 1, the n² wall.
+
     Every implementation that forms the weights (as :func:`attnlib.core.scaled_dot_product_attention`
     does, along with as many score matrices of the same size) holds at least this much at once.
 
@@ -74,6 +76,8 @@ def tiled_bytes(
 ) -> int:
     """Bytes :func:`attnlib.efficient.tiled_attention` allocates at once, beyond its inputs (no mask).
 
+    Lesson 12 · section 3, tiled attention.
+
     Per batch element and head: one block of scores (``block_q × block_k``), the output
     (``n_q × d_v``), the scaled queries (``n_q × d_k``), the values with a column of ones
     (``n_k × (d_v + 1)``), and per query block the running ``[o | l]`` and the product of one block
@@ -105,6 +109,8 @@ def tiled_bytes(
 class TileCounts:
     """The blocks of scores of a tiled attention: how many, and how many scores they hold.
 
+    Lesson 12 · section 3, tiled attention.
+
     Attributes
     ----------
     blocks : int
@@ -126,6 +132,8 @@ class TileCounts:
 
 def tile_counts(n_q: int, n_k: int, *, block_q: int, block_k: int, causal: bool = False) -> TileCounts:
     """How many blocks of scores tiled attention computes, and how many a causal mask skips.
+
+    Lesson 12 · section 3, tiled attention.
 
     Query block ``i`` holds queries ``i·block_q … min((i+1)·block_q, n_q) − 1``; under a causal
     mask its last query sees keys ``0 … min((i+1)·block_q, n_q) − 1``, so it needs the first
@@ -181,6 +189,8 @@ def _floor_sum(count: int, m: int, a: int, b: int) -> int:
 def peak_bytes(call: Callable[[], object]) -> tuple[object, int]:
     """Run ``call()`` and measure the most memory it had allocated at once, with :mod:`tracemalloc`.
 
+    Lesson 12 · sections 3 and 4, tiled attention measured.
+
     NumPy reports its arrays' memory to :mod:`tracemalloc`, so this counts every array the call
     creates (and Python objects), but not memory that other libraries (BLAS, PyTorch) allocate
     on their own.
@@ -215,5 +225,8 @@ def peak_bytes(call: Callable[[], object]) -> tuple[object, int]:
 
 
 def as_sizes(**sizes: int) -> tuple[int, ...]:
-    """Each size as a positive int, or an error naming it."""
+    """Each size as a positive int, or an error naming it.
+
+    Lesson 12 · the sizes of its formulas, here and in :mod:`attnlib.counting.traffic`.
+    """
     return tuple(as_positive_int(value, name) for name, value in sizes.items())

@@ -48,6 +48,8 @@ LOOPS = ("standard", "kv-outer", "q-outer")
 class Traffic:
     """Numbers moved between the large slow memory (a GPU's HBM) and the small fast one (SRAM).
 
+    Lesson 12 · section 6, what FlashAttention adds.
+
     Attributes
     ----------
     reads, writes : int
@@ -69,6 +71,8 @@ class Traffic:
 
 def sram_blocks(d: int, sram: int, loop: str) -> tuple[int, int]:
     """The blocks ``(block_q, block_k)`` a loop takes for an SRAM of ``sram`` numbers.
+
+    Lesson 12 · section 6, what FlashAttention adds. The blocks are derived in its optional section.
 
     FlashAttention-1 (key/value blocks outside) takes ``B_c = ceil(M / 4d)`` keys and
     ``B_r = min(B_c, d)`` queries per block, so that ``K_j, V_j, Q_i, O_i`` fit in ``M``
@@ -100,6 +104,8 @@ def sram_blocks(d: int, sram: int, loop: str) -> tuple[int, int]:
 
 def hbm_traffic(n: int, d: int, *, sram: int | None = None, loop: str = "standard") -> Traffic:
     """The numbers attention reads from and writes to HBM: the formulas.
+
+    Lesson 12 · section 6, what FlashAttention adds.
 
     With ``T_r = ceil(n / B_r)`` query blocks and ``T_c = ceil(n / B_c)`` key blocks
     (:func:`sram_blocks`):
@@ -160,6 +166,8 @@ def counted_hbm_traffic(
     Q: npt.ArrayLike, K: npt.ArrayLike, V: npt.ArrayLike, *, sram: int | None = None, loop: str = "standard"
 ) -> tuple[np.ndarray, Traffic]:
     """Attention computed by one of :data:`LOOPS`, counting every number it moves to or from HBM.
+
+    Lesson 12 · section 6, what FlashAttention adds.
 
     Q, K, V and the output live in a counted "HBM"; what a loop holds between a read and a write
     is its "SRAM". The counts are measured on the loop as it runs, and the tests check them equal
