@@ -8,33 +8,14 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from attnlib.core import AttentionSteps
-from attnlib.decoder.attention import attend, rope_places, visible_keys
+from attnlib.decoder.attention import rope_places, visible_keys
+from attnlib.decoder.block import LayerSteps, block
 from attnlib.decoder.checks import as_ablations, as_window, check_parameters, check_tokens
 from attnlib.decoder.config import DecoderConfig, as_config
 from attnlib.decoder.kv_cache import KVCache
-from attnlib.decoder.layers import LayerNormSteps, gelu_tanh, layer_norm
-from attnlib.multihead import merge_heads, split_heads
+from attnlib.decoder.layers import LayerNormSteps, layer_norm
 
-__all__ = ["DecoderOutput", "ForwardSteps", "LayerSteps", "forward", "forward_steps"]
-
-
-@dataclass
-class LayerSteps:
-    """What one layer's forward pass keeps for the backward pass."""
-
-    attn_in: np.ndarray
-    qk_in: np.ndarray  # attn_in, plus the positions when they enter the attention only
-    attn_norm: LayerNormSteps | None
-    Q: np.ndarray  # (B, H, n, d_head), rotated with positions="rope"
-    K: np.ndarray  # (B, H, n_k, d_head): the key/value heads repeated for their query heads (rotated)
-    V: np.ndarray
-    steps: AttentionSteps
-    z: np.ndarray  # (B, n, H·d_head): the heads' outputs side by side, ablated ones zero
-    mlp_in: np.ndarray | None = None
-    mlp_norm: LayerNormSteps | None = None
-    pre_act: np.ndarray | None = None
-    hidden: np.ndarray | None = None
+__all__ = ["DecoderOutput", "ForwardSteps", "forward", "forward_steps"]
 
 
 @dataclass
@@ -78,36 +59,9 @@ def forward_steps(
         x = x + p["pos_embed"][query_positions]
     residuals, layers = [x], []
     for layer in range(c.n_layers):
-        name = f"layer{layer}."
-        attn_norm = None
-        a = x
-        if c.layer_norm:
-            a, attn_norm = layer_norm(x, p[name + "ln_attn.gain"], p[name + "ln_attn.bias"])
-        # Shortformer: positions steer where heads look
-        qk_in = a + p["pos_embed"][query_positions] if c.positions == "attention" else a
-        Q = split_heads(qk_in @ p[name + "W_q"], c.n_heads)
-        K = split_heads(qk_in @ p[name + "W_k"], c.kv_heads)
-        V = split_heads(a @ p[name + "W_v"], c.kv_heads)
-        if cache is not None:
-            K, V = cache.append(layer, K, V)
-        if c.group_size > 1:
-            K, V = np.repeat(K, c.group_size, axis=1), np.repeat(V, c.group_size, axis=1)
-        steps, Q, K = attend(Q, K, V, mask, rotation)
-        heads_out = steps.output
-        dropped = [head for (at, head) in ablate if at == layer]
-        if dropped:
-            heads_out = heads_out.copy()
-            heads_out[:, dropped] = 0.0
-        z = merge_heads(heads_out)
-        x = x + z @ p[name + "W_o"]
-        kept = LayerSteps(a, qk_in, attn_norm, Q, K, V, steps, z)
-        if c.d_mlp:
-            m = x
-            if c.layer_norm:
-                m, kept.mlp_norm = layer_norm(x, p[name + "ln_mlp.gain"], p[name + "ln_mlp.bias"])
-            kept.mlp_in, kept.pre_act = m, m @ p[name + "W_in"] + p[name + "b_in"]
-            kept.hidden = gelu_tanh(kept.pre_act)
-            x = x + kept.hidden @ p[name + "W_out"] + p[name + "b_out"]
+        x, kept = block(
+            c, p, layer, x, mask, positions=query_positions, rotation=rotation, cache=cache, ablate=ablate
+        )
         residuals.append(x)
         layers.append(kept)
     final, final_norm = x, None
