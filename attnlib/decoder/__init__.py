@@ -44,6 +44,14 @@ for a config)::
     layer{l}.ln_attn.gain, layer{l}.ln_attn.bias, layer{l}.ln_mlp.gain, layer{l}.ln_mlp.bias,
     ln_final.gain, ln_final.bias   (d_model,)          the LayerNorms (only when layer_norm)
     unembed                (d_model, vocab_size)       residual stream → logits
+
+One file a step: :mod:`~attnlib.decoder.config` (the config, the parameters' names and shapes),
+:mod:`~attnlib.decoder.checks` (what the functions check), :mod:`~attnlib.decoder.layers`
+(LayerNorm, GELU), :mod:`~attnlib.decoder.attention` (the mask, RoPE's places),
+:mod:`~attnlib.decoder.block` (one layer, nanoGPT's ``Block.forward``: lesson 14),
+:mod:`~attnlib.decoder.kv_cache` (the cached loop: lesson 15), :mod:`~attnlib.decoder.forward_pass`,
+:mod:`~attnlib.decoder.backward_pass`, :mod:`~attnlib.decoder.generation` and
+:mod:`~attnlib.decoder.training`. The names below are imported from them.
 """
 
 from attnlib.decoder.attention import visible_keys

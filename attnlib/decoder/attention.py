@@ -1,5 +1,5 @@
 """One layer's attention over its keys: which keys each query sees (causal, or a window with
-sinks), where RoPE places the queries and keys, and the weights."""
+sinks: lesson 15 · 4), where RoPE places the queries and keys, and the weights."""
 
 from __future__ import annotations
 
@@ -19,6 +19,8 @@ def visible_keys(
     query_positions: npt.ArrayLike, key_positions: npt.ArrayLike, *, window: int | None = None, sinks: int = 0
 ) -> np.ndarray:
     """Which keys each query sees, by their positions in the sequence: ``(n_q, n_k)`` bool.
+
+    Lesson 15 · 4. Past the trained context: windows and sinks.
 
     The rows and columns of :func:`attnlib.core.causal_mask` with that ``window`` and those
     ``sinks`` (query ``i`` sees key ``j ≤ i`` when ``j > i − window`` or ``j < sinks``): the mask
@@ -53,6 +55,8 @@ def rope_places(
 ) -> Rotation:
     """Where RoPE puts each query and key: StreamingLLM's positions within the cache.
 
+    Lesson 15 · 4 (with sinks, RoPE counts distances within the rolling cache).
+
     With a rolling cache a token's place is its index in the cache: the sinks keep ``0 … sinks−1``
     and the query sits at ``min(i, sinks + window − 1)``; a key among the latest ``window`` is
     ``i − j`` before the query, as in the whole sequence. Over a whole sequence (no cache) the
@@ -70,7 +74,10 @@ def rope_places(
 def attend(
     Q: np.ndarray, K: np.ndarray, V: np.ndarray, mask: np.ndarray, rotation: Rotation | None
 ) -> tuple[AttentionSteps, np.ndarray, np.ndarray]:
-    """The attention's steps, and the queries and keys as the scores read them (rotated by RoPE)."""
+    """The attention's steps, and the queries and keys as the scores read them (rotated by RoPE).
+
+    Lesson 14's attention of one layer; with RoPE and sinks, lesson 15 · 4's.
+    """
     if rotation is None:
         return attention_steps(Q, K, V, mask=mask), Q, K
     Q_rot, K_rot = rope(Q, rotation.queries), rope(K, rotation.keys)

@@ -1,5 +1,5 @@
 """The next-token loss and its gradient for every parameter: the chain rule run backwards through
-the forward pass's steps."""
+the forward pass's steps (lesson 14; lesson 11 derives the attention's part)."""
 
 from __future__ import annotations
 
@@ -21,7 +21,10 @@ __all__ = ["backward_pass", "loss_and_d_logits", "loss_and_gradients", "next_tok
 
 
 def loss_and_d_logits(logits: np.ndarray, t: np.ndarray) -> tuple[float, np.ndarray]:
-    """Mean cross-entropy of positions 0 … n−2 against tokens 1 … n−1, and d(loss)/d(logits)."""
+    """Mean cross-entropy of positions 0 … n−2 against tokens 1 … n−1, and d(loss)/d(logits).
+
+    Lesson 14 · 1: the loss the model learns on.
+    """
     d_logits = np.zeros_like(logits)  # the last position predicts nothing: no loss, no gradient
     loss, d_logits[:, :-1] = cross_entropy(logits[:, :-1], t[:, 1:])
     return loss, d_logits
@@ -30,7 +33,10 @@ def loss_and_d_logits(logits: np.ndarray, t: np.ndarray) -> tuple[float, np.ndar
 def backward_pass(
     c: DecoderConfig, p: dict[str, np.ndarray], t: np.ndarray, run: ForwardSteps, d_logits: np.ndarray
 ) -> dict[str, np.ndarray]:
-    """Every parameter's gradient from ``d_logits``, the chain rule run backwards through ``run``."""
+    """Every parameter's gradient from ``d_logits``, the chain rule run backwards through ``run``.
+
+    Lesson 14: the model's gradients by hand (lesson 11 derives the attention's).
+    """
     g: dict[str, np.ndarray] = {"unembed": _matmul_grad(run.final, d_logits)}
     dx = d_logits @ p["unembed"].T  # (B, n, d_model)
     d_pos_attention = 0.0  # the positions' gradient through the queries and keys (positions="attention")
@@ -83,6 +89,9 @@ def loss_and_gradients(
 ) -> tuple[float, dict[str, np.ndarray]]:
     """The mean next-token cross-entropy on ``tokens`` and its gradient for every parameter.
 
+    Lesson 14: its model's gradients by hand, checked against PyTorch's autograd in the tests
+    (lesson 11 derives the attention's).
+
     Positions ``0 … n−2`` predict tokens ``1 … n−1`` (``n ≥ 2``); the loss is their mean over
     the batch and the positions. The gradients are the backward pass written out (the attention
     through :func:`attnlib.backward.steps_backward`), float64.
@@ -120,6 +129,9 @@ def next_token_losses(
 ) -> np.ndarray:
     """The loss of every prediction: ``−ln p(tokens[b, i + 1])`` from position ``i``.
 
+    Lesson 14 · 1 and · 4 (the loss of each half, heads ablated); lesson 15 · 4 (with a window
+    and sinks).
+
     Parameters
     ----------
     config, params, tokens, ablate, window, sinks
@@ -140,7 +152,10 @@ def next_token_losses(
 
 
 def token_losses(logits: np.ndarray, t: np.ndarray) -> np.ndarray:
-    """The next-token loss of each prediction, ``−log p(t[:, i + 1])`` at position i: (B, n − 1)."""
+    """The next-token loss of each prediction, ``−log p(t[:, i + 1])`` at position i: (B, n − 1).
+
+    Lesson 14 · 1.
+    """
     shifted = logits[:, :-1] - logits[:, :-1].max(axis=-1, keepdims=True)
     log_probs = shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
     return -np.take_along_axis(log_probs, t[:, 1:, None], axis=-1)[..., 0]

@@ -17,6 +17,8 @@ __all__ = ["as_ablations", "as_window", "check_parameters", "check_tokens"]
 def check_parameters(config: DecoderConfig, params: Mapping[str, npt.ArrayLike]) -> dict[str, np.ndarray]:
     """``params`` as float64 arrays of the shapes ``config`` needs, or an error naming what is wrong.
 
+    Lessons 14 and 15: every decoder function they call checks its parameters with it.
+
     Raises
     ------
     TypeError
@@ -53,6 +55,8 @@ def check_tokens(
 ) -> np.ndarray:
     """``tokens`` as an integer array (B, n), 1 ≤ n ≤ n_ctx, of ids ``0 … vocab_size − 1``.
 
+    Lessons 14 and 15: every decoder function they call checks its tokens with it.
+
     A single sequence ``(n,)`` becomes a batch of one, ``(1, n)``. With ``any_length`` and
     ``positions="rope"`` (no table of positions to run out of), ``n`` may exceed ``n_ctx``.
     """
@@ -74,7 +78,10 @@ def check_tokens(
 
 
 def as_ablations(config: DecoderConfig, ablate: Iterable[tuple[int, int]]) -> frozenset[tuple[int, int]]:
-    """``ablate``'s (layer, head) pairs, each naming a head of the model."""
+    """``ablate``'s (layer, head) pairs, each naming a head of the model.
+
+    Lesson 14 · 4. Ablation: are they the mechanism?
+    """
     pairs = set()
     for item in ablate:
         if not (
@@ -92,7 +99,10 @@ def as_ablations(config: DecoderConfig, ablate: Iterable[tuple[int, int]]) -> fr
 
 
 def as_window(window: object, sinks: object) -> tuple[int | None, int]:
-    """``window`` and ``sinks`` checked: a positive int or None, and a count ≥ 0 that needs a window."""
+    """``window`` and ``sinks`` checked: a positive int or None, and a count ≥ 0 that needs a window.
+
+    Lesson 15 · 4. Past the trained context: windows and sinks.
+    """
     w = None if window is None else as_positive_int(window, "window")
     s = as_positive_int(sinks, "sinks", minimum=0)
     if s and w is None:

@@ -1,5 +1,5 @@
 """What a decoder is: its shape (:class:`DecoderConfig`), and its parameters' names, shapes and
-random start."""
+random start (lesson 14's formula names them)."""
 
 from __future__ import annotations
 
@@ -20,6 +20,9 @@ POSITIONS = ("residual", "attention", "rope")
 @dataclass(frozen=True)
 class DecoderConfig:
     """The shape of a decoder.
+
+    Lesson 14 prints its model's config (attention-only, ``positions="attention"``); lesson 15's
+    model has LayerNorm, an MLP and RoPE.
 
     Attributes
     ----------
@@ -116,7 +119,10 @@ class DecoderConfig:
 
 
 def parameter_shapes(config: DecoderConfig) -> dict[str, tuple[int, ...]]:
-    """The name and shape of every parameter of ``config``, in the order of the forward pass."""
+    """The name and shape of every parameter of ``config``, in the order of the forward pass.
+
+    Lesson 14: the ``E``, ``P``, ``W``'s and ``U`` of its formula.
+    """
     c = as_config(config)
     d, width, kv_width = c.d_model, c.n_heads * c.d_head, c.kv_heads * c.d_head
     shapes: dict[str, tuple[int, ...]] = {"embed": (c.vocab_size, d)}
@@ -142,6 +148,8 @@ def parameter_shapes(config: DecoderConfig) -> dict[str, tuple[int, ...]]:
 def init_parameters(config: DecoderConfig, seed: int = 0) -> dict[str, np.ndarray]:
     """Random starting parameters, float64, named as :func:`parameter_shapes` lists them.
 
+    Lesson 14 · 1 measures a model with fresh parameters.
+
     The embeddings have standard normal entries (a residual stream of entries about 1); every
     matrix has normal entries of variance ``1/fan_in`` (LeCun's initialisation, as lesson 11);
     biases start at 0 and LayerNorm gains at 1.
@@ -161,14 +169,20 @@ def init_parameters(config: DecoderConfig, seed: int = 0) -> dict[str, np.ndarra
 
 
 def as_config(config: object) -> DecoderConfig:
-    """``config`` itself, or a TypeError if it is not a :class:`DecoderConfig`."""
+    """``config`` itself, or a TypeError if it is not a :class:`DecoderConfig`.
+
+    Lessons 14 and 15: every decoder function they call checks its config with it.
+    """
     if not isinstance(config, DecoderConfig):
         raise TypeError(f"config must be an attnlib.decoder.DecoderConfig, got {type(config).__name__}")
     return config
 
 
 def as_seed(value: object) -> int:
-    """A seed of NumPy's generator: a non-negative integer, or a ValueError."""
+    """A seed of NumPy's generator: a non-negative integer, or a ValueError.
+
+    Lessons 14 and 15: the decoder's seeded functions check their seed with it.
+    """
     if not (is_number(value, whole=True) and value >= 0):
         raise ValueError(f"seed must be a non-negative integer, got {value!r}")
     return int(value)

@@ -1,4 +1,8 @@
-"""The forward pass: tokens → residual stream → logits, every step kept for the backward pass."""
+"""The forward pass: tokens → residual stream → logits, every step kept for the backward pass.
+
+Lesson 14's formula: the embedding, one :func:`~attnlib.decoder.block.block` per layer, the
+unembedding.
+"""
 
 from __future__ import annotations
 
@@ -41,6 +45,8 @@ def forward_steps(
     sinks: int = 0,
 ) -> ForwardSteps:
     """The forward pass on checked arguments; with ``cache``, ``t`` continues the cached tokens.
+
+    Lesson 14's formula, one :func:`attnlib.decoder.block.block` per layer.
 
     With a window, a cache must take one token at a time and have that window (generate's loop).
     """
@@ -103,6 +109,8 @@ def forward(
     sinks: int = 0,
 ) -> DecoderOutput:
     """Run the decoder on ``tokens``.
+
+    Lesson 14 · 3 to · 5 read every head's weights and writes with it, and ablate heads.
 
     Parameters
     ----------

@@ -1,4 +1,7 @@
-"""Generation, one token at a time, with or without a KV cache; fewer key/value heads by pooling."""
+"""Generation, one token at a time, with or without a KV cache; fewer key/value heads by pooling.
+
+Lesson 15 · 1 to · 5.
+"""
 
 from __future__ import annotations
 
@@ -64,6 +67,8 @@ def generate(
     return_trace: bool = False,
 ) -> np.ndarray | tuple[np.ndarray, GenerationTrace]:
     """The prompt followed by ``n_new`` tokens, each chosen from the model's next-token scores.
+
+    Lesson 15 · 1. One token at a time (and lesson 14 · 7, the model copies).
 
     Parameters
     ----------
@@ -155,6 +160,8 @@ def pool_kv_heads(
     config: DecoderConfig, params: Mapping[str, npt.ArrayLike], n_kv_heads: int
 ) -> tuple[DecoderConfig, dict[str, np.ndarray]]:
     """Convert a model to grouped-query attention by mean-pooling its key and value heads.
+
+    Lesson 15 · 3. Fewer key/value heads: GQA and MQA.
 
     As Ainslie et al. (2023, arXiv 2305.13245) convert a multi-head checkpoint: the key/value
     heads are split into ``n_kv_heads`` groups of neighbours, and each group's columns of

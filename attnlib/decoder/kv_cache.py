@@ -1,4 +1,27 @@
-"""The KV cache: each layer's keys and values so far, so a new token computes only its own."""
+"""The KV cache: each layer's keys and values so far, so a new token computes only its own.
+
+Lesson 15 · 1. One token at a time (the work it saves) and · 2. The cache's memory (what it
+holds). Generating with a cache, for each new token, in each layer::
+
+    q, k, v = x W_q, x W_k, x W_v           # the new token's row x only: one query, key, value
+    K, V = cache.append(layer, k, v)         # its key and value join every earlier token's
+    z = softmax(q Kᵀ / √d_head) V            # its query attends over the cached keys
+    cache.evict()                            # with a window (and sinks) the cache rolls
+
+:func:`attnlib.decoder.generate` runs that loop (the layer is :func:`attnlib.decoder.block.block`).
+One layer's cache with a window of 3 and one sink, after six tokens (lesson 15 · 4):
+
+>>> cache = KVCache(n_layers=1, window=3, sinks=1)
+>>> for token in range(6):
+...     position = cache.add_tokens(1)
+...     k = v = np.full((1, 1, 1, 2), float(token))  # (B, n_kv_heads, 1 token, d_head)
+...     K, V = cache.append(0, k, v)
+...     cache.evict()
+>>> cache.positions  # the sink, then the last window − 1 tokens
+array([0, 4, 5])
+>>> cache.nbytes  # 3 tokens × (a key and a value) × 2 numbers × 8 bytes
+96
+"""
 
 from __future__ import annotations
 
@@ -12,6 +35,8 @@ __all__ = ["KVCache"]
 
 class KVCache:
     """The keys and values each layer has computed so far, so a new token computes only its own.
+
+    Lesson 15 · 1, · 2 and · 4: the work it saves, the memory it takes, the rolling cache.
 
     ``keys[l]`` and ``values[l]`` are ``(B, n_kv_heads, t, d_head)`` for the ``t`` tokens cached,
     whose places in the whole sequence are ``positions``. Keys are stored as the projection

@@ -1,4 +1,7 @@
-"""Training with Adam on next-token prediction, with snapshots, a probe and measurements on the way."""
+"""Training with Adam on next-token prediction, with snapshots, a probe and measurements on the way.
+
+Lesson 14 · 2 shows a run (the phase change); lesson 15's model is another.
+"""
 
 from __future__ import annotations
 
@@ -80,6 +83,9 @@ def train(
     measure: Callable[[dict[str, np.ndarray]], npt.ArrayLike] | None = None,
 ) -> DecoderRun:
     """Train with Adam on next-token prediction, one batch per step.
+
+    Lesson 14 · 2 shows a run of it (``tools/train_induction.py``); lesson 15's model is another
+    (``tools/train_decoder.py``).
 
     Parameters
     ----------
