@@ -23,6 +23,7 @@ from attnlib.decoder import (
     train,
     visible_keys,
 )
+from attnlib.decoder.block import block
 
 ATTENTION_ONLY = DecoderConfig(vocab_size=7, n_ctx=6, d_model=8, n_heads=2, n_layers=2)
 CONFIGS = {
@@ -211,6 +212,20 @@ def test_forward_outputs_fit_together():
     np.testing.assert_allclose(
         out.residuals[1] - out.residuals[0], out.head_outputs[0].sum(axis=1), atol=1e-12
     )
+
+
+@pytest.mark.parametrize("kind", ["mlp+layer-norm+gqa", "positions-in-attention"])
+def test_block_is_one_layer_of_the_forward_pass(kind):
+    """block() run layer after layer on the embedding gives forward's residual stream, bit for bit."""
+    config = CONFIGS[kind]
+    params, tokens = random_setup(config, 5)
+    out = forward(config, params, tokens)
+    positions = np.arange(tokens.shape[1])
+    x = out.residuals[0]
+    for layer in range(config.n_layers):
+        x, steps = block(config, params, layer, x, visible_keys(positions, positions), positions=positions)
+        np.testing.assert_array_equal(x, out.residuals[layer + 1])
+        np.testing.assert_array_equal(steps.steps.weights, out.weights[layer])
 
 
 def test_next_token_losses_average_to_the_loss():

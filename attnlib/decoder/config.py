@@ -1,0 +1,188 @@
+"""What a decoder is: its shape (:class:`DecoderConfig`), and its parameters' names, shapes and
+random start (lesson 14's formula names them)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from attnlib.counting import DecoderShape
+from attnlib.validation import as_flag, as_positive_int, is_number
+
+__all__ = ["POSITIONS", "DecoderConfig", "as_config", "as_seed", "init_parameters", "parameter_shapes"]
+
+#: The ways a :class:`DecoderConfig` can give the model positions.
+POSITIONS = ("residual", "attention", "rope")
+
+
+@dataclass(frozen=True)
+class DecoderConfig:
+    """The shape of a decoder.
+
+    Lesson 14 prints its model's config (attention-only, ``positions="attention"``); lesson 15's
+    model has LayerNorm, an MLP and RoPE.
+
+    Attributes
+    ----------
+    vocab_size : int
+        Number of different tokens (ids ``0 … vocab_size − 1``); at least 2.
+    n_ctx : int
+        The longest sequence the model reads (it has one learned position per slot).
+    d_model : int
+        Width of the residual stream.
+    n_heads : int
+        Query heads per layer; must divide ``d_model`` (each head has ``d_head = d_model // n_heads``).
+    n_layers : int
+    d_mlp : int
+        Width of each layer's MLP; ``0`` (the default) means an attention-only transformer.
+    layer_norm : bool
+        Pre-LN: a LayerNorm before each attention and MLP block and before the unembedding.
+    n_kv_heads : int or None
+        Key/value heads per layer (grouped-query attention); ``None`` means ``n_heads``, ``1`` is
+        multi-query attention. Must divide ``n_heads``.
+    positions : {"residual", "attention", "rope"}
+        How the model knows where a token is. ``"residual"`` (GPT-2's way): learned positions
+        ``pos_embed`` added to the token embeddings, so they are part of the residual stream.
+        ``"attention"`` (Shortformer's position-infused attention, Press et al. 2021): the learned
+        positions added to every layer's input of the queries and keys only, so positions decide
+        where heads look but are never copied by a head's values: what a head moves is token
+        content alone. ``"rope"`` (RoFormer, Su et al. 2021): no ``pos_embed``; every head's
+        queries and keys in every layer are rotated by their position with
+        :func:`attnlib.positions.rope` (base 10000, RoFormer's interleaved pairing
+        ``(x[2i], x[2i+1])``), so a score depends on the distance between query and key only,
+        and a sequence may be longer than ``n_ctx`` (see :func:`forward`).
+    """
+
+    vocab_size: int
+    n_ctx: int
+    d_model: int
+    n_heads: int
+    n_layers: int
+    d_mlp: int = 0
+    layer_norm: bool = False
+    n_kv_heads: int | None = None
+    positions: str = "residual"
+
+    def __post_init__(self) -> None:
+        as_positive_int(self.vocab_size, "vocab_size", minimum=2)
+        for name in ("n_ctx", "d_model", "n_heads", "n_layers"):
+            as_positive_int(getattr(self, name), name)
+        as_positive_int(self.d_mlp, "d_mlp", minimum=0)
+        as_flag(self.layer_norm, "layer_norm")
+        if self.positions not in POSITIONS:
+            raise ValueError(f"positions must be one of {POSITIONS}, got {self.positions!r}")
+        if self.d_model % self.n_heads:
+            raise ValueError(
+                f"d_model={self.d_model} does not divide into n_heads={self.n_heads} heads of equal width"
+            )
+        if self.positions == "rope" and self.d_head % 2:
+            raise ValueError(
+                f"positions='rope' rotates pairs of components, so d_head = d_model // n_heads must be "
+                f"even, got d_head = {self.d_head}"
+            )
+        if self.n_kv_heads is not None:
+            as_positive_int(self.n_kv_heads, "n_kv_heads")
+            if self.n_heads % self.n_kv_heads:
+                raise ValueError(
+                    f"n_kv_heads={self.n_kv_heads} must divide n_heads={self.n_heads} "
+                    "(each key/value head serves the same number of query heads)"
+                )
+
+    @property
+    def d_head(self) -> int:
+        """Width of one head's queries, keys and values: ``d_model // n_heads``."""
+        return self.d_model // self.n_heads
+
+    @property
+    def kv_heads(self) -> int:
+        """Key/value heads per layer: ``n_kv_heads``, or ``n_heads`` when that is ``None``."""
+        return self.n_heads if self.n_kv_heads is None else self.n_kv_heads
+
+    @property
+    def group_size(self) -> int:
+        """Query heads per key/value head."""
+        return self.n_heads // self.kv_heads
+
+    @property
+    def shape(self) -> DecoderShape:
+        """Its sizes as :mod:`attnlib.counting` takes them (cache bytes, operations, parameters)."""
+        return DecoderShape(
+            n_layers=self.n_layers,
+            d_model=self.d_model,
+            n_heads=self.n_heads,
+            d_mlp=self.d_mlp,
+            vocab=self.vocab_size,
+            n_kv_heads=self.kv_heads,
+        )
+
+
+def parameter_shapes(config: DecoderConfig) -> dict[str, tuple[int, ...]]:
+    """The name and shape of every parameter of ``config``, in the order of the forward pass.
+
+    Lesson 14: the ``E``, ``P``, ``W``'s and ``U`` of its formula.
+    """
+    c = as_config(config)
+    d, width, kv_width = c.d_model, c.n_heads * c.d_head, c.kv_heads * c.d_head
+    shapes: dict[str, tuple[int, ...]] = {"embed": (c.vocab_size, d)}
+    if c.positions != "rope":
+        shapes["pos_embed"] = (c.n_ctx, d)
+    for layer in range(c.n_layers):
+        p = f"layer{layer}."
+        if c.layer_norm:
+            shapes |= {p + "ln_attn.gain": (d,), p + "ln_attn.bias": (d,)}
+        shapes |= {p + "W_q": (d, width), p + "W_k": (d, kv_width), p + "W_v": (d, kv_width)}
+        shapes[p + "W_o"] = (width, d)
+        if c.d_mlp:
+            if c.layer_norm:
+                shapes |= {p + "ln_mlp.gain": (d,), p + "ln_mlp.bias": (d,)}
+            shapes |= {p + "W_in": (d, c.d_mlp), p + "b_in": (c.d_mlp,)}
+            shapes |= {p + "W_out": (c.d_mlp, d), p + "b_out": (d,)}
+    if c.layer_norm:
+        shapes |= {"ln_final.gain": (d,), "ln_final.bias": (d,)}
+    shapes["unembed"] = (d, c.vocab_size)
+    return shapes
+
+
+def init_parameters(config: DecoderConfig, seed: int = 0) -> dict[str, np.ndarray]:
+    """Random starting parameters, float64, named as :func:`parameter_shapes` lists them.
+
+    Lesson 14 · 1 measures a model with fresh parameters.
+
+    The embeddings have standard normal entries (a residual stream of entries about 1); every
+    matrix has normal entries of variance ``1/fan_in`` (LeCun's initialisation, as lesson 11);
+    biases start at 0 and LayerNorm gains at 1.
+    """
+    rng = np.random.default_rng(as_seed(seed))
+    params = {}
+    for name, shape in parameter_shapes(config).items():
+        if name.endswith(".gain"):
+            params[name] = np.ones(shape)
+        elif name.endswith(".bias") or name.split(".")[-1].startswith("b_"):
+            params[name] = np.zeros(shape)
+        elif name in ("embed", "pos_embed"):
+            params[name] = rng.normal(size=shape)
+        else:
+            params[name] = rng.normal(size=shape) / math.sqrt(shape[0])
+    return params
+
+
+def as_config(config: object) -> DecoderConfig:
+    """``config`` itself, or a TypeError if it is not a :class:`DecoderConfig`.
+
+    Lessons 14 and 15: every decoder function they call checks its config with it.
+    """
+    if not isinstance(config, DecoderConfig):
+        raise TypeError(f"config must be an attnlib.decoder.DecoderConfig, got {type(config).__name__}")
+    return config
+
+
+def as_seed(value: object) -> int:
+    """A seed of NumPy's generator: a non-negative integer, or a ValueError.
+
+    Lessons 14 and 15: the decoder's seeded functions check their seed with it.
+    """
+    if not (is_number(value, whole=True) and value >= 0):
+        raise ValueError(f"seed must be a non-negative integer, got {value!r}")
+    return int(value)
