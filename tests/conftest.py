@@ -1,5 +1,6 @@
-"""Helpers shared by the test modules: reading back what a picture holds, the real model, and
-skipping (failing under CI) where a build is missing.
+"""Helpers shared by the test modules: reading back what a picture holds, the real model,
+skipping (failing under CI) where a build is missing, and bounds on rounding errors for comparing
+results that different code computed.
 
 Import them with ``from conftest import ...`` (pytest puts this directory on ``sys.path``).
 """
@@ -7,10 +8,13 @@ Import them with ``from conftest import ...`` (pytest puts this directory on ``s
 from __future__ import annotations
 
 import io
+import math
 import os
 import re
+from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 import pytest
 from PIL import Image
 
@@ -80,3 +84,106 @@ def require_build(problem: str | None, command: str) -> None:
         if os.environ.get("CI"):
             pytest.fail(message)
         pytest.skip(message)
+
+
+def unit_roundoff(dtype: npt.DTypeLike) -> float:
+    """u = eps/2: the largest relative error of one rounding in ``dtype``.
+
+    2⁻²⁴ ≈ 6.0e-8 for float32, 2⁻⁵³ ≈ 1.1e-16 for float64.
+    """
+    return float(np.finfo(dtype).eps) / 2
+
+
+def gamma(n: int, dtype: npt.DTypeLike) -> float:
+    """γₙ = n·u/(1 − n·u): the relative error of n chained roundings in ``dtype``.
+
+    A sum or dot product of n terms, added in any order, is within γₙ·Σ|aᵢbᵢ| of the exact one
+    (Higham, *Accuracy and Stability of Numerical Algorithms*, 2nd ed., §3.1): a worst case, that
+    holds whatever order the kernel chose.
+    """
+    nu = n * unit_roundoff(dtype)
+    return nu / (1 - nu)
+
+
+@dataclass(frozen=True)
+class AttentionError:
+    """Bounds on how far one floating-point computation of attention is from the exact result.
+
+    Attributes
+    ----------
+    weights : float
+        On every weight, relative (so also absolute: a weight is at most 1).
+    output : float
+        On every entry of the output, absolute.
+    """
+
+    weights: float
+    output: float
+
+
+def attention_error(
+    Q: npt.ArrayLike,
+    K: npt.ArrayLike,
+    V: npt.ArrayLike,
+    dtype: npt.DTypeLike,
+    *,
+    scale: float | None = None,
+    mask: npt.ArrayLike | None = None,
+    terms: int = 0,
+    blocks: int = 1,
+) -> AttentionError:
+    """How far ``softmax(scale·QKᵀ + mask)·V`` computed in ``dtype`` can be from the exact result.
+
+    Two codes (attnlib and PyTorch, or two kernels) that each stay within these bounds differ by
+    at most twice them; a wrong scale, mask or weight moves the results by far more.
+
+    Parameters
+    ----------
+    Q : (..., n_q, d_k)
+    K : (..., n_k, d_k)
+    V : (..., n_k, d_v)
+        The inputs, or bounds on their sizes: only ``|Q|``, ``|K|``, ``|V|`` are used.
+    dtype : the floating-point type computed in
+    scale : float, optional
+        Default ``1/√d_k``.
+    mask : bool or additive, broadcasting to the weights, optional
+        An additive mask's finite entries add to the size of the scores.
+    terms : int, optional
+        When Q, K and V were themselves computed in ``dtype`` by sums of ``terms`` terms
+        (projections ``X·W``, given here as ``|X|·|W|``): each is within γ_terms of its size.
+    blocks : int, optional
+        The key blocks of an online softmax (tiled attention): each block after the first
+        rescales the running sums by ``exp(m_old − m_new)``.
+
+    Returns
+    -------
+    AttentionError
+
+    Notes
+    -----
+    With S the largest ``|scale|·Σ|qₗkₗ| + |mask|`` (the size of the scores) and n = n_k:
+
+    - every score is within Δ = γ_(d_k + 2·terms + 2)·S of the exact one (the dot product, its
+      inputs' rounding, the scaling and the mask's addition);
+    - ``exp(s − m)``, m the row's largest score: the argument is off by at most 2Δ + 2u·S (the
+      subtraction rounds a number of size up to 2S), an error δ in it is a relative error
+      e^δ − 1 ≈ δ of the result, and exp itself adds at most 4u (numpy's SIMD float32 exp is
+      within 3.6u, PyTorch's within 1.1u, measured against float64 on 2·10⁷ arguments); each
+      further block multiplies in one more such factor, its argument of size up to 2S, and one
+      product: ε = 2Δ + blocks·(2u·S + 5u);
+    - normalising (a sum of n terms, a division, perhaps a reciprocal then a product): every
+      weight is within ρ = 2ε + γ_(n+2) of the exact one, relatively;
+    - the output ``Σⱼ wⱼvⱼ``: within ``max|V|·(ρ + γ_(n + terms + blocks))``, the weights summing
+      to 1.
+    """
+    Q, K, V = (np.abs(np.asarray(a, dtype=np.float64)) for a in (Q, K, V))
+    d_k, n = K.shape[-1], K.shape[-2]
+    scale = 1 / math.sqrt(d_k) if scale is None else scale
+    scores = abs(scale) * (Q @ np.swapaxes(K, -1, -2))
+    if mask is not None and np.asarray(mask).dtype != bool:
+        added = np.abs(np.asarray(mask, dtype=np.float64))
+        scores = scores + np.where(np.isfinite(added), added, 0.0)
+    S, u = float(scores.max(initial=0.0)), unit_roundoff(dtype)
+    epsilon = 2 * gamma(d_k + 2 * terms + 2, dtype) * S + blocks * (2 * u * S + 5 * u)
+    weights = 2 * epsilon + gamma(n + 2, dtype)
+    return AttentionError(weights, float(V.max(initial=0.0)) * (weights + gamma(n + terms + blocks, dtype)))
