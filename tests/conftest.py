@@ -18,6 +18,7 @@ import numpy.typing as npt
 import pytest
 from PIL import Image
 
+from attnlib.multihead import split_heads
 from attnlib.plots.png import TABLE_SUMMARY
 
 #: How a masked (``-inf``) score is written on a cell: U+2212 and the infinity sign.
@@ -129,7 +130,7 @@ def attention_error(
     *,
     scale: float | None = None,
     mask: npt.ArrayLike | None = None,
-    terms: int = 0,
+    errors: tuple[npt.ArrayLike, npt.ArrayLike, npt.ArrayLike] = (0.0, 0.0, 0.0),
     blocks: int = 1,
 ) -> AttentionError:
     """How far ``softmax(scale·QKᵀ + mask)·V`` computed in ``dtype`` can be from the exact result.
@@ -142,15 +143,14 @@ def attention_error(
     Q : (..., n_q, d_k)
     K : (..., n_k, d_k)
     V : (..., n_k, d_v)
-        The inputs, or bounds on their sizes: only ``|Q|``, ``|K|``, ``|V|`` are used.
     dtype : the floating-point type computed in
     scale : float, optional
         Default ``1/√d_k``.
     mask : bool or additive, broadcasting to the weights, optional
         An additive mask's finite entries add to the size of the scores.
-    terms : int, optional
-        When Q, K and V were themselves computed in ``dtype`` by sums of ``terms`` terms
-        (projections ``X·W``, given here as ``|X|·|W|``): each is within γ_terms of its size.
+    errors : three arrays broadcasting to Q, K and V, optional
+        Bounds on the errors of Q, K and V where they were themselves computed in ``dtype``
+        (projections, see :func:`multi_head_error`); default exact inputs.
     blocks : int, optional
         The key blocks of an online softmax (tiled attention): each block after the first
         rescales the running sums by ``exp(m_old − m_new)``.
@@ -161,10 +161,11 @@ def attention_error(
 
     Notes
     -----
-    With S the largest ``|scale|·Σ|qₗkₗ| + |mask|`` (the size of the scores) and n = n_k:
+    With u the unit roundoff, A = ``|scale|·|Q||K|ᵀ + |mask|`` (sizes of the scores' terms, S its
+    largest entry) and n = n_k:
 
-    - every score is within Δ = γ_(d_k + 2·terms + 2)·S of the exact one (the dot product, its
-      inputs' rounding, the scaling and the mask's addition);
+    - every score is within Δ = γ_(d_k + 2)·A + ``|scale|·(δQ|K|ᵀ + |Q|δKᵀ + δQδKᵀ)`` of the exact
+      one (the dot product, the scaling and the mask's addition, then the inputs' errors);
     - ``exp(s − m)``, m the row's largest score: the argument is off by at most 2Δ + 2u·S (the
       subtraction rounds a number of size up to 2S), an error δ in it is a relative error
       e^δ − 1 ≈ δ of the result, and exp itself adds at most 4u (numpy's SIMD float32 exp is
@@ -173,17 +174,66 @@ def attention_error(
       product: ε = 2Δ + blocks·(2u·S + 5u);
     - normalising (a sum of n terms, a division, perhaps a reciprocal then a product): every
       weight is within ρ = 2ε + γ_(n+2) of the exact one, relatively;
-    - the output ``Σⱼ wⱼvⱼ``: within ``max|V|·(ρ + γ_(n + terms + blocks))``, the weights summing
-      to 1.
+    - the output ``Σⱼ wⱼvⱼ``: within ``max|V|·(ρ + γ_(n + blocks)) + max δV·(1 + ρ)``, the
+      weights summing to 1.
     """
     Q, K, V = (np.abs(np.asarray(a, dtype=np.float64)) for a in (Q, K, V))
+    dQ, dK, dV = (np.asarray(e, dtype=np.float64) for e in errors)
     d_k, n = K.shape[-1], K.shape[-2]
-    scale = 1 / math.sqrt(d_k) if scale is None else scale
-    scores = abs(scale) * (Q @ np.swapaxes(K, -1, -2))
+    scale = abs(1 / math.sqrt(d_k) if scale is None else scale)
+
+    def products(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        return scale * (np.broadcast_to(a, Q.shape) @ np.swapaxes(np.broadcast_to(b, K.shape), -1, -2))
+
+    sizes = products(Q, K)
     if mask is not None and np.asarray(mask).dtype != bool:
         added = np.abs(np.asarray(mask, dtype=np.float64))
-        scores = scores + np.where(np.isfinite(added), added, 0.0)
-    S, u = float(scores.max(initial=0.0)), unit_roundoff(dtype)
-    epsilon = 2 * gamma(d_k + 2 * terms + 2, dtype) * S + blocks * (2 * u * S + 5 * u)
+        sizes = sizes + np.where(np.isfinite(added), added, 0.0)
+    inherited = products(dQ, K) + products(Q, dK) + products(dQ, dK)
+    u, S = unit_roundoff(dtype), float(sizes.max(initial=0.0))
+    delta = float((gamma(d_k + 2, dtype) * sizes + inherited).max(initial=0.0))
+    epsilon = 2 * delta + blocks * (2 * u * S + 5 * u)
     weights = 2 * epsilon + gamma(n + 2, dtype)
-    return AttentionError(weights, float(V.max(initial=0.0)) * (weights + gamma(n + terms + blocks, dtype)))
+    output = float(V.max(initial=0.0)) * (weights + gamma(n + blocks, dtype))
+    return AttentionError(weights, output + float(dV.max()) * (1 + weights))
+
+
+def multi_head_error(
+    X_q: npt.ArrayLike,
+    X_kv: npt.ArrayLike,
+    W: dict[str, npt.ArrayLike],
+    n_heads: int,
+    dtype: npt.DTypeLike,
+    *,
+    n_kv_heads: int | None = None,
+    mask: npt.ArrayLike | None = None,
+) -> AttentionError:
+    """:func:`attention_error` of multi-head attention computed in ``dtype``, its projections included.
+
+    Q, K and V are ``X·W + b`` (``W_q``, ``W_k``, ``W_v``; the biases ``b_q``, ``b_k``, ``b_v``
+    where ``W`` has them), split into heads (``n_kv_heads`` of K and V, each shared by
+    ``n_heads / n_kv_heads`` query heads), and the output is ``concat(heads)·W_o + b_o``. The
+    projections are sums of ``d_model + 1`` terms (one for a bias): each within
+    ``γ_(d_model+1)·(|X|·|W| + |b|)``. The output adds the last product: a sum of
+    ``n_heads·d_v + 1`` terms, each a head's output (at most ``max|V|``, within the heads' bound)
+    times an entry of ``W_o``.
+    """
+    n_kv_heads = n_kv_heads or n_heads
+    X_q, X_kv = (np.asarray(X, dtype=np.float64) for X in (X_q, X_kv))
+    terms = max(X_q.shape[-1], X_kv.shape[-1]) + 1
+
+    def projected(X: np.ndarray, name: str, heads: int) -> tuple[np.ndarray, np.ndarray]:
+        """X·W + b and a bound on its error, split into heads, each kv head repeated for its group."""
+        W_, b = (np.asarray(W.get(key, 0.0), dtype=np.float64) for key in (name, "b" + name[1:]))
+        value, error = X @ W_ + b, gamma(terms, dtype) * (np.abs(X) @ np.abs(W_) + np.abs(b))
+        return tuple(np.repeat(split_heads(a, heads), n_heads // heads, axis=-3) for a in (value, error))
+
+    (Q, dQ), (K, dK), (V, dV) = (
+        projected(X, name, heads)
+        for X, name, heads in ((X_q, "W_q", n_heads), (X_kv, "W_k", n_kv_heads), (X_kv, "W_v", n_kv_heads))
+    )
+    heads = attention_error(Q, K, V, dtype, mask=mask, errors=(dQ, dK, dV))
+    W_o, b_o = (np.abs(np.asarray(W.get(name, 0.0), dtype=np.float64)) for name in ("W_o", "b_o"))
+    last = gamma(W_o.shape[0] + 1, dtype)
+    output = (heads.output + last * np.abs(V).max()) * W_o.sum(axis=0).max() + last * b_o.max()
+    return AttentionError(heads.weights, float(output))
