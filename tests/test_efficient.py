@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import math
 import warnings
 
 import numpy as np
 import pytest
+from conftest import attention_error
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -46,12 +48,8 @@ def test_tiled_equals_naive(case):
     expected = scaled_dot_product_attention(Q, K, V, mask=mask, causal=causal)[0]
     got = tiled_attention(Q, K, V, block_q=block_q, block_k=block_k, mask=mask, causal=causal)
     assert got.dtype == expected.dtype and got.shape == expected.shape
-    if Q.dtype == np.float64:
-        np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
-    else:  # float32 rounds exp(s − m) to about eps·|s|: the tolerance grows with the largest score
-        largest = float(np.abs(Q.astype(np.float64) @ np.swapaxes(K, -1, -2)).max()) / np.sqrt(Q.shape[-1])
-        tolerance = 2e-6 * max(1.0, largest)
-        np.testing.assert_allclose(got, expected, rtol=tolerance, atol=tolerance)
+    bound = attention_error(Q, K, V, Q.dtype, mask=mask, blocks=math.ceil(K.shape[-2] / block_k))  # two codes
+    np.testing.assert_allclose(got, expected, rtol=0, atol=2 * bound.output)
 
 
 @pytest.mark.parametrize(("window", "sinks"), [(1, 0), (3, 0), (4, 2), (9, 1), (40, 3)])
@@ -227,7 +225,8 @@ def test_tiled_matches_pytorch():
             *(torch.from_numpy(a) for a in (Q, K, V)), is_causal=causal
         ).numpy()
         got = tiled_attention(Q, K, V, block_q=16, block_k=8, causal=causal)
-        np.testing.assert_allclose(got, expected, rtol=2e-5, atol=2e-6)
+        bound = attention_error(Q, K, V, np.float32, blocks=5)  # 37 keys in blocks of 8; two codes
+        np.testing.assert_allclose(got, expected, rtol=0, atol=2 * bound.output)
 
 
 def test_scores_near_the_float_range_take_the_checked_path():
