@@ -18,6 +18,7 @@ import numpy.typing as npt
 import pytest
 from PIL import Image
 
+from attnlib import scaled_dot_product_attention
 from attnlib.multihead import split_heads
 from attnlib.plots.png import TABLE_SUMMARY
 
@@ -237,3 +238,41 @@ def multi_head_error(
     last = gamma(W_o.shape[0] + 1, dtype)
     output = (heads.output + last * np.abs(V).max()) * W_o.sum(axis=0).max() + last * b_o.max()
     return AttentionError(heads.weights, float(output))
+
+
+def attention_backward_error(
+    Q: npt.ArrayLike,
+    K: npt.ArrayLike,
+    V: npt.ArrayLike,
+    d_output: npt.ArrayLike,
+    dtype: npt.DTypeLike,
+    *,
+    scale: float | None = None,
+    mask: npt.ArrayLike | None = None,
+    causal: bool = False,
+    blocks: int = 1,
+) -> tuple[float, float, float]:
+    """Bounds on how far dQ, dK and dV of attention computed in ``dtype`` can be from the exact ones.
+
+    The arguments are :func:`attention_error`'s and the gradient of the output, ``d_output``
+    (dZ), all of one batch shape (no gradient summed over a broadcast dimension).
+
+    With the weights A within ρ of the exact ones, relatively (:func:`attention_error`),
+    P = ``|dZ|·|V|ᵀ`` and M = ``A⊙(P + Σⱼ A⊙P)``: dV = ``Aᵀ·dZ`` is within
+    ``(ρ + γ_(n_q))·Aᵀ|dZ|``; dA = ``dZ·Vᵀ`` within γ_(d_v)·P; the softmax's backward
+    ``dS = A⊙(dA − Σⱼ A⊙dA)`` within ``(2ρ + γ_(d_v + n_k + 1))·M``; dQ = ``scale·dS·K`` and
+    dK = ``scale·dSᵀ·Q`` add a sum of n_k or n_q terms: within ``|scale|·g·M|K|`` and
+    ``|scale|·g·Mᵀ|Q|``, g = ``2ρ + γ_(d_v + 2·max(n_q, n_k) + 2)``.
+    """
+    Q, K, V, dZ = (np.asarray(a, dtype=np.float64) for a in (Q, K, V, d_output))
+    (n_q, d_k), (n_k, d_v) = Q.shape[-2:], V.shape[-2:]
+    scale = 1 / math.sqrt(d_k) if scale is None else scale
+    A = scaled_dot_product_attention(Q, K, V, mask=mask, causal=causal, scale=scale)[1]
+    rho = attention_error(Q, K, V, dtype, scale=scale, mask=mask, blocks=blocks).weights
+    P = np.abs(dZ) @ np.abs(np.swapaxes(V, -1, -2))
+    M = A * (P + (A * P).sum(axis=-1, keepdims=True))
+    g = abs(scale) * (2 * rho + gamma(d_v + 2 * max(n_q, n_k) + 2, dtype))
+    dQ = g * (M @ np.abs(K)).max()
+    dK = g * (np.swapaxes(M, -1, -2) @ np.abs(Q)).max()
+    dV = (rho + gamma(n_q, dtype)) * (np.swapaxes(A, -1, -2) @ np.abs(dZ)).max()
+    return float(dQ), float(dK), float(dV)
