@@ -1,5 +1,6 @@
-"""Helpers shared by the test modules: reading back what a picture holds, the real model, and
-skipping (failing under CI) where a build is missing.
+"""Helpers shared by the test modules: reading back what a picture holds, the real model,
+skipping (failing under CI) where a build is missing, and bounds on rounding errors for comparing
+results that different code computed.
 
 Import them with ``from conftest import ...`` (pytest puts this directory on ``sys.path``).
 """
@@ -7,13 +8,18 @@ Import them with ``from conftest import ...`` (pytest puts this directory on ``s
 from __future__ import annotations
 
 import io
+import math
 import os
 import re
+from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 import pytest
 from PIL import Image
 
+from attnlib import scaled_dot_product_attention
+from attnlib.multihead import split_heads
 from attnlib.plots.png import TABLE_SUMMARY
 
 #: How a masked (``-inf``) score is written on a cell: U+2212 and the infinity sign.
@@ -80,3 +86,193 @@ def require_build(problem: str | None, command: str) -> None:
         if os.environ.get("CI"):
             pytest.fail(message)
         pytest.skip(message)
+
+
+def unit_roundoff(dtype: npt.DTypeLike) -> float:
+    """u = eps/2: the largest relative error of one rounding in ``dtype``.
+
+    2⁻²⁴ ≈ 6.0e-8 for float32, 2⁻⁵³ ≈ 1.1e-16 for float64.
+    """
+    return float(np.finfo(dtype).eps) / 2
+
+
+def gamma(n: int, dtype: npt.DTypeLike) -> float:
+    """γₙ = n·u/(1 − n·u): the relative error of n chained roundings in ``dtype``.
+
+    A sum or dot product of n terms, added in any order, is within γₙ·Σ|aᵢbᵢ| of the exact one
+    (Higham, *Accuracy and Stability of Numerical Algorithms*, 2nd ed., §3.1): a worst case, that
+    holds whatever order the kernel chose.
+    """
+    nu = n * unit_roundoff(dtype)
+    return nu / (1 - nu)
+
+
+@dataclass(frozen=True)
+class AttentionError:
+    """Bounds on how far one floating-point computation of attention is from the exact result.
+
+    Attributes
+    ----------
+    weights : float
+        On every weight, relative (so also absolute: a weight is at most 1).
+    output : float
+        On every entry of the output, absolute.
+    """
+
+    weights: float
+    output: float
+
+
+def attention_error(
+    Q: npt.ArrayLike,
+    K: npt.ArrayLike,
+    V: npt.ArrayLike,
+    dtype: npt.DTypeLike,
+    *,
+    scale: float | None = None,
+    mask: npt.ArrayLike | None = None,
+    errors: tuple[npt.ArrayLike, npt.ArrayLike, npt.ArrayLike] = (0.0, 0.0, 0.0),
+    blocks: int = 1,
+) -> AttentionError:
+    """How far ``softmax(scale·QKᵀ + mask)·V`` computed in ``dtype`` can be from the exact result.
+
+    Two codes (attnlib and PyTorch, or two kernels) that each stay within these bounds differ by
+    at most twice them; a wrong scale, mask or weight moves the results by far more.
+
+    Parameters
+    ----------
+    Q : (..., n_q, d_k)
+    K : (..., n_k, d_k)
+    V : (..., n_k, d_v)
+    dtype : the floating-point type computed in
+    scale : float, optional
+        Default ``1/√d_k``.
+    mask : bool or additive, broadcasting to the weights, optional
+        An additive mask's finite entries add to the size of the scores.
+    errors : three arrays broadcasting to Q, K and V, optional
+        Bounds on the errors of Q, K and V where they were themselves computed in ``dtype``
+        (projections, see :func:`multi_head_error`); default exact inputs.
+    blocks : int, optional
+        The key blocks of an online softmax (tiled attention): each block after the first
+        rescales the running sums by ``exp(m_old − m_new)``.
+
+    Returns
+    -------
+    AttentionError
+
+    Notes
+    -----
+    With u the unit roundoff, A = ``|scale|·|Q||K|ᵀ + |mask|`` (sizes of the scores' terms, S its
+    largest entry) and n = n_k:
+
+    - every score is within Δ = γ_(d_k + 2)·A + ``|scale|·(δQ|K|ᵀ + |Q|δKᵀ + δQδKᵀ)`` of the exact
+      one (the dot product, the scaling and the mask's addition, then the inputs' errors);
+    - ``exp(s − m)``, m the row's largest score: the argument is off by at most 2Δ + 2u·S (the
+      subtraction rounds a number of size up to 2S), an error δ in it is a relative error
+      e^δ − 1 ≈ δ of the result, and exp itself adds at most 4u (numpy's SIMD float32 exp is
+      within 3.6u, PyTorch's within 1.1u, measured against float64 on 2·10⁷ arguments); each
+      further block multiplies in one more such factor, its argument of size up to 2S, and one
+      product: ε = 2Δ + blocks·(2u·S + 5u);
+    - normalising (a sum of n terms, a division, perhaps a reciprocal then a product): every
+      weight is within ρ = 2ε + γ_(n+2) of the exact one, relatively;
+    - the output ``Σⱼ wⱼvⱼ``: within ``max|V|·(ρ + γ_(n + blocks)) + max δV·(1 + ρ)``, the
+      weights summing to 1.
+    """
+    Q, K, V = (np.abs(np.asarray(a, dtype=np.float64)) for a in (Q, K, V))
+    dQ, dK, dV = (np.asarray(e, dtype=np.float64) for e in errors)
+    d_k, n = K.shape[-1], K.shape[-2]
+    scale = abs(1 / math.sqrt(d_k) if scale is None else scale)
+
+    def products(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        return scale * (np.broadcast_to(a, Q.shape) @ np.swapaxes(np.broadcast_to(b, K.shape), -1, -2))
+
+    sizes = products(Q, K)
+    if mask is not None and np.asarray(mask).dtype != bool:
+        added = np.abs(np.asarray(mask, dtype=np.float64))
+        sizes = sizes + np.where(np.isfinite(added), added, 0.0)
+    inherited = products(dQ, K) + products(Q, dK) + products(dQ, dK)
+    u, S = unit_roundoff(dtype), float(sizes.max(initial=0.0))
+    delta = float((gamma(d_k + 2, dtype) * sizes + inherited).max(initial=0.0))
+    epsilon = 2 * delta + blocks * (2 * u * S + 5 * u)
+    weights = 2 * epsilon + gamma(n + 2, dtype)
+    output = float(V.max(initial=0.0)) * (weights + gamma(n + blocks, dtype))
+    return AttentionError(weights, output + float(dV.max()) * (1 + weights))
+
+
+def multi_head_error(
+    X_q: npt.ArrayLike,
+    X_kv: npt.ArrayLike,
+    W: dict[str, npt.ArrayLike],
+    n_heads: int,
+    dtype: npt.DTypeLike,
+    *,
+    n_kv_heads: int | None = None,
+    mask: npt.ArrayLike | None = None,
+) -> AttentionError:
+    """:func:`attention_error` of multi-head attention computed in ``dtype``, its projections included.
+
+    Q, K and V are ``X·W + b`` (``W_q``, ``W_k``, ``W_v``; the biases ``b_q``, ``b_k``, ``b_v``
+    where ``W`` has them), split into heads (``n_kv_heads`` of K and V, each shared by
+    ``n_heads / n_kv_heads`` query heads), and the output is ``concat(heads)·W_o + b_o``. The
+    projections are sums of ``d_model + 1`` terms (one for a bias): each within
+    ``γ_(d_model+1)·(|X|·|W| + |b|)``. The output adds the last product: a sum of
+    ``n_heads·d_v + 1`` terms, each a head's output (at most ``max|V|``, within the heads' bound)
+    times an entry of ``W_o``.
+    """
+    n_kv_heads = n_kv_heads or n_heads
+    X_q, X_kv = (np.asarray(X, dtype=np.float64) for X in (X_q, X_kv))
+    terms = max(X_q.shape[-1], X_kv.shape[-1]) + 1
+
+    def projected(X: np.ndarray, name: str, heads: int) -> tuple[np.ndarray, np.ndarray]:
+        """X·W + b and a bound on its error, split into heads, each kv head repeated for its group."""
+        W_, b = (np.asarray(W.get(key, 0.0), dtype=np.float64) for key in (name, "b" + name[1:]))
+        value, error = X @ W_ + b, gamma(terms, dtype) * (np.abs(X) @ np.abs(W_) + np.abs(b))
+        return tuple(np.repeat(split_heads(a, heads), n_heads // heads, axis=-3) for a in (value, error))
+
+    (Q, dQ), (K, dK), (V, dV) = (
+        projected(X, name, heads)
+        for X, name, heads in ((X_q, "W_q", n_heads), (X_kv, "W_k", n_kv_heads), (X_kv, "W_v", n_kv_heads))
+    )
+    heads = attention_error(Q, K, V, dtype, mask=mask, errors=(dQ, dK, dV))
+    W_o, b_o = (np.abs(np.asarray(W.get(name, 0.0), dtype=np.float64)) for name in ("W_o", "b_o"))
+    last = gamma(W_o.shape[0] + 1, dtype)
+    output = (heads.output + last * np.abs(V).max()) * W_o.sum(axis=0).max() + last * b_o.max()
+    return AttentionError(heads.weights, float(output))
+
+
+def attention_backward_error(
+    Q: npt.ArrayLike,
+    K: npt.ArrayLike,
+    V: npt.ArrayLike,
+    d_output: npt.ArrayLike,
+    dtype: npt.DTypeLike,
+    *,
+    scale: float | None = None,
+    mask: npt.ArrayLike | None = None,
+    causal: bool = False,
+    blocks: int = 1,
+) -> tuple[float, float, float]:
+    """Bounds on how far dQ, dK and dV of attention computed in ``dtype`` can be from the exact ones.
+
+    The arguments are :func:`attention_error`'s and the gradient of the output, ``d_output``
+    (dZ), all of one batch shape (no gradient summed over a broadcast dimension).
+
+    With the weights A within ρ of the exact ones, relatively (:func:`attention_error`),
+    P = ``|dZ|·|V|ᵀ`` and M = ``A⊙(P + Σⱼ A⊙P)``: dV = ``Aᵀ·dZ`` is within
+    ``(ρ + γ_(n_q))·Aᵀ|dZ|``; dA = ``dZ·Vᵀ`` within γ_(d_v)·P; the softmax's backward
+    ``dS = A⊙(dA − Σⱼ A⊙dA)`` within ``(2ρ + γ_(d_v + n_k + 1))·M``; dQ = ``scale·dS·K`` and
+    dK = ``scale·dSᵀ·Q`` add a sum of n_k or n_q terms: within ``|scale|·g·M|K|`` and
+    ``|scale|·g·Mᵀ|Q|``, g = ``2ρ + γ_(d_v + 2·max(n_q, n_k) + 2)``.
+    """
+    Q, K, V, dZ = (np.asarray(a, dtype=np.float64) for a in (Q, K, V, d_output))
+    (n_q, d_k), (n_k, d_v) = Q.shape[-2:], V.shape[-2:]
+    scale = 1 / math.sqrt(d_k) if scale is None else scale
+    A = scaled_dot_product_attention(Q, K, V, mask=mask, causal=causal, scale=scale)[1]
+    rho = attention_error(Q, K, V, dtype, scale=scale, mask=mask, blocks=blocks).weights
+    P = np.abs(dZ) @ np.abs(np.swapaxes(V, -1, -2))
+    M = A * (P + (A * P).sum(axis=-1, keepdims=True))
+    g = abs(scale) * (2 * rho + gamma(d_v + 2 * max(n_q, n_k) + 2, dtype))
+    dQ = g * (M @ np.abs(K)).max()
+    dK = g * (np.swapaxes(M, -1, -2) @ np.abs(Q)).max()
+    dV = (rho + gamma(n_q, dtype)) * (np.swapaxes(A, -1, -2) @ np.abs(dZ)).max()
+    return float(dQ), float(dK), float(dV)

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import math
 import warnings
 
 import numpy as np
 import pytest
+from conftest import attention_error
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -46,12 +48,8 @@ def test_tiled_equals_naive(case):
     expected = scaled_dot_product_attention(Q, K, V, mask=mask, causal=causal)[0]
     got = tiled_attention(Q, K, V, block_q=block_q, block_k=block_k, mask=mask, causal=causal)
     assert got.dtype == expected.dtype and got.shape == expected.shape
-    if Q.dtype == np.float64:
-        np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
-    else:  # float32 rounds exp(s − m) to about eps·|s|: the tolerance grows with the largest score
-        largest = float(np.abs(Q.astype(np.float64) @ np.swapaxes(K, -1, -2)).max()) / np.sqrt(Q.shape[-1])
-        tolerance = 2e-6 * max(1.0, largest)
-        np.testing.assert_allclose(got, expected, rtol=tolerance, atol=tolerance)
+    bound = attention_error(Q, K, V, Q.dtype, mask=mask, blocks=math.ceil(K.shape[-2] / block_k))  # two codes
+    np.testing.assert_allclose(got, expected, rtol=0, atol=2 * bound.output)
 
 
 @pytest.mark.parametrize(("window", "sinks"), [(1, 0), (3, 0), (4, 2), (9, 1), (40, 3)])
@@ -62,9 +60,10 @@ def test_tiled_equals_naive_with_a_window_and_sinks(window, sinks, block_q, bloc
     mask = causal_mask(29, window=window, sinks=sinks)
     expected = scaled_dot_product_attention(Q, K, V, mask=mask)[0]
     got = tiled_attention(Q, K, V, block_q=block_q, block_k=block_k, mask=mask)
-    np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
+    bound = attention_error(Q, K, V, np.float64, blocks=math.ceil(29 / block_k)).output  # two codes
+    np.testing.assert_allclose(got, expected, rtol=0, atol=2 * bound)
     both = tiled_attention(Q, K, V, block_q=block_q, block_k=block_k, mask=mask, causal=True)
-    np.testing.assert_allclose(both, expected, rtol=1e-12, atol=1e-12)  # the mask is causal already
+    np.testing.assert_allclose(both, expected, rtol=0, atol=2 * bound)  # the mask is causal already
 
 
 def test_fully_masked_rows_give_zeros_and_single_query():
@@ -75,7 +74,10 @@ def test_fully_masked_rows_give_zeros_and_single_query():
     out = tiled_attention(Q, K, V, block_q=3, block_k=4, mask=mask)
     np.testing.assert_array_equal(out[1], [0.0, 0.0])
     single = tiled_attention(Q[0], K, V, block_k=4, scale=0.3)
-    np.testing.assert_allclose(single, scaled_dot_product_attention(Q[0], K, V, scale=0.3)[0], rtol=1e-12)
+    bound = attention_error(Q[:1], K, V, np.float64, scale=0.3, blocks=2).output  # two codes
+    np.testing.assert_allclose(
+        single, scaled_dot_product_attention(Q[0], K, V, scale=0.3)[0], rtol=0, atol=2 * bound
+    )
     assert single.shape == (2,)
 
 
@@ -131,8 +133,9 @@ def test_tiled_skips_by_a_batched_or_additive_mask():
     for mask in (masks, np.where(masks, 0.0, -np.inf), masks[1][None, :5, :].repeat(3, 0)):
         q = Q[:, : mask.shape[-2]]
         expected = scaled_dot_product_attention(q, K, V, mask=mask)[0]
+        bound = attention_error(q, K, V, np.float64, mask=mask, blocks=6).output  # 17 keys by 3; two codes
         np.testing.assert_allclose(
-            tiled_attention(q, K, V, block_q=2, block_k=3, mask=mask), expected, atol=1e-12
+            tiled_attention(q, K, V, block_q=2, block_k=3, mask=mask), expected, rtol=0, atol=2 * bound
         )
 
 
@@ -227,7 +230,8 @@ def test_tiled_matches_pytorch():
             *(torch.from_numpy(a) for a in (Q, K, V)), is_causal=causal
         ).numpy()
         got = tiled_attention(Q, K, V, block_q=16, block_k=8, causal=causal)
-        np.testing.assert_allclose(got, expected, rtol=2e-5, atol=2e-6)
+        bound = attention_error(Q, K, V, np.float32, blocks=5)  # 37 keys in blocks of 8; two codes
+        np.testing.assert_allclose(got, expected, rtol=0, atol=2 * bound.output)
 
 
 def test_scores_near_the_float_range_take_the_checked_path():
@@ -245,7 +249,8 @@ def test_tiled_attention_broadcasts_batch_dimensions_that_only_v_has():
     expected = scaled_dot_product_attention(Q, K, V, causal=True)[0]
     got = tiled_attention(Q, K, V, block_q=4, block_k=4, causal=True)
     assert got.shape == expected.shape == (3, 2, 6, 5)
-    np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-14)
+    bound = attention_error(Q, K, V, np.float64, blocks=2).output  # two codes: twice it
+    np.testing.assert_allclose(got, expected, rtol=0, atol=2 * bound)
 
 
 def test_online_softmax_weights_of_an_empty_row_is_empty():

@@ -11,14 +11,19 @@ from pathlib import Path
 import numpy as np
 import pytest
 import traitlets
+from conftest import unit_roundoff
 
 pytest.importorskip("anywidget", reason="pip install -r requirements.txt")
 pytest.importorskip("safetensors", reason="pip install -r requirements.txt")
 
 from attnlib.examples import real_model_sentences
 from attnlib.widgets import HeadExplorer, head_explorer
+from attnlib.widgets.heads import DECIMALS
 
 ROOT = Path(__file__).resolve().parents[1]
+#: How far a shipped weight is from the model's: rounded to DECIMALS decimals (half a unit of the
+#: last), written in float64 (u more, a weight being at most 1).
+ROUNDED = 0.5 * 10**-DECIMALS + unit_roundoff(np.float64)
 
 
 @pytest.fixture
@@ -35,7 +40,9 @@ def test_the_selected_head_is_attnlib_models(model, explorer):
         run = model.run(real_model_sentences()[sentence])
         entry = explorer.sentences[explorer.sentence]  # the page draws this entry's head
         assert entry["tokens"] == run.tokens.tokens
-        np.testing.assert_allclose(entry["attentions"][layer][head], run.attentions[layer, head], atol=5e-7)
+        np.testing.assert_allclose(
+            entry["attentions"][layer][head], run.attentions[layer, head], rtol=0, atol=ROUNDED
+        )
 
 
 def test_a_typed_sentence_is_run_and_selected(model, explorer):
@@ -45,7 +52,7 @@ def test_a_typed_sentence_is_run_and_selected(model, explorer):
     entry = explorer.sentences[explorer.sentence]
     assert entry["tokens"] == ["[CLS]", "bees", "make", "honey", ".", "[SEP]"]
     np.testing.assert_allclose(
-        entry["attentions"][0][0], model.run("Bees make honey.").attentions[0, 0], atol=5e-7
+        entry["attentions"][0][0], model.run("Bees make honey.").attentions[0, 0], rtol=0, atol=ROUNDED
     )
 
 

@@ -1,17 +1,16 @@
 """attnlib.model against transformers' BertModel (eager attention) loaded from the same files:
-every layer's hidden states and every head's weights, on single sentences and a padded batch."""
+every layer's hidden states and every head's weights, on single sentences and a padded batch, to
+float32's rounding in a 6-layer encoder (:func:`bert_reference.float32_tolerance`)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
+from bert_reference import float32_tolerance
 
 torch = pytest.importorskip("torch", reason="pip install -r requirements-torch.txt")
 transformers = pytest.importorskip("transformers", reason="pip install -r requirements-torch.txt")
 pytest.importorskip("safetensors", reason="pip install -r requirements.txt")
-
-
-TOLERANCE = 1e-4  # float32, both sides
 
 SENTENCES = [
     "The cat sat on the mat because it was tired.",
@@ -44,21 +43,28 @@ def reference_run(reference, tokens):
     return hidden, attentions
 
 
+def assert_matches(config, ours, hidden, attentions):
+    """``ours`` (hidden states and weights) against transformers' to :func:`float32_tolerance`: the
+    hidden states relative to their largest entry, the attention weights relative to 1."""
+    n = hidden.shape[-2]
+    bound = float32_tolerance(config, n, float(np.abs(hidden).max()))
+    np.testing.assert_allclose(ours.hidden_states, hidden, rtol=0, atol=bound)
+    np.testing.assert_allclose(ours.attentions, attentions, rtol=0, atol=float32_tolerance(config, n, 1.0))
+
+
 @pytest.mark.parametrize("sentence", SENTENCES)
 def test_one_sentence_matches_bert_in_every_layer_and_head(model, reference, sentence):
     run = model.run(sentence)
     hidden, attentions = reference_run(reference, run.tokens)
     assert run.hidden_states.shape == hidden[:, 0].shape and run.attentions.shape == attentions[:, 0].shape
-    np.testing.assert_allclose(run.hidden_states, hidden[:, 0], rtol=0, atol=TOLERANCE)
-    np.testing.assert_allclose(run.attentions, attentions[:, 0], rtol=0, atol=TOLERANCE)
+    assert_matches(model.config, run, hidden[:, 0], attentions[:, 0])
 
 
 def test_a_padded_batch_matches_bert(model, reference):
     run = model.run(SENTENCES)
     assert not run.tokens.attention_mask.all(), "the batch must contain padding"
     hidden, attentions = reference_run(reference, run.tokens)
-    np.testing.assert_allclose(run.hidden_states, hidden, rtol=0, atol=TOLERANCE)
-    np.testing.assert_allclose(run.attentions, attentions, rtol=0, atol=TOLERANCE)
+    assert_matches(model.config, run, hidden, attentions)
 
 
 def test_a_sentence_pair_with_token_types_matches_bert(model, reference):
@@ -74,5 +80,4 @@ def test_a_sentence_pair_with_token_types_matches_bert(model, reference):
     )
     output = model.encode(tokens)
     hidden, attentions = reference_run(reference, tokens)
-    np.testing.assert_allclose(output.hidden_states, hidden[:, 0], rtol=0, atol=TOLERANCE)
-    np.testing.assert_allclose(output.attentions, attentions[:, 0], rtol=0, atol=TOLERANCE)
+    assert_matches(model.config, output, hidden[:, 0], attentions[:, 0])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import multi_head_error
 
 from attnlib import scaled_dot_product_attention
 from attnlib.multihead import (
@@ -64,8 +65,9 @@ def test_equals_a_loop_over_heads(seed):
     out, weights = multi_head_attention(X_q, X_kv, **W, n_heads=n_heads, mask=mask, causal=causal)
     expected_out, expected_weights = loop_over_heads(X_q, X_kv, W, n_heads, mask, causal)
     assert out.shape == (*batch, n_q, d_out) and weights.shape == (*batch, n_heads, n_q, n_k)
-    np.testing.assert_allclose(out, expected_out, rtol=1e-12, atol=1e-12)
-    np.testing.assert_allclose(weights, expected_weights, rtol=1e-12, atol=1e-12)
+    bound = multi_head_error(X_q, X_kv, W, n_heads, np.float64)  # two codes: twice it
+    np.testing.assert_allclose(out, expected_out, rtol=0, atol=2 * bound.output)
+    np.testing.assert_allclose(weights, expected_weights, rtol=0, atol=2 * bound.weights)
 
 
 def test_key_padding_mask_hides_padded_keys_and_a_fully_padded_row_gives_zeros():
@@ -79,7 +81,8 @@ def test_key_padding_mask_hides_padded_keys_and_a_fully_padded_row_gives_zeros()
     np.testing.assert_array_equal(weights[1], 0.0)  # a sentence that is all padding
     np.testing.assert_array_equal(out[1], 0.0)
     unpadded, _ = multi_head_attention(X[0, :3], X[0, :3], **W, n_heads=2)
-    np.testing.assert_allclose(out[0, :3], unpadded, rtol=1e-12)  # padding changes nothing else
+    bound = multi_head_error(X[0], X[0], W, 2, np.float64)  # other shapes: two orders of summing
+    np.testing.assert_allclose(out[0, :3], unpadded, rtol=0, atol=2 * bound.output)  # nothing else changes
 
 
 def test_padding_combines_with_boolean_and_additive_masks_and_causal():
@@ -97,8 +100,9 @@ def test_padding_combines_with_boolean_and_additive_masks_and_causal():
             else np.where(padding[:, None, None, :], mask, -np.inf)
         )
         expected = loop_over_heads(X, X, W, 2, np.broadcast_to(both, (3, 2, 5, 5)), causal=True)
-        np.testing.assert_allclose(got[0], expected[0], rtol=1e-12, atol=1e-12)
-        np.testing.assert_allclose(got[1], expected[1], rtol=1e-12, atol=1e-12)
+        bound = multi_head_error(X, X, W, 2, np.float64, mask=mask)  # two codes: twice it
+        np.testing.assert_allclose(got[0], expected[0], rtol=0, atol=2 * bound.output)
+        np.testing.assert_allclose(got[1], expected[1], rtol=0, atol=2 * bound.weights)
 
 
 @pytest.mark.parametrize(
@@ -220,10 +224,10 @@ def test_matches_pytorch_multihead_attention(seed):
         )
     seen = weights.sum(axis=-1) > 0  # PyTorch gives NaN where a query sees no key; we give zeros
     assert out.dtype == dtype and weights.shape == (batch, n_heads, n_q, n_k)
-    tol = 1e-10 if dtype == np.float64 else 2e-5
-    np.testing.assert_allclose(weights[seen], t_weights.numpy()[seen], rtol=tol, atol=tol)
+    bound = multi_head_error(X_q, X_kv, W, n_heads, dtype, mask=ours.get("mask"))  # two codes: twice it
+    np.testing.assert_allclose(weights[seen], t_weights.numpy()[seen], rtol=0, atol=2 * bound.weights)
     rows = seen.all(axis=-2)  # queries that see a key in every head
-    np.testing.assert_allclose(out[rows], t_out.numpy()[rows], rtol=tol, atol=tol)
+    np.testing.assert_allclose(out[rows], t_out.numpy()[rows], rtol=0, atol=2 * bound.output)
 
 
 def no_key_case(torch, bias):
@@ -279,9 +283,8 @@ def test_a_query_with_no_key_in_nn_multihead_attention_as_lesson_09_states(
         assert torch.isnan(t_out[0, 0]).all()
     else:
         assert (t_out[0, 0] == 0).all()
-    np.testing.assert_allclose(
-        t_out[0, 1:].numpy(), out[0, 1:], rtol=1e-12, atol=1e-12
-    )  # the other rows agree
+    bound = multi_head_error(X, X, W, 2, np.float64).output  # two codes: twice it
+    np.testing.assert_allclose(t_out[0, 1:].numpy(), out[0, 1:], rtol=0, atol=2 * bound)  # the other rows
 
 
 @pytest.mark.parametrize("float_mask", [False, True])
@@ -295,7 +298,8 @@ def test_a_query_with_no_key_in_scaled_dot_product_attention_gives_zeros(float_m
     Q, K, V = (torch.from_numpy(split_heads(X @ W[name], 2)) for name in ("W_q", "W_k", "W_v"))
     heads = torch.nn.functional.scaled_dot_product_attention(Q, K, V, attn_mask=torch.from_numpy(mask))
     assert (heads[0, :, 0] == 0).all()
-    np.testing.assert_allclose(merge_heads(heads.numpy()) @ W["W_o"], out, rtol=1e-12, atol=1e-12)
+    bound = multi_head_error(X, X, W, 2, np.float64).output  # two codes: twice it
+    np.testing.assert_allclose(merge_heads(heads.numpy()) @ W["W_o"], out, rtol=0, atol=2 * bound)
 
 
 def test_heads_attention_is_multi_head_attention_on_checked_arguments():
