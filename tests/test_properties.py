@@ -1,12 +1,15 @@
 """Property tests: what must hold for every (bounded, finite) input."""
 
 import numpy as np
+import pytest
 from conftest import attention_error
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from attnlib import scaled_dot_product_attention, softmax
+
+pytestmark = pytest.mark.reference  # make second-path runs it again on other kernels
 
 SETTINGS = settings(max_examples=150, deadline=None, derandomize=True)  # same examples every run
 dims = st.integers(min_value=1, max_value=6)

@@ -20,6 +20,8 @@ from attnlib.training import (
     train,
 )
 
+pytestmark = pytest.mark.reference  # make second-path runs it again on other kernels
+
 SMALL = Model(vocab_size=5, length=4, d_model=6, d_k=3, d_v=4, seed=1)
 
 

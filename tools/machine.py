@@ -25,7 +25,7 @@ def floating_point_path() -> dict[str, Any]:
     """
     return {
         "cpu": _cpu_name(),
-        "numpy_simd": np.show_config(mode="dicts")["SIMD Extensions"]["found"],
+        "numpy_simd": np.show_config(mode="dicts")["SIMD Extensions"].get("found", []),
         "openblas_core": _openblas_core(),
     }
 
