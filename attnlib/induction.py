@@ -36,7 +36,7 @@ from attnlib.decoder import (
     check_tokens,
     next_token_losses,
 )
-from attnlib.validation import as_positive_int, as_real_array, is_number
+from attnlib.validation import as_positive_int, as_real_array, as_seed, is_number
 
 __all__ = [
     "RUN_FILE",
@@ -85,7 +85,7 @@ def repeated_sequences(batch: int, half: int, vocab_size: int, seed: int = 0) ->
     b = as_positive_int(batch, "batch")
     h = as_positive_int(half, "half", minimum=2)
     v = as_positive_int(vocab_size, "vocab_size", minimum=2)
-    first = _random_half(np.random.default_rng(_seed(seed)), b, h, v)
+    first = _random_half(np.random.default_rng(as_seed(seed)), b, h, v)
     return np.concatenate([first, first], axis=1)
 
 
@@ -114,12 +114,6 @@ def induction_batch(
     for row, length in enumerate(lengths):
         tokens[row, n - length :] = tokens[row, n - 2 * length : n - length]
     return tokens
-
-
-def _seed(value: object) -> int:
-    if not (is_number(value, whole=True) and value >= 0):
-        raise ValueError(f"seed must be a non-negative integer, got {value!r}")
-    return int(value)
 
 
 # --- scores from attention weights ------------------------------------------------------------
@@ -475,7 +469,7 @@ def composition_baseline(
     if kind not in ("K", "Q", "V"):
         raise ValueError(f"kind must be 'K', 'Q' or 'V', got {kind!r}")
     count = as_positive_int(samples, "samples")
-    rng = np.random.default_rng(_seed(seed))
+    rng = np.random.default_rng(as_seed(seed))
     d, dh = config.d_model, config.d_head
     values = []
     for _ in range(count):

@@ -31,7 +31,7 @@ import numpy.typing as npt
 from attnlib.backward import steps_backward
 from attnlib.core import AttentionSteps, attention_steps
 from attnlib.positions import sinusoidal
-from attnlib.validation import as_positive_int, as_real, as_real_array, is_number
+from attnlib.validation import as_positive_int, as_real, as_real_array, as_seed, is_number
 
 __all__ = [
     "PARAMETER_NAMES",
@@ -51,12 +51,6 @@ __all__ = [
 
 #: The learned matrices, in the order of the forward pass.
 PARAMETER_NAMES: tuple[str, ...] = ("W_q", "W_k", "W_v", "W_o")
-
-
-def _seed(value: object) -> int:
-    if not (is_number(value, whole=True) and value >= 0):
-        raise ValueError(f"seed must be a non-negative integer, got {value!r}")
-    return int(value)
 
 
 def _model(value: object) -> Model:
@@ -113,7 +107,7 @@ class Model:
         as_positive_int(self.length, "length", minimum=2)
         if self.scale is not None:
             _positive_float(self.scale, "scale")
-        rng = np.random.default_rng(_seed(self.seed))
+        rng = np.random.default_rng(as_seed(self.seed))
         embeddings = rng.normal(size=(self.vocab_size, self.d_model)) / math.sqrt(self.d_model)
         object.__setattr__(self, "embeddings", embeddings)
         object.__setattr__(self, "positions", sinusoidal(self.length, self.d_model))
@@ -174,7 +168,7 @@ def init_parameters(model: Model, seed: int = 0) -> dict[str, np.ndarray]:
         ``W_q``, ``W_k`` (d_model, d_k), ``W_v`` (d_model, d_v), ``W_o`` (d_v, vocab_size).
     """
     shapes = _model(model).shapes
-    rng = np.random.default_rng(_seed(seed))
+    rng = np.random.default_rng(as_seed(seed))
     return {name: rng.normal(size=shape) / math.sqrt(shape[0]) for name, shape in shapes.items()}
 
 
@@ -460,7 +454,7 @@ def train(
     n_steps = as_positive_int(steps, "steps")
     every = as_positive_int(snapshot_every, "snapshot_every")
     size = as_positive_int(batch_size, "batch_size")
-    rng = np.random.default_rng(_seed(seed))
+    rng = np.random.default_rng(as_seed(seed))
     if start is None:
         parameters = init_parameters(model, seed)
     else:

@@ -34,6 +34,7 @@ __all__ = [
     "as_queries_keys",
     "as_real",
     "as_real_array",
+    "as_seed",
     "broadcast_batch",
     "check_finite",
     "is_number",
@@ -208,6 +209,13 @@ def as_positive_int(value: object, name: str, *, minimum: int = 1) -> int:
         raise TypeError(f"{name} must be a whole number, got {value!r}")
     if int(value) < minimum:
         raise ValueError(f"{name} must be at least {minimum}, got {value}")
+    return int(value)
+
+
+def as_seed(value: object) -> int:
+    """A seed of NumPy's generator as a Python int: a non-negative whole number, or a ValueError."""
+    if not (is_number(value, whole=True) and value >= 0):
+        raise ValueError(f"seed must be a non-negative integer, got {value!r}")
     return int(value)
 
 

@@ -9,9 +9,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from attnlib.counting import DecoderShape
-from attnlib.validation import as_flag, as_positive_int, is_number
+from attnlib.validation import as_flag, as_positive_int, as_seed
 
-__all__ = ["POSITIONS", "DecoderConfig", "as_config", "as_seed", "init_parameters", "parameter_shapes"]
+__all__ = ["POSITIONS", "DecoderConfig", "as_config", "init_parameters", "parameter_shapes"]
 
 #: The ways a :class:`DecoderConfig` can give the model positions.
 POSITIONS = ("residual", "attention", "rope")
@@ -176,13 +176,3 @@ def as_config(config: object) -> DecoderConfig:
     if not isinstance(config, DecoderConfig):
         raise TypeError(f"config must be an attnlib.decoder.DecoderConfig, got {type(config).__name__}")
     return config
-
-
-def as_seed(value: object) -> int:
-    """A seed of NumPy's generator: a non-negative integer, or a ValueError.
-
-    Lessons 14 and 15: the decoder's seeded functions check their seed with it.
-    """
-    if not (is_number(value, whole=True) and value >= 0):
-        raise ValueError(f"seed must be a non-negative integer, got {value!r}")
-    return int(value)

@@ -13,10 +13,10 @@ import numpy.typing as npt
 
 from attnlib.decoder.attention import visible_keys
 from attnlib.decoder.checks import as_window, check_parameters, check_tokens
-from attnlib.decoder.config import DecoderConfig, as_config, as_seed
+from attnlib.decoder.config import DecoderConfig, as_config
 from attnlib.decoder.forward_pass import forward_steps
 from attnlib.decoder.kv_cache import KVCache
-from attnlib.validation import as_flag, as_positive_int, as_real
+from attnlib.validation import as_flag, as_positive_int, as_real, as_seed
 
 __all__ = ["GenerationTrace", "generate", "pool_kv_heads"]
 

@@ -13,10 +13,10 @@ import numpy.typing as npt
 
 from attnlib.decoder.backward_pass import backward_pass, loss_and_d_logits, token_losses
 from attnlib.decoder.checks import check_parameters, check_tokens
-from attnlib.decoder.config import DecoderConfig, as_config, as_seed, init_parameters
+from attnlib.decoder.config import DecoderConfig, as_config, init_parameters
 from attnlib.decoder.forward_pass import forward_steps
 from attnlib.training import Adam
-from attnlib.validation import as_positive_int, is_number
+from attnlib.validation import as_positive_int, as_seed, is_number
 
 __all__ = ["Batches", "DecoderRun", "train"]
 

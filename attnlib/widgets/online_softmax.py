@@ -10,7 +10,7 @@ import traitlets
 from attnlib.core import softmax
 from attnlib.efficient import online_softmax
 from attnlib.examples import online_softmax_row
-from attnlib.validation import is_number
+from attnlib.validation import as_seed, is_number
 from attnlib.widgets.base import Explorer
 from attnlib.widgets.inputs import RealNumber, WholeNumber
 from attnlib.widgets.modules import module_text
@@ -124,8 +124,7 @@ def online_softmax_explorer(
     """
     if not is_number(n_keys, whole=True) or not 2 <= n_keys <= 32:
         raise ValueError(f"n_keys must be an integer from 2 to 32, got {n_keys!r}")
-    if not is_number(seed, whole=True) or seed < 0:
-        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+    as_seed(seed)
     if not is_number(block_size, whole=True) or block_size not in BLOCK_SIZES:
         raise ValueError(f"block_size must be one of {BLOCK_SIZES}, got {block_size!r}")
     scores, values = online_softmax_row(int(n_keys), int(seed))

@@ -9,7 +9,7 @@ import traitlets
 
 from attnlib import plots
 from attnlib.scaling import D_K_VALUES, entropy, scaling_statistics
-from attnlib.validation import is_number
+from attnlib.validation import as_seed, is_number
 from attnlib.widgets.base import Explorer
 from attnlib.widgets.modules import module_text
 
@@ -151,8 +151,7 @@ def scaling_explorer(
     for name, value, most in (("n_queries", n_queries, 4096), ("n_keys", n_keys, 16)):
         if not (is_number(value, whole=True) and 1 <= value <= most):
             raise ValueError(f"{name} must be an integer from 1 to {most}, got {value!r}")
-    if not (is_number(seed, whole=True) and seed >= 0):
-        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+    as_seed(seed)
     return ScalingExplorer(
         d_k=int(d_k), n_queries=int(n_queries), n_keys=int(n_keys), seed=int(seed), style_name=style
     )
