@@ -17,7 +17,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from bert_reference import float32_tolerance
 from conftest import gamma, unit_roundoff
 
 from attnlib import scaled_dot_product_attention
@@ -39,6 +38,7 @@ from attnlib.model import (  # noqa: E402 - after the skips above
     encode,
     erfc,
     find_model_dir,
+    float32_tolerance,
     gelu,
     head_patterns,
     layer_norm,
@@ -302,7 +302,7 @@ def test_self_attention_is_each_head_by_scaled_dot_product_attention(model):
     V = split_heads(x @ layer.W_v + layer.b_v, H)
     heads, expected = scaled_dot_product_attention(Q, K, V)
     concat = np.concatenate(list(heads), axis=-1)
-    # Two codes, bounded as bert_reference.float32_tolerance bounds the encoder: sums of d_model
+    # Two codes, bounded as attnlib.model.float32_tolerance bounds the encoder: sums of d_model
     # (a projection), d_k (a score), n (weights times values) and d_model (W_o) terms, each within
     # about √m·u of the size of its terms. A weight moves by at most twice its scores' error (the
     # softmax's derivative), the scores of size up to S; the output relative to |concat|·|W_o| + |b_o|.
@@ -333,7 +333,7 @@ def test_a_batch_pads_and_padded_keys_get_no_weight(model):
     short = lengths[0]
     assert np.all(batch.attentions[:, 0, :, :, short:] == 0)
     alone = model.run(sentences[0])
-    # other shapes, so the kernels may sum in other orders: to bert_reference.float32_tolerance, the
+    # other shapes, so the kernels may sum in other orders: to attnlib.model.float32_tolerance, the
     # hidden states relative to their largest entry, the weights relative to 1
     config, n = model.config, max(lengths)
     hidden, weights = batch.hidden_states[:, 0, :short], batch.attentions[:, 0, :, :short, :short]

@@ -1,18 +1,19 @@
 """attnlib.model against transformers' BertModel (eager attention) loaded from the same files:
 every layer's hidden states and every head's weights, on single sentences and a padded batch, to
-float32's rounding in a 6-layer encoder (:func:`bert_reference.float32_tolerance`)."""
+float32's rounding in a 6-layer encoder (:func:`attnlib.model.float32_tolerance`)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
-from bert_reference import float32_tolerance
 
 pytestmark = pytest.mark.reference  # make second-path runs it again on other kernels
 
 torch = pytest.importorskip("torch", reason="pip install -r requirements-torch.txt")
 transformers = pytest.importorskip("transformers", reason="pip install -r requirements-torch.txt")
 pytest.importorskip("safetensors", reason="pip install -r requirements.txt")
+
+from attnlib.model import float32_tolerance  # noqa: E402 - after the skips above
 
 SENTENCES = [
     "The cat sat on the mat because it was tired.",

@@ -26,16 +26,11 @@ from __future__ import annotations
 import argparse
 import hashlib
 import io
-import math
 import sys
 import zipfile
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
-
-if TYPE_CHECKING:
-    from attnlib.model import BertConfig
 
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE = ROOT / "notebooks" / "data" / "bert_reference.npz"
@@ -69,43 +64,13 @@ def reference_outputs(sentence: str = SENTENCE) -> dict[str, np.ndarray]:
     }
 
 
-def float32_tolerance(config: BertConfig, n_tokens: int, largest: float) -> float:
-    """How far two float32 runs of a BERT encoder may differ, on an output whose largest entry is ``largest``.
-
-    Two runs that sum in different orders (another CPU's kernels, or attnlib against transformers)
-    round differently. A sum of m float32 terms whose rounding errors are independent, of mean zero,
-    is within about √m·u of the exact sum, relative to the size of its terms, u = 2⁻²⁴ (Higham and
-    Mary, SIAM J. Sci. Comput. 41, 2019: the worst case m·u is far too loose for m in the
-    thousands). On one layer's path a value goes through sums of ``d_model`` terms seven times (a
-    query, key or value projection, the output projection, the feed-forward's first product, and
-    each layer norm's mean and variance), of ``d_k`` (a score), ``n_tokens`` (weights times values)
-    and ``d_ff`` (the feed-forward's second product). The bound adds all of these over every layer,
-    as if no error ever cancelled another or shrank, and doubles it: each run is within it of the
-    exact result.
-
-    Parameters
-    ----------
-    config : attnlib.model.BertConfig
-    n_tokens : int
-    largest : float
-        The largest entry of the output compared (1 for attention weights).
-
-    Returns
-    -------
-    float
-        For all-MiniLM-L6-v2 on a dozen tokens, 1.3e-4 · ``largest``: 1,100 float32 epsilons.
-    """
-    sums = [config.d_model] * 7 + [config.d_k, n_tokens, config.d_ff]
-    return 2 * config.n_layers * sum(math.sqrt(m) for m in sums) * 2**-24 * largest
-
-
 def tolerances(arrays: dict[str, np.ndarray]) -> dict[str, float]:
-    """The :func:`float32_tolerance` of each float array of the reference, with the model's sizes.
+    """:func:`attnlib.model.float32_tolerance` for each float array of the reference (the model's sizes).
 
     The attention weights are compared relative to 1, which no weight exceeds; the last layer and
     its mean relative to the last layer's largest entry.
     """
-    from attnlib.model import BertConfig, find_model_dir, verify_files
+    from attnlib.model import BertConfig, find_model_dir, float32_tolerance, verify_files
 
     config = BertConfig.from_json(verify_files(find_model_dir(download=False)) / "config.json")
     n_tokens = len(arrays["input_ids"])

@@ -12,6 +12,7 @@
   :func:`attnlib.multihead.multi_head_attention`.
 - :mod:`attnlib.model.loading` reads config, weights (the ``.safetensors`` format, one tensor
   at a time) and tokenizer (``tokenizers``) into a :class:`Model`.
+- :mod:`attnlib.model.rounding` bounds how far two float32 runs of the encoder may differ.
 - :mod:`attnlib.model.patterns` scores each head's weights: previous, next, itself, first,
   last token, and how broad.
 
@@ -49,6 +50,7 @@ from attnlib.model.files import (
 )
 from attnlib.model.loading import Model, Run, Tokens, load_model
 from attnlib.model.patterns import PATTERNS, HeadPatterns, head_patterns
+from attnlib.model.rounding import float32_tolerance
 
 __all__ = [
     "CONFIG_SHA256",
@@ -75,6 +77,7 @@ __all__ = [
     "encoder_layer",
     "erfc",
     "find_model_dir",
+    "float32_tolerance",
     "gelu",
     "head_patterns",
     "layer_norm",
