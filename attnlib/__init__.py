@@ -1,11 +1,12 @@
 """attnlib: scaled dot-product attention, ``softmax(Q Kᵀ / √d_k) V``, for teaching.
 
-``import attnlib`` loads NumPy only. Plotting lives in :mod:`attnlib.plots` (matplotlib,
-seaborn) and the interactive explorers in :mod:`attnlib.widgets`; import those where they are
-used. :mod:`attnlib.validation` holds the argument checks that every module shares.
+``import attnlib`` loads NumPy only. What makes it a course (each lesson's figures, explorer,
+self-checks and data, and the shared kit: figure tools, explorer base, checking vocabulary, the
+worked examples) lives in the ``course`` package beside it, one folder per lesson.
+:mod:`attnlib.validation` holds the argument checks that every module shares.
 """
 
-from attnlib import counting, examples, projection
+from attnlib import counting, projection
 from attnlib.core import (
     AttentionSteps,
     apply_mask,
@@ -29,7 +30,6 @@ __all__ = [
     "causal_mask",
     "counting",
     "default_scale",
-    "examples",
     "project",
     "projection",
     "qkv",

@@ -1,0 +1,1 @@
+"""Lesson 00 · Start here: its figures, explorer, self-checks and data."""

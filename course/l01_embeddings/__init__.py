@@ -1,0 +1,1 @@
+"""Lesson 01 · Embeddings: its figures, explorer, self-checks and data."""

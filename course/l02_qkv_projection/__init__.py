@@ -1,0 +1,1 @@
+"""Lesson 02 · Queries, keys and values: its figures, explorer, self-checks and data."""

@@ -1,0 +1,1 @@
+"""Lesson 05 · Softmax, row by row: its figures, explorer, self-checks and data."""

@@ -1,0 +1,1 @@
+"""Lesson 06 · The output: its figures, explorer, self-checks and data."""

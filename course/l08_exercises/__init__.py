@@ -1,0 +1,1 @@
+"""Lesson 08 · Exercises: its figures, explorer, self-checks and data."""

@@ -1,0 +1,1 @@
+"""Lesson 09 · Many heads: its figures, explorer, self-checks and data."""

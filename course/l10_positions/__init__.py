@@ -1,0 +1,1 @@
+"""Lesson 10 · Positions: its figures, explorer, self-checks and data."""

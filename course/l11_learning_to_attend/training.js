@@ -1,0 +1,127 @@
+// The training replay of lesson 11: a saved training run of attnlib.training, one slider over its
+// saved steps. Python computed every step's weights and loss with attnlib (replay_table); this
+// module only selects the row of the slider's step and draws it: the loss curve with the step
+// marked, and the probe sequence's attention weights as a heatmap.
+
+import { axes, element, heatmap, numberText, text, title } from "../kit/widgets/js/svg.js";
+import { applyTheme, bind, explorerRoot, row, sender, slider, themeOf } from "../kit/widgets/js/controls.js";
+
+const WIDTH = 1000;
+const HEIGHT = 470;
+
+/** The precomputed row of the table for one saved step. */
+export function replayRow(table, step) {
+  const found = table.find((r) => r.step === step);
+  if (!found) throw new Error(`step ${step} was not saved; saved steps: ${table.map((r) => r.step).join(", ")}`);
+  return found;
+}
+
+/**
+ * A slider over a run's saved steps (its value is the index among them): it sends the step, and
+ * `show(step)` moves it there and says the step to a screen reader.
+ */
+export function savedStepSlider(model, send, saved, width) {
+  const stepSlider = slider({
+    name: "step",
+    label: "training step",
+    ariaLabel: "training step (saved steps)",
+    min: 0,
+    max: saved.length - 1,
+    step: 1,
+    value: saved.indexOf(model.get("step")),
+    format: (index) => String(saved[index]),
+    width,
+    onInput: (index) => send({ step: saved[index] }),
+  });
+  const show = (step) => {
+    stepSlider.set(saved.indexOf(step));
+    stepSlider.input.setAttribute("aria-valuetext", `step ${step}`);
+  };
+  return { ...stepSlider, show };
+}
+
+/** The decades a log axis needs to show every positive value of `values`: [lo, hi] exponents. */
+export function logDecades(values) {
+  const positive = values.filter((v) => v > 0);
+  return [Math.floor(Math.log10(Math.min(...positive))), Math.ceil(Math.log10(Math.max(...positive)))];
+}
+
+/** The loss curve (log scale), the marked step, and the weights heatmap, as SVG markup. */
+export function drawTraining(state, theme, colormaps) {
+  const { table, losses, tokens, step } = state;
+  const r = replayRow(table, step);
+  const parts = [element("rect", { x: 0, y: 0, width: WIDTH, height: HEIGHT, fill: theme.background })];
+
+  // 1. the loss at every step, log scale
+  const box = { x: 80, y: 50, width: 380, height: 320 };
+  const [lo, hi] = logDecades(losses);
+  const decades = Array.from({ length: hi - lo + 1 }, (_, k) => lo + k);
+  const frame = axes(box, {
+    xlim: [0, losses.length - 1],
+    ylim: [lo, hi],
+    xticks: [0, Math.round((losses.length - 1) / 2), losses.length - 1],
+    yticks: decades,
+    ylabels: decades.map((e) => (e === 0 ? "1" : `1e${e}`)),
+    xlabel: "training step",
+    ylabel: "loss (log scale)",
+    grid: true,
+    theme,
+  });
+  parts.push(title(box, "Loss while training", theme), frame.markup);
+  const logLoss = (v) => Math.log10(Math.max(v, 10 ** lo));
+  const points = losses.map((v, s) => `${frame.sx(s)},${frame.sy(logLoss(v))}`);
+  parts.push(element("polyline", { points: points.join(" "), fill: "none", stroke: theme.scaled, "stroke-width": 1.5 }));
+  parts.push(element("line", { x1: frame.sx(step), x2: frame.sx(step), y1: box.y, y2: box.y + box.height, stroke: theme.raw, "stroke-width": 1.5 }));
+  parts.push(element("circle", { cx: frame.sx(step), cy: frame.sy(logLoss(r.loss)), r: 6, fill: theme.raw, stroke: theme.text }));
+  const mono = { "font-size": 13, "font-family": "DejaVu Sans Mono, monospace", fill: theme.text };
+  parts.push(
+    text(box.x + box.width - 150, box.y + 20, `step ${step}`, mono),
+    text(box.x + box.width - 150, box.y + 38, "loss", mono),
+    numberText(box.x + box.width - 10, box.y + 38, r.loss, r.loss.toFixed(4), { quantity: "loss" }, { ...mono, "text-anchor": "end" }),
+  );
+
+  // 2. the probe's weights at this step
+  parts.push(
+    heatmap({ x: 620, y: 50, size: 320 }, r.weights, {
+      rowLabels: tokens,
+      colLabels: tokens,
+      title: `Weights at step ${step}`,
+      table: colormaps.viridis,
+      vmin: 0,
+      vmax: 1,
+      quantity: "weights",
+      masked: r.weights.map((row, i) => row.map((_, j) => j > i)), // causal: later keys hidden, hatched
+      theme,
+      xlabel: "keys (position:token)",
+      ylabel: "queries",
+    }),
+  );
+  parts.push(
+    text(620, 440, "mean weight on the previous token", { "font-size": 13, fill: theme.text }),
+    numberText(940, 440, r.previous, r.previous.toFixed(3), { quantity: "previous" }, { ...mono, "text-anchor": "end" }),
+  );
+  return parts.join("");
+}
+
+function render({ model, el }) {
+  const table = model.get("table");
+  const saved = table.map((r) => r.step);
+  const send = sender(model);
+  const { root, controls, svg } = explorerRoot(el, "training", WIDTH, HEIGHT, "the loss and the attention weights during training", [
+    { at: [25, 0, 450, HEIGHT], name: "the training loss, step by step" },
+    { at: [552, 0, 445, HEIGHT], name: "the attention weights at this step" },
+  ]);
+  const stepSlider = savedStepSlider(model, send, saved, "360px");
+  controls.append(row(stepSlider.node));
+
+  const redraw = () => {
+    const state = { table, losses: model.get("losses"), tokens: model.get("tokens"), step: model.get("step") };
+    const theme = themeOf(model);
+    stepSlider.show(state.step);
+    applyTheme(root, theme);
+    svg.innerHTML = drawTraining(state, theme, model.get("colormaps"));
+  };
+  return bind(model, ["step", "style_name"], redraw);
+}
+
+export default { render };

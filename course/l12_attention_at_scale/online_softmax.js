@@ -1,0 +1,198 @@
+// The online softmax explorer of lesson 12: one query's scores read block by block. Python computes
+// every state of every block size with attnlib.efficient.online_softmax and ships them; this only
+// selects the state after the blocks read and draws it.
+
+import { axes, element, hatch, niceTicks, numberText, text, title, vectorPanel } from "../kit/widgets/js/svg.js";
+import { applyTheme, bind, explorerRoot, row, sender, slider, themeOf } from "../kit/widgets/js/controls.js";
+
+const WIDTH = 1000;
+const HEIGHT = 480;
+const BLOCK_SIZES = [1, 2, 4, 8];
+
+/** The state after `blocksRead` blocks of `blockSize` keys, and the one before it (or null). */
+export function stateAfter(tables, blockSize, blocksRead) {
+  const table = tables[String(blockSize)];
+  if (!table) throw new Error(`no precomputed states for blocks of ${blockSize}`);
+  if (blocksRead < 1 || blocksRead > table.length) throw new Error(`blocks_read must be from 1 to ${table.length}`);
+  return { state: table[blocksRead - 1], previous: blocksRead > 1 ? table[blocksRead - 2] : null, blocks: table.length };
+}
+
+/** The scores panel, the output panel and the running numbers, as SVG markup. */
+export function drawOnlineSoftmax(model, theme) {
+  const { scores, values, tables, blockSize, blocksRead, exactOutput } = model;
+  const { state, previous, blocks } = stateAfter(tables, blockSize, blocksRead);
+  const mono = { "font-size": 13, "font-family": "DejaVu Sans Mono, monospace", fill: theme.text };
+  const parts = [element("rect", { x: 0, y: 0, width: WIDTH, height: HEIGHT, fill: theme.background })];
+
+  // 1. the scores, keys read so far in colour, the running maximum as a line
+  const box = { x: 70, y: 40, width: 520, height: 250 };
+  const lo = Math.min(0, ...scores) - 0.5;
+  const hi = Math.max(...scores) + 0.5;
+  const yticks = niceTicks(lo, hi, 6);
+  const frame = axes(box, {
+    xlim: [-0.6, scores.length - 0.4],
+    ylim: [lo, hi],
+    xticks: scores.map((_, j) => j),
+    xlabels: scores.map((_, j) => String(j)),
+    yticks,
+    xlabel: "key j",
+    ylabel: "score s_j",
+    theme,
+  });
+  parts.push(title(box, `One query's scores: ${blocksRead} of ${blocks} blocks of ${blockSize} read`, theme), frame.markup);
+  for (let j0 = 0; j0 < scores.length; j0 += blockSize) {
+    const x = frame.sx(j0 - 0.5);
+    parts.push(element("line", { x1: x, x2: x, y1: box.y, y2: box.y + box.height, stroke: theme.grid, "stroke-dasharray": "3 3" }));
+  }
+  parts.push(
+    element("rect", {
+      x: frame.sx(state.start - 0.5),
+      y: box.y,
+      width: frame.sx(state.stop - 0.5) - frame.sx(state.start - 0.5),
+      height: box.height,
+      fill: theme.scaled,
+      "fill-opacity": 0.12,
+    }),
+  );
+  const barWidth = frame.sx(0.35) - frame.sx(-0.35);
+  // read keys: solid bars; keys not read yet: pale, hatched and outlined (not by lightness alone)
+  scores.forEach((s, j) => {
+    const read = j < state.stop;
+    const bar = { x: frame.sx(j) - barWidth / 2, y: frame.sy(Math.max(s, 0)), width: barWidth, height: Math.abs(frame.sy(s) - frame.sy(0)) };
+    parts.push(
+      element("rect", {
+        ...bar,
+        fill: read ? theme.scaled : theme.tick,
+        "fill-opacity": read ? 1 : 0.3,
+        stroke: read ? null : theme.tick,
+        "data-quantity": "scores",
+        "data-col": j,
+        "data-col-label": `key ${j}`,
+        "data-value": String(s),
+      }),
+      read ? "" : hatch(bar.x, bar.y, bar.width, bar.height, theme.tick),
+    );
+  });
+  parts.push(text(box.x + 6, box.y + 16, "solid: read \u00b7 hatched: not read yet", { "font-size": 12, fill: theme.text }));
+  const my = frame.sy(state.maximum);
+  parts.push(
+    element("line", { x1: box.x, x2: box.x + box.width, y1: my, y2: my, stroke: theme.runningMaximum, "stroke-width": 2, "data-mark": "running-maximum" }),
+    text(box.x + box.width - 4, my - 6, "running maximum m", { "text-anchor": "end", "font-size": 12, fill: theme.text }),
+  );
+
+  // 2. the partial output in 2D, converging to the exact output
+  const all = [...values.flat(), ...exactOutput];
+  const reach = Math.max(...all.map(Math.abs)) * 1.1;
+  const out = { x: 700, y: 40, width: 250, height: 250 };
+  const panel = vectorPanel(out, [-reach, reach], theme, { xlabel: "output, dim 0", ylabel: "output, dim 1" });
+  parts.push(title(out, "Partial output o / l", theme), panel.markup);
+  values.forEach((v, j) => {
+    const read = j < state.stop;
+    parts.push(element("circle", { cx: panel.sx(v[0]), cy: panel.sy(v[1]), r: 3.5, fill: read ? theme.tick : "none", stroke: theme.tick, "fill-opacity": 0.9 }));
+  });
+  const path = tables[String(blockSize)].slice(0, blocksRead).map((st) => `${panel.sx(st.output[0])},${panel.sy(st.output[1])}`);
+  parts.push(element("polyline", { points: path.join(" "), fill: "none", stroke: theme.scaled, "stroke-width": 1.5 }));
+  parts.push(
+    element("circle", { cx: panel.sx(exactOutput[0]), cy: panel.sy(exactOutput[1]), r: 9, fill: "none", stroke: theme.text, "stroke-width": 2 }),
+    element("circle", { cx: panel.sx(state.output[0]), cy: panel.sy(state.output[1]), r: 5, fill: theme.scaled }),
+  );
+
+  // 3. the running numbers
+  const y0 = 345;
+  const right = { ...mono, "text-anchor": "end" };
+  const line = (k, label, value, shown, quantity, col) =>
+    [text(70, y0 + 22 * k, label, mono), numberText(560, y0 + 22 * k, value, shown, { quantity, col }, right)];
+  const grew = previous !== null && state.maximum > previous.maximum;
+  parts.push(
+    ...line(0, `keys read: 0 … ${state.stop - 1}; this block: ${state.start} … ${state.stop - 1}`, state.stop, String(state.stop), "keys_read"),
+    ...line(1, "running maximum m", state.maximum, state.maximum.toFixed(4), "maximum"),
+    ...line(
+      2,
+      previous === null ? "rescale exp(m_before − m): nothing read before" : grew ? "rescale exp(m_before − m): the maximum grew" : "rescale exp(m_before − m): m unchanged",
+      state.rescale,
+      previous === null ? "—" : state.rescale.toFixed(4),
+      "rescale",
+    ),
+    ...line(3, "running sum l = Σ exp(s_j − m)", state.total, state.total.toFixed(4), "total"),
+  );
+  parts.push(text(620, y0, "partial o / l", mono), text(800, y0, "exact softmax(s) V", mono));
+  [0, 1].forEach((d) => {
+    parts.push(
+      numberText(700, y0 + 22 * (d + 1), state.output[d], state.output[d].toFixed(4), { quantity: "output", col: d, colLabel: `dim ${d}` }, right),
+      numberText(900, y0 + 22 * (d + 1), exactOutput[d], exactOutput[d].toFixed(4), { quantity: "exact_output", col: d, colLabel: `dim ${d}` }, right),
+    );
+  });
+  const done = blocksRead === blocks;
+  parts.push(
+    text(620, y0 + 22 * 3.4, done ? "last block: o / l = softmax(s) V" : "o / l: keys read so far only", mono),
+    text(620, y0 + 22 * 4.4, "dots: values v_j (filled: read,", { ...mono, "font-size": 12 }),
+    text(620, y0 + 22 * 5.2, "hollow: not read); ring: exact", { ...mono, "font-size": 12 }),
+  );
+  return parts.join("");
+}
+
+function render({ model, el }) {
+  const { root, controls, svg } = explorerRoot(el, "online-softmax", WIDTH, HEIGHT, "the online softmax of one query row, block by block", [
+    { at: [12, 0, 576, 330], name: "one query's scores, the keys read so far solid, the others hatched" },
+    { at: [640, 0, 320, 330], name: "the partial output converging to the exact output" },
+    { at: [60, 330, 520, HEIGHT - 330], name: "the running maximum, rescale and sum" },
+    { at: [610, 330, 340, HEIGHT - 330], name: "the partial and the exact output" },
+  ]);
+  const send = sender(model);
+  const count = () => model.get("tables")[String(model.get("block_size"))].length;
+  const blocks = slider({
+    name: "blocks_read",
+    label: "blocks read",
+    ariaLabel: "number of key blocks read",
+    min: 1,
+    max: count(),
+    step: 1,
+    value: model.get("blocks_read"),
+    format: (b) => `${b} of ${count()}`,
+    unit: "blocks read",
+    onInput: (b) => {
+      send({ blocks_read: b });
+      redraw();
+    },
+  });
+  const size = slider({
+    name: "block_size",
+    label: "keys per block",
+    ariaLabel: "keys per block",
+    min: 0,
+    max: BLOCK_SIZES.length - 1,
+    step: 1,
+    value: BLOCK_SIZES.indexOf(model.get("block_size")),
+    format: (i) => String(BLOCK_SIZES[i]),
+    unit: "keys per block",
+    onInput: (i) => {
+      const blockSize = BLOCK_SIZES[i];
+      const last = model.get("tables")[String(blockSize)].length;
+      send({ block_size: blockSize, blocks_read: Math.min(model.get("blocks_read"), last) });
+      redraw();
+    },
+  });
+  controls.append(row(blocks.node, size.node));
+
+  function redraw() {
+    const theme = themeOf(model);
+    blocks.input.max = String(count());
+    blocks.set(model.get("blocks_read"));
+    size.set(BLOCK_SIZES.indexOf(model.get("block_size")));
+    applyTheme(root, theme);
+    svg.innerHTML = drawOnlineSoftmax(
+      {
+        scores: model.get("scores"),
+        values: model.get("values"),
+        tables: model.get("tables"),
+        blockSize: model.get("block_size"),
+        blocksRead: model.get("blocks_read"),
+        exactOutput: model.get("exact_output"),
+      },
+      theme,
+    );
+  }
+  return bind(model, ["blocks_read", "block_size", "style_name"], redraw);
+}
+
+export default { render };

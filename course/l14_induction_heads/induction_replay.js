@@ -1,0 +1,221 @@
+// The training replay of lesson 14: a two-layer decoder's saved snapshots on one probe sequence
+// whose second half repeats its first. Python computed every head's weights and scores at every
+// saved step with attnlib (replay_table); this module selects the slider's step and one head per
+// layer and draws the losses on both halves with the step marked, and each layer's pattern.
+// Future keys (masked by the causal mask) come as null and are drawn hatched, never as 0.
+
+import { colormapColor } from "../kit/widgets/js/colors.js";
+import { axes, colorbar, element, hatch, niceTicks, numberText, text, tickLabel, title } from "../kit/widgets/js/svg.js";
+import { applyTheme, bind, explorerRoot, row, sender, slider, styleNameOf, styleSelect, themeOf } from "../kit/widgets/js/controls.js";
+import { replayRow, savedStepSlider } from "../l11_learning_to_attend/training.js";
+
+const HEIGHT = 440;
+const LOSS_WIDTH = 470;
+const LAYER_WIDTH = 300;
+const MAP = { y: 60, size: 240 };
+
+/** The width of the picture for a number of layers: the loss panel and one panel per layer. */
+export function pictureWidth(nLayers) {
+  return LOSS_WIDTH + nLayers * LAYER_WIDTH;
+}
+
+/** The loss at `step` of a curve measured at `lossSteps`. */
+export function lossAt(lossSteps, curve, step) {
+  const k = lossSteps.indexOf(step);
+  if (k < 0) throw new Error(`no loss measured at step ${step}`);
+  return curve[k];
+}
+
+/** Every k-th position labelled, so that labels never overlap: the positions to label. */
+export function labelledPositions(n, cell, room = 14) {
+  const every = Math.max(1, Math.ceil(room / cell));
+  return Array.from({ length: n }, (_, i) => i).filter((i) => i % every === 0);
+}
+
+/** The pattern of one head: coloured cells (future keys hatched), labels, the repeat's start. */
+export function pattern(box, weights, options) {
+  const { tokens, repeatStart, table, theme, quantity, heading } = options;
+  const n = weights.length;
+  const cell = box.size / n;
+  const labels = tokens.map((t, i) => `${i}:${t}`);
+  const parts = [title({ x: box.x, y: box.y, width: box.size }, heading, theme)];
+  weights.forEach((rowW, i) => {
+    rowW.forEach((w, j) => {
+      const x = box.x + j * cell;
+      const y = box.y + i * cell;
+      const masked = w === null;
+      parts.push(
+        element("rect", {
+          x,
+          y,
+          width: cell,
+          height: cell,
+          fill: masked ? theme.background : colormapColor(table, w, 0, 1),
+          "data-quantity": quantity,
+          "data-row": i,
+          "data-col": j,
+          "data-row-label": labels[i],
+          "data-col-label": labels[j],
+          "data-value": masked ? "masked" : String(w),
+        }),
+      );
+      if (masked) parts.push(hatch(x, y, cell, cell, theme.grid));
+    });
+  });
+  // where the repeat begins: a dashed line across the keys and one across the queries
+  const at = box.x + repeatStart * cell;
+  const down = box.y + repeatStart * cell;
+  const dashed = { stroke: theme.text, "stroke-width": 1.2, "stroke-dasharray": "4 3" };
+  parts.push(element("line", { x1: at, x2: at, y1: box.y, y2: box.y + box.size, ...dashed }));
+  parts.push(element("line", { x1: box.x, x2: box.x + box.size, y1: down, y2: down, ...dashed }));
+  parts.push(element("rect", { x: box.x, y: box.y, width: box.size, height: box.size, fill: "none", stroke: theme.edge }));
+  for (const i of labelledPositions(n, cell)) {
+    const c = (i + 0.5) * cell;
+    parts.push(text(box.x + c, box.y + box.size + 14, String(i), { "text-anchor": "middle", "font-size": 12, fill: theme.tick }));
+    parts.push(text(box.x - 4, box.y + c + 4, String(i), { "text-anchor": "end", "font-size": 12, fill: theme.tick }));
+  }
+  parts.push(text(box.x + box.size / 2, box.y + box.size + 32, "key position", { "text-anchor": "middle", "font-size": 12, fill: theme.text }));
+  const yx = box.x - 30;
+  const yy = box.y + box.size / 2;
+  parts.push(text(yx, yy, "query position", { "text-anchor": "middle", "font-size": 12, fill: theme.text, transform: `rotate(-90 ${yx} ${yy})` }));
+  return parts.join("");
+}
+
+/** The losses on both halves at every step, the chance line, and the step marked. */
+function lossPanel(state, theme) {
+  const { lossSteps, lossFirst, lossSecond, chance, step } = state;
+  const box = { x: 70, y: 60, width: 360, height: 250 };
+  const last = lossSteps[lossSteps.length - 1];
+  const top = Math.max(chance, ...lossFirst, ...lossSecond);
+  const yticks = niceTicks(0, top, 5);
+  const frame = axes(box, {
+    xlim: [lossSteps[0], last],
+    ylim: [0, Math.max(top, yticks[yticks.length - 1])],
+    xticks: niceTicks(lossSteps[0], last, 4).filter((t) => t <= last),
+    yticks,
+    ylabels: yticks.map(tickLabel),
+    xlabel: "training step",
+    ylabel: "loss (nats)",
+    grid: true,
+    theme,
+  });
+  const parts = [title(box, "Loss on each half of the sequence", theme), frame.markup];
+  const line = (curve) => lossSteps.map((s, k) => `${frame.sx(s)},${frame.sy(curve[k])}`).join(" ");
+  parts.push(element("line", { x1: box.x, x2: box.x + box.width, y1: frame.sy(chance), y2: frame.sy(chance), stroke: theme.tick, "stroke-dasharray": "2 4" }));
+  parts.push(text(box.x + box.width - 4, frame.sy(chance) + 16, "ln(vocab): a uniform guess", { "text-anchor": "end", "font-size": 12, fill: theme.tick }));
+  parts.push(element("polyline", { points: line(lossFirst), fill: "none", stroke: theme.raw, "stroke-width": 1.5, "stroke-dasharray": "6 3" }));
+  parts.push(element("polyline", { points: line(lossSecond), fill: "none", stroke: theme.scaled, "stroke-width": 2 }));
+  parts.push(element("line", { x1: frame.sx(step), x2: frame.sx(step), y1: box.y, y2: box.y + box.height, stroke: theme.text, "stroke-width": 1.5 }));
+  const first = lossAt(lossSteps, lossFirst, step);
+  const second = lossAt(lossSteps, lossSecond, step);
+  parts.push(element("rect", { x: frame.sx(step) - 5, y: frame.sy(first) - 5, width: 10, height: 10, fill: theme.raw, stroke: theme.text }));
+  parts.push(element("circle", { cx: frame.sx(step), cy: frame.sy(second), r: 6, fill: theme.scaled, stroke: theme.text }));
+  const mono = { "font-size": 13, "font-family": "DejaVu Sans Mono, monospace", fill: theme.text };
+  const legendY = box.y + box.height + 50;
+  parts.push(
+    text(box.x, legendY, `step ${step}`, { ...mono, "font-weight": "bold" }),
+    element("line", { x1: box.x, x2: box.x + 26, y1: legendY + 18, y2: legendY + 18, stroke: theme.raw, "stroke-width": 2, "stroke-dasharray": "6 3" }),
+    element("rect", { x: box.x + 8, y: legendY + 13, width: 10, height: 10, fill: theme.raw, stroke: theme.text }),
+    text(box.x + 34, legendY + 22, "loss on the first half (dashed, square)", { "font-size": 12, fill: theme.text }),
+    numberText(box.x + box.width, legendY + 22, first, first.toFixed(3), { quantity: "loss_first_half" }, { ...mono, "text-anchor": "end" }),
+    element("line", { x1: box.x, x2: box.x + 26, y1: legendY + 40, y2: legendY + 40, stroke: theme.scaled, "stroke-width": 2 }),
+    element("circle", { cx: box.x + 13, cy: legendY + 40, r: 5, fill: theme.scaled, stroke: theme.text }),
+    text(box.x + 34, legendY + 44, "loss on the repeated half (solid, dot)", { "font-size": 12, fill: theme.text }),
+    numberText(box.x + box.width, legendY + 44, second, second.toFixed(3), { quantity: "loss_repeated_half" }, { ...mono, "text-anchor": "end" }),
+  );
+  return parts.join("");
+}
+
+/** The whole picture at the state's step and heads, as SVG markup. */
+export function drawInduction(state, theme, colormaps) {
+  const { table, tokens, repeatStart, heads, step } = state;
+  const r = replayRow(table, step);
+  const width = pictureWidth(r.weights.length);
+  const parts = [element("rect", { x: 0, y: 0, width, height: HEIGHT, fill: theme.background }), lossPanel(state, theme)];
+  const mono = { "font-size": 13, "font-family": "DejaVu Sans Mono, monospace", fill: theme.text, "text-anchor": "end" };
+  r.weights.forEach((perHead, layer) => {
+    const head = heads[layer];
+    if (!perHead[head]) throw new Error(`layer ${layer} has no head ${head}`);
+    const x = LOSS_WIDTH + layer * LAYER_WIDTH + 44;
+    const box = { x, y: MAP.y, size: MAP.size - 30 };
+    parts.push(
+      pattern(box, perHead[head], {
+        tokens,
+        repeatStart,
+        table: colormaps.viridis,
+        theme,
+        quantity: `weights_layer_${layer}_head_${head}`,
+        heading: `Layer ${layer}, head ${head}`,
+      }),
+    );
+    const y = MAP.y + MAP.size + 40;
+    const score = (name, value, dy) => [
+      text(x, y + dy, `${name} score`, { "font-size": 12, fill: theme.text }),
+      numberText(x + box.size, y + dy, value, value.toFixed(3), { quantity: `${name}_score_layer_${layer}` }, mono),
+    ];
+    parts.push(...score("previous-token", r.previous[layer][head], 0), ...score("induction", r.induction[layer][head], 20));
+    parts.push(
+      text(x, y + 50, "dashed: where the repeat begins", { "font-size": 12, fill: theme.text }),
+      text(x, y + 68, "hatched: future keys (masked)", { "font-size": 12, fill: theme.text }),
+    );
+  });
+  const last = LOSS_WIDTH + (r.weights.length - 1) * LAYER_WIDTH + 44 + MAP.size - 30;
+  parts.push(colorbar({ x: last + 8, y: MAP.y, width: 12, height: MAP.size - 30 }, colormaps.viridis, 0, 1, theme));
+  return parts.join("");
+}
+
+function render({ model, el }) {
+  const table = model.get("table");
+  const saved = table.map((r) => r.step);
+  const nLayers = table[0].weights.length;
+  const width = pictureWidth(nLayers);
+  const send = sender(model);
+  const regions = [
+    { at: [0, 0, LOSS_WIDTH, HEIGHT], name: "the loss on each half of the sequence, step by step" },
+    ...Array.from({ length: nLayers }, (_, layer) => ({
+      at: [LOSS_WIDTH + layer * LAYER_WIDTH, 0, LAYER_WIDTH, HEIGHT],
+      name: `the weights of the chosen head of layer ${layer} at this step`,
+    })),
+  ];
+  const { root, controls, svg } = explorerRoot(el, "induction", width, HEIGHT, "a two-layer decoder's heads and losses during training", regions);
+  const stepSlider = savedStepSlider(model, send, saved, "320px");
+  const headSliders = Array.from({ length: nLayers }, (_, layer) =>
+    slider({
+      name: `head-${layer}`,
+      label: `layer ${layer} head`,
+      ariaLabel: `head of layer ${layer}, from 0`,
+      min: 0,
+      max: model.get("n_heads") - 1,
+      step: 1,
+      value: model.get("heads")[layer],
+      format: (v) => String(v),
+      width: "120px",
+      onInput: (v) => send({ heads: model.get("heads").map((h, k) => (k === layer ? v : h)) }),
+    }),
+  );
+  const style = styleSelect({ model, value: model.get("style_name"), onChange: (s) => send({ style_name: s }) });
+  controls.append(row(stepSlider.node, style.node), row(...headSliders.map((s) => s.node)));
+
+  const redraw = () => {
+    const state = {
+      table,
+      tokens: model.get("tokens"),
+      repeatStart: model.get("repeat_start"),
+      lossSteps: model.get("loss_steps"),
+      lossFirst: model.get("loss_first"),
+      lossSecond: model.get("loss_second"),
+      chance: model.get("chance"),
+      heads: model.get("heads"),
+      step: model.get("step"),
+    };
+    const theme = themeOf(model);
+    stepSlider.show(state.step);
+    headSliders.forEach((s, layer) => s.set(state.heads[layer]));
+    style.select.value = styleNameOf(model);
+    applyTheme(root, theme);
+    svg.innerHTML = drawInduction(state, theme, model.get("colormaps"));
+  };
+  return bind(model, ["step", "heads", "style_name"], redraw);
+}
+
+export default { render };

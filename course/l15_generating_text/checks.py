@@ -1,0 +1,687 @@
+"""Self-checks of lesson 15, generating text: the KV cache's size, the scores a new token computes
+with a cache, and what grouped-query attention shares.
+
+- :func:`check_kv_cache_bytes` and its table :data:`CACHE_MISTAKES`;
+- :func:`check_cached_scores` and its table :data:`CACHED_SCORES_MISTAKES`;
+- :func:`check_kv_head_of_query_heads` and :func:`check_query_heads_of_kv_head`, with their tables
+  :data:`KV_HEAD_MISTAKES` and :data:`GROUP_MISTAKES`.
+
+Each check recomputes the right answer with attnlib (:func:`attnlib.counting.kv_cache_bytes`,
+:func:`attnlib.core.causal_mask`, the grouping of :func:`attnlib.multihead.multi_head_attention`)
+and names the likely mistake, each row of a table making its mistake on the exercise's numbers.
+"""
+
+from __future__ import annotations
+
+import numbers
+from dataclasses import dataclass
+
+import numpy as np
+
+from attnlib.core import causal_mask
+from attnlib.counting import DecoderShape, kv_cache_bytes
+from attnlib.validation import as_positive_int
+from course.kit.checks.answers import as_plain, placeholder
+from course.kit.checks.mistakes import Mistake, describe, matching
+from course.kit.checks.result import CheckResult, failed, passed
+from course.kit.checks.values import number_verdict
+from course.kit.checks.wording import numpy_index, shape_text
+
+__all__ = [
+    "CACHED_SCORES_MISTAKES",
+    "CACHE_MISTAKES",
+    "GROUP_MISTAKES",
+    "KV_HEAD_MISTAKES",
+    "UNITS",
+    "CacheExercise",
+    "CachedScores",
+    "Grouping",
+    "check_cached_scores",
+    "check_kv_cache_bytes",
+    "check_kv_head_of_query_heads",
+    "check_query_heads_of_kv_head",
+]
+
+#: The units :func:`check_kv_cache_bytes` asks in, and the power of 1024 of each.
+UNITS = {"bytes": 0, "KiB": 1, "MiB": 2, "GiB": 3}
+_DECIMAL_UNITS = {"KiB": "kB", "MiB": "MB", "GiB": "GB"}
+
+
+# --- the KV cache's size ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CacheExercise:
+    """The exercise: the keys and values a decoder of ``shape`` keeps for ``n_tokens`` tokens."""
+
+    shape: DecoderShape
+    n_tokens: int
+    bytes_per_number: int
+    batch: int
+    unit: str
+
+    def size(
+        self, *, factor: int = 2, heads: int | None = None, layers: int | None = None, **change: int
+    ) -> float:
+        """The cache in the exercise's unit, with one part of the formula changed (a mistake).
+
+        ``factor`` replaces the 2 of keys and values, ``heads`` the number of key/value heads,
+        ``layers`` the number of layers; ``tokens``, ``itemsize``, ``batch`` and ``per`` (the
+        divisor of the unit) the rest.
+        """
+        s = self.shape
+        numbers_ = (
+            factor
+            * (s.n_layers if layers is None else layers)
+            * (s.n_kv_heads if heads is None else heads)
+            * s.d_head
+            * change.get("tokens", self.n_tokens)
+            * change.get("batch", self.batch)
+        )
+        return (
+            numbers_
+            * change.get("itemsize", self.bytes_per_number)
+            / change.get("per", 1024 ** UNITS[self.unit])
+        )
+
+    @property
+    def dtype(self) -> str:
+        return {1: "int8", 2: "float16 or bfloat16", 4: "float32", 8: "float64"}.get(
+            self.bytes_per_number, f"{self.bytes_per_number}-byte numbers"
+        )
+
+    @property
+    def decimal_unit(self) -> str:
+        return _DECIMAL_UNITS.get(self.unit, "")
+
+
+def _other_itemsize(itemsize: int) -> Mistake[CacheExercise]:
+    return Mistake(
+        f"You counted {itemsize} bytes per number",
+        "this cache stores {ex.dtype}, {ex.bytes_per_number} bytes per number.",
+        lambda ex: ex.size(itemsize=itemsize) if ex.bytes_per_number != itemsize else None,
+    )
+
+
+#: The wrong sizes of the KV cache, in the exercise's unit.
+CACHE_MISTAKES: tuple[Mistake[CacheExercise], ...] = (
+    Mistake(
+        "You forgot the factor 2",
+        "the cache keeps a key *and* a value for every token, layer and key/value head.",
+        lambda ex: ex.size(factor=1),
+    ),
+    Mistake(
+        "You used n_heads instead of n_kv_heads",
+        "with grouped-query attention only the key/value heads are cached: {ex.shape.n_kv_heads} per "
+        "layer here, shared by {ex.shape.n_heads} query heads.",
+        lambda ex: ex.size(heads=ex.shape.n_heads) if ex.shape.n_heads != ex.shape.n_kv_heads else None,
+    ),
+    Mistake(
+        "You multiplied by d_model instead of n_kv_heads · d_head",
+        "each key/value head keeps d_head numbers per token for keys and as many for values; there "
+        "are n_kv_heads of them per layer.",
+        lambda ex: (
+            ex.size(heads=ex.shape.d_model / ex.shape.d_head)
+            if ex.shape.d_model != ex.shape.n_kv_heads * ex.shape.d_head
+            else None
+        ),
+    ),
+    Mistake(
+        "You forgot the heads",
+        "d_head is the width of one key/value head; every layer keeps n_kv_heads of them.",
+        lambda ex: ex.size(heads=1) if ex.shape.n_kv_heads > 1 else None,
+    ),
+    Mistake(
+        "You forgot the layers",
+        "every layer has its own keys and values, so the cache grows with n_layers.",
+        lambda ex: ex.size(layers=1) if ex.shape.n_layers > 1 else None,
+    ),
+    Mistake(
+        "You gave the cache of one token, not of the whole context",
+        "multiply by the number of tokens kept: every token in the context has its keys and values.",
+        lambda ex: ex.size(tokens=1) if ex.n_tokens > 1 else None,
+    ),
+    Mistake(
+        "You left out the batch",
+        "every sequence of the batch keeps its own cache.",
+        lambda ex: ex.size(batch=1) if ex.batch > 1 else None,
+    ),
+    Mistake(
+        "You counted bits, not bytes",
+        "a number here takes {ex.bytes_per_number} bytes (8 bits each); count bytes.",
+        lambda ex: ex.size() * 8,
+    ),
+    _other_itemsize(2),
+    _other_itemsize(4),
+    _other_itemsize(8),
+    Mistake(
+        "You gave bytes, not {ex.unit}",
+        "divide the bytes by 1024 for each step from bytes to {ex.unit}.",
+        lambda ex: ex.size(per=1) if ex.unit != "bytes" else None,
+    ),
+    Mistake(
+        "You divided by powers of 1000 ({ex.decimal_unit}) instead of 1024 ({ex.unit})",
+        "a KiB is 1024 bytes, a MiB 1024² and a GiB 1024³ = 1,073,741,824 bytes.",
+        lambda ex: ex.size(per=1000 ** UNITS[ex.unit]) if ex.unit != "bytes" else None,
+    ),
+)
+
+
+def check_kv_cache_bytes(
+    answer: object,
+    shape: DecoderShape,
+    n_tokens: int,
+    *,
+    bytes_per_number: int,
+    batch: int = 1,
+    unit: str = "bytes",
+    decimals: int = 2,
+) -> CheckResult:
+    """Check the size of the KV cache a decoder keeps for ``n_tokens`` tokens.
+
+    Parameters
+    ----------
+    answer : float
+        The learner's size, in ``unit``.
+    shape : attnlib.counting.DecoderShape
+        The decoder (``n_layers``, ``n_kv_heads``, ``d_head`` matter; ``n_heads`` and ``d_model``
+        give mistakes).
+    n_tokens : int
+        Tokens in the context.
+    bytes_per_number : int
+        2 for float16/bfloat16, 4 for float32, 8 for float64.
+    batch : int
+    unit : {"bytes", "KiB", "MiB", "GiB"}
+    decimals : int
+        Passes within ``10**-decimals`` of the right size in ``unit``.
+
+    Returns
+    -------
+    CheckResult
+        Passed; or the mistake of :data:`CACHE_MISTAKES` (the factor 2, n_heads for n_kv_heads,
+        d_model, the heads, the layers, one token, the batch, bits, the bytes per number, the unit);
+        the right size is never shown.
+    """
+    if not isinstance(shape, DecoderShape):
+        raise TypeError(f"shape must be a DecoderShape, got {type(shape).__name__}")
+    if unit not in UNITS:
+        raise ValueError(f"unit must be one of {', '.join(UNITS)}, got {unit!r}")
+    ex = CacheExercise(
+        shape,
+        as_positive_int(n_tokens, "n_tokens"),
+        as_positive_int(bytes_per_number, "bytes_per_number"),
+        as_positive_int(batch, "batch"),
+        unit,
+    )
+    right_bytes = kv_cache_bytes(shape, ex.n_tokens, bytes_per_number=ex.bytes_per_number, batch=ex.batch)
+    try:
+        right = right_bytes / 1024 ** UNITS[unit]
+        mistakes = []
+        for mistake in CACHE_MISTAKES:
+            wrong = mistake.wrong(ex)
+            if wrong is not None:
+                mistakes.append((mistake.message(ex), float(wrong)))
+    except OverflowError:
+        raise ValueError(
+            f"this cache takes {right_bytes:,} bytes, more than a float can hold: take a smaller exercise"
+        ) from None
+    return number_verdict(answer, right, decimals=decimals, name=f"the KV cache in {unit}", mistakes=mistakes)
+
+
+# --- the scores a new token computes with a cache ----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CachedScores:
+    """The exercise: token ``t`` arrives, the last of ``t``; which of the ``t × t`` scores does it compute?
+
+    ``window`` and ``sinks`` as in :func:`attnlib.core.causal_mask`.
+    """
+
+    t: int
+    window: int | None
+    sinks: int
+
+    @property
+    def visible(self) -> np.ndarray:
+        """The causal mask of the ``t`` tokens, with the window and sinks, ``(t, t)``."""
+        return causal_mask(self.t, window=self.window, sinks=self.sinks)
+
+    def last_row(self, row: np.ndarray) -> np.ndarray:
+        """A ``(t, t)`` pattern with ``row`` as its last row and nothing else."""
+        grid = np.zeros((self.t, self.t), dtype=bool)
+        grid[-1] = row
+        return grid
+
+    @property
+    def right(self) -> np.ndarray:
+        return self.last_row(self.visible[-1])
+
+
+def _last_column(ex: CachedScores) -> np.ndarray:
+    grid = np.zeros((ex.t, ex.t), dtype=bool)
+    grid[:, -1] = True
+    return grid
+
+
+def _first_row(ex: CachedScores) -> np.ndarray:
+    grid = np.zeros((ex.t, ex.t), dtype=bool)
+    grid[0] = ex.visible[-1]
+    return grid
+
+
+def _without_itself(ex: CachedScores) -> np.ndarray:
+    grid = ex.right.copy()
+    grid[-1, -1] = False
+    return grid
+
+
+def _only_itself(ex: CachedScores) -> np.ndarray:
+    grid = np.zeros((ex.t, ex.t), dtype=bool)
+    grid[-1, -1] = True
+    return grid
+
+
+def _windowed(ex: CachedScores, window: int | None, sinks: int) -> np.ndarray | None:
+    if window is not None and window < 1:
+        return None
+    return ex.last_row(causal_mask(ex.t, window=window, sinks=sinks)[-1])
+
+
+#: The wrong sets of scores a new token computes with a cache; ``wrong`` gives a (t, t) pattern.
+CACHED_SCORES_MISTAKES: tuple[Mistake[CachedScores], ...] = (
+    Mistake(
+        "That is the whole t × t matrix",
+        "the earlier tokens' scores were computed at their own steps and are never needed again; "
+        "with a cache only the new token's query is scored.",
+        lambda ex: np.ones((ex.t, ex.t), dtype=bool),
+    ),
+    Mistake(
+        "That is the whole causal pass",
+        "without a cache every step recomputes all t rows of the triangle; with one, the earlier "
+        "queries are done, and only the new query's row is computed.",
+        lambda ex: ex.visible,
+    ),
+    Mistake(
+        "That is a column, the new key against every query",
+        "the earlier queries were answered at their own steps; the new token's *query* is scored "
+        "against the keys in the cache, which makes a row.",
+        _last_column,
+    ),
+    Mistake(
+        "That adds the last column",
+        "the earlier queries do not come back to look at the new key (they cannot see the future "
+        "and were answered already); only the new query's row is computed.",
+        lambda ex: ex.right | _last_column(ex),
+    ),
+    Mistake(
+        "The new token's own score is missing",
+        "its key and value are added to the cache before it attends, and a query sees its own key: "
+        "the last score of the row is computed too.",
+        _without_itself,
+    ),
+    Mistake(
+        "Only the new token's own score",
+        "the new query is scored against every key it may see in the cache, not only its own.",
+        _only_itself,
+    ),
+    Mistake(
+        "That is the first row",
+        "rows are queries in order: the new token is the last one, row t − 1 (numpy index -1).",
+        _first_row,
+    ),
+    Mistake(
+        "The window is ignored",
+        "with a sliding window of {ex.window} the new query sees only its {ex.window} latest keys "
+        "(and the sinks); the older scores are not computed.",
+        lambda ex: _windowed(ex, None, 0) if ex.window is not None else None,
+    ),
+    Mistake(
+        "The sinks are missing",
+        "the first {ex.sinks} keys stay visible to every query, whatever the window.",
+        lambda ex: _windowed(ex, ex.window, 0) if ex.sinks else None,
+    ),
+    Mistake(
+        "The window is one key too wide",
+        "a window of {ex.window} counts the new token itself: keys t − {ex.window} … t − 1.",
+        lambda ex: _windowed(ex, ex.window + 1, ex.sinks) if ex.window is not None else None,
+    ),
+    Mistake(
+        "The window is one key too narrow",
+        "a window of {ex.window} holds {ex.window} keys, the new token's own included.",
+        lambda ex: _windowed(ex, ex.window - 1, ex.sinks) if ex.window is not None else None,
+    ),
+)
+
+
+def check_cached_scores(
+    answer: object, n_tokens: int, *, window: int | None = None, sinks: int = 0
+) -> CheckResult:
+    """Check which scores the newest of ``n_tokens`` tokens computes when a KV cache holds the others.
+
+    Parameters
+    ----------
+    answer : array_like of bool (or 0/1), shape (n_tokens, n_tokens)
+        The score matrix of all the tokens, rows = queries, columns = keys, in order: ``True``
+        (or 1) for each score computed at the new token's step, ``False`` (or 0) elsewhere.
+    n_tokens : int
+        ``t``: the tokens so far, the new one included.
+    window, sinks : optional
+        A sliding window and attention sinks, as in :func:`attnlib.core.causal_mask`.
+
+    Returns
+    -------
+    CheckResult
+        Passed; or the mistake of :data:`CACHED_SCORES_MISTAKES` (the whole matrix, the causal
+        triangle, a column, row and column, its own score missing or alone, the first row, the
+        window or sinks ignored, the window off by one), a wrong shape, or the first wrong entry.
+    """
+    t = as_positive_int(n_tokens, "n_tokens")
+    width = None if window is None else as_positive_int(window, "window")
+    ex = CachedScores(t, width, as_positive_int(sinks, "sinks", minimum=0))
+    read = _read_pattern(answer, "the answer")
+    if isinstance(read, CheckResult):
+        return read
+    right = ex.right
+    if read.shape == right.shape and np.array_equal(read, right):
+        seen = int(right.sum())
+        return passed(
+            f"Correct: with a cache the new token computes one row, its query against the {seen} "
+            f"key{'s' if seen > 1 else ''} it may see, in every layer and head."
+        )
+    found = matching(
+        CACHED_SCORES_MISTAKES,
+        ex,
+        lambda wrong: (
+            isinstance(wrong, np.ndarray)
+            and wrong.shape == read.shape
+            and np.array_equal(wrong, read)
+            and not np.array_equal(wrong, right)
+        ),
+    )
+    if found:
+        return failed(describe("Not yet", found, ex))
+    if read.shape != right.shape:
+        return failed(
+            f"Wrong shape: mark the scores in the t × t matrix of all t = {t} tokens, one row per query "
+            f"and one column per key; yours is {shape_text(read.shape)}."
+        )
+    i, j = (int(x) for x in np.argwhere(read != right)[0])
+    return failed(f"Not yet: look again at query {i + 1}, key {j + 1} (numpy index {numpy_index((i, j))}).")
+
+
+def _read_pattern(answer: object, name: str) -> np.ndarray | CheckResult:
+    """A 2-D answer of booleans or 0/1 as a boolean array, or a failed result saying why it is not one."""
+    missing = placeholder(answer, name)
+    if missing is not None:
+        return missing
+    if isinstance(answer, (str, bytes)):
+        return failed(
+            f"{name} is text ({answer!r}); give a boolean array, e.g. np.zeros((t, t), dtype=bool)."
+        )
+    try:
+        arr = np.asarray(as_plain(answer))
+    except (ValueError, TypeError, RuntimeError, OverflowError):
+        return failed(f"{name} is ragged: its rows have different lengths.")
+    if arr.dtype.kind not in "biuf":
+        return failed(f"{name} has dtype {arr.dtype}; give booleans (True = computed) or 0 and 1.")
+    if arr.ndim != 2:
+        return failed(
+            f"{name} has {arr.ndim} ax{'is' if arr.ndim == 1 else 'es'} (shape {shape_text(arr.shape)}); "
+            "mark them in the 2-D score matrix, one row per query and one column per key."
+        )
+    if arr.dtype == bool:
+        return arr
+    values = arr.astype(np.float64)
+    if np.isnan(values).any():
+        return failed(f"{name} has NaN entries; give booleans (True = computed) or 0 and 1.")
+    if not np.isin(values, (0.0, 1.0)).all():
+        i, j = (int(x) for x in np.argwhere(~np.isin(values, (0.0, 1.0)))[0])
+        return failed(
+            f"Entry {numpy_index((i, j))} of {name} is {values[i, j]:g}; mark each score with True or 1 "
+            "(computed) and False or 0 (not computed)."
+        )
+    return values == 1
+
+
+# --- what grouped-query attention shares ---------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Grouping:
+    """The exercise: ``n_heads`` query heads share ``n_kv_heads`` key/value heads.
+
+    ``kv_head`` is the key/value head asked about, where one is.
+    """
+
+    n_heads: int
+    n_kv_heads: int
+    kv_head: int = 0
+
+    @property
+    def group(self) -> int:
+        """Query heads per key/value head, ``n_heads / n_kv_heads``."""
+        return self.n_heads // self.n_kv_heads
+
+    def reads(self, rule: object) -> tuple[int, ...]:
+        """The key/value head of each query head under ``rule(h)``."""
+        return tuple(int(rule(h)) for h in range(self.n_heads))  # type: ignore[operator]
+
+    @property
+    def right(self) -> tuple[int, ...]:
+        return self.reads(lambda h: h // self.group)
+
+    def heads_of(self, kv_of: tuple[int, ...]) -> frozenset[int]:
+        """The query heads that read key/value head ``kv_head`` under the mapping ``kv_of``."""
+        return frozenset(h for h, g in enumerate(kv_of) if g == self.kv_head)
+
+
+#: Wrong key/value heads of each query head: ``wrong`` gives the tuple a learner would write.
+KV_HEAD_MISTAKES: tuple[Mistake[Grouping], ...] = (
+    Mistake(
+        "Interleaved: that is h % n_kv_heads",
+        "the query heads are grouped in runs of consecutive heads, not dealt out in turn: the first "
+        "n_heads / n_kv_heads query heads share key/value head 0, the next ones head 1, and so on.",
+        lambda ex: ex.reads(lambda h: h % ex.n_kv_heads),
+    ),
+    Mistake(
+        "That is h // n_kv_heads",
+        "divide by the size of a group, n_heads / n_kv_heads = {ex.group} query heads per key/value "
+        "head, not by the number of key/value heads.",
+        lambda ex: ex.reads(lambda h: h // ex.n_kv_heads),
+    ),
+    Mistake(
+        "That is each query head's place in its group (h % group)",
+        "the key/value head is the number of the group, h // (n_heads / n_kv_heads), not the place in it.",
+        lambda ex: ex.reads(lambda h: h % ex.group),
+    ),
+    Mistake(
+        "Each query head reads its own key/value head",
+        "that is plain multi-head attention; here {ex.n_heads} query heads share {ex.n_kv_heads} "
+        "key/value heads, {ex.group} per group.",
+        lambda ex: ex.reads(lambda h: h),
+    ),
+    Mistake(
+        "Every query head reads key/value head 0",
+        "that is multi-query attention (one key/value head); here there are {ex.n_kv_heads}.",
+        lambda ex: ex.reads(lambda h: 0),
+    ),
+    Mistake(
+        "You counted the heads from 1",
+        "heads count from 0 here, as numpy indexes them.",
+        lambda ex: ex.reads(lambda h: h // ex.group + 1),
+    ),
+)
+
+#: Wrong sets of query heads that read key/value head ``kv_head``.
+GROUP_MISTAKES: tuple[Mistake[Grouping], ...] = (
+    Mistake(
+        "Interleaved: every n_kv_heads-th query head",
+        "the query heads are grouped in runs: key/value head g serves a run of consecutive query heads "
+        "(n_heads / n_kv_heads of them), not every n_kv_heads-th one.",
+        lambda ex: frozenset(range(ex.kv_head, ex.n_heads, ex.n_kv_heads)),
+    ),
+    Mistake(
+        "Groups of n_kv_heads query heads",
+        "a group holds n_heads / n_kv_heads = {ex.group} query heads, not n_kv_heads of them.",
+        lambda ex: frozenset(range(ex.kv_head * ex.n_kv_heads, (ex.kv_head + 1) * ex.n_kv_heads)),
+    ),
+    Mistake(
+        "One query head too many",
+        "a group holds n_heads / n_kv_heads query heads; count again where it ends.",
+        lambda ex: frozenset(range(ex.kv_head * ex.group, (ex.kv_head + 1) * ex.group + 1)) - {ex.n_heads},
+    ),
+    Mistake(
+        "You counted the heads from 1",
+        "heads count from 0 here, as numpy indexes them.",
+        lambda ex: frozenset(h + 1 for h in ex.heads_of(ex.right)),
+    ),
+    Mistake(
+        "Only query head g",
+        "that is plain multi-head attention; here every key/value head serves {ex.group} query heads.",
+        lambda ex: frozenset({ex.kv_head}),
+    ),
+    Mistake(
+        "Every query head",
+        "that is multi-query attention (one key/value head for all); here there are {ex.n_kv_heads}.",
+        lambda ex: frozenset(range(ex.n_heads)),
+    ),
+)
+
+
+def _grouping(n_heads: object, n_kv_heads: object, kv_head: object = 0) -> Grouping:
+    heads, kv = as_positive_int(n_heads, "n_heads"), as_positive_int(n_kv_heads, "n_kv_heads")
+    if heads % kv:
+        raise ValueError(
+            f"n_kv_heads={kv} does not divide n_heads={heads}: each key/value head must serve the same "
+            "number of query heads"
+        )
+    g = as_positive_int(kv_head, "kv_head", minimum=0)
+    if g >= kv:
+        raise ValueError(f"kv_head must be a key/value head from 0 to {kv - 1}, got {g}")
+    return Grouping(heads, kv, g)
+
+
+def _read_heads(answer: object, what: str) -> tuple[int, ...] | CheckResult:
+    """A sequence of whole numbers (head numbers), or a failed result saying why the answer is not one."""
+    missing = placeholder(answer, "the answer")
+    if missing is not None:
+        return missing
+    answer = as_plain(answer)
+    if isinstance(answer, (str, bytes)) or isinstance(answer, numbers.Number):
+        return failed(f"Give {what} as a list of whole numbers, such as [0, 1]; got {answer!r}.")
+    try:
+        arr = np.asarray(list(answer) if isinstance(answer, (set, frozenset)) else answer)
+    except (ValueError, TypeError, RuntimeError, OverflowError):
+        return failed(f"Give {what} as a flat list of whole numbers; yours is ragged.")
+    if arr.ndim != 1:
+        return failed(
+            f"Give {what} as a flat list of whole numbers; yours has shape {shape_text(arr.shape)}."
+        )
+    if arr.dtype.kind == "b":
+        return failed(f"Give {what} as head numbers (whole numbers), not booleans.")
+    if arr.dtype.kind == "f":
+        if np.isnan(arr).any():
+            return failed(f"{what[:1].upper() + what[1:]} holds NaN; give whole numbers.")
+        if not np.all(np.isfinite(arr)) or not np.all(arr == np.round(arr)):
+            return failed(f"{what[:1].upper() + what[1:]} must be whole numbers; got {arr.tolist()}.")
+    elif arr.dtype.kind not in "iu":
+        return failed(f"Give {what} as whole numbers; got {answer!r}.")
+    return tuple(int(v) for v in arr.tolist())
+
+
+def check_kv_head_of_query_heads(answer: object, n_heads: int, n_kv_heads: int) -> CheckResult:
+    """Check which key/value head each query head reads in grouped-query attention.
+
+    Parameters
+    ----------
+    answer : sequence of int, length n_heads
+        Entry ``h``: the key/value head that query head ``h`` reads, from 0.
+    n_heads, n_kv_heads : int
+        ``n_kv_heads`` divides ``n_heads``.
+
+    Returns
+    -------
+    CheckResult
+        Passed; or the mistake of :data:`KV_HEAD_MISTAKES` (interleaved ``h % n_kv_heads``,
+        ``h // n_kv_heads``, the place in the group, one each, all on head 0, counted from 1), a
+        wrong length, a head that does not exist, or the first wrong query head.
+    """
+    ex = _grouping(n_heads, n_kv_heads)
+    given = _read_heads(answer, "the key/value head of each query head")
+    if isinstance(given, CheckResult):
+        return given
+    right = ex.right
+    if given == right:
+        return passed(
+            f"Correct: the {ex.n_heads} query heads form {ex.n_kv_heads} group"
+            f"{'s' if ex.n_kv_heads > 1 else ''} of {ex.group} consecutive heads; query head h reads "
+            f"key/value head h // {ex.group}."
+        )
+    found = matching(KV_HEAD_MISTAKES, ex, lambda wrong: wrong == given and wrong != right)
+    if found:
+        return failed(describe("Not yet", found, ex))
+    if len(given) != ex.n_heads:
+        return failed(
+            f"Give one key/value head for each of the {ex.n_heads} query heads; you gave {len(given)}."
+        )
+    outside = [g for g in given if not 0 <= g < ex.n_kv_heads]
+    if outside:
+        return failed(
+            f"Key/value head {outside[0]} does not exist: there are {ex.n_kv_heads}, numbered 0 to "
+            f"{ex.n_kv_heads - 1}."
+        )
+    h = next(h for h in range(ex.n_heads) if given[h] != right[h])
+    return failed(f"Not yet: look again at query head {h} (which group of {ex.group} is it in?).")
+
+
+def check_query_heads_of_kv_head(answer: object, n_heads: int, n_kv_heads: int, kv_head: int) -> CheckResult:
+    """Check which query heads read key/value head ``kv_head`` in grouped-query attention.
+
+    Parameters
+    ----------
+    answer : collection of int
+        The query heads, from 0, in any order (a list, a set, a range, an array).
+    n_heads, n_kv_heads : int
+        ``n_kv_heads`` divides ``n_heads``.
+    kv_head : int
+        The key/value head asked about, from 0.
+
+    Returns
+    -------
+    CheckResult
+        Passed; or the mistake of :data:`GROUP_MISTAKES` (interleaved, groups of ``n_kv_heads``, one
+        too many, counted from 1, only head ``g``, every head), a head that does not exist, a head
+        named twice, or which heads are missing or extra.
+    """
+    ex = _grouping(n_heads, n_kv_heads, kv_head)
+    read = _read_heads(answer, f"the query heads that read key/value head {ex.kv_head}")
+    if isinstance(read, CheckResult):
+        return read
+    given = frozenset(read)
+    if len(given) != len(read):
+        return failed(f"You named a query head more than once: {sorted(read)}.")
+    right = ex.heads_of(ex.right)
+    if given == right:
+        first = ex.kv_head * ex.group
+        if ex.group == 1:
+            return passed(
+                f"Correct: with one query head per key/value head, only query head {first} reads it."
+            )
+        return passed(
+            f"Correct: key/value head {ex.kv_head} serves the {ex.group} query heads "
+            f"{first} … {first + ex.group - 1}."
+        )
+    found = matching(GROUP_MISTAKES, ex, lambda wrong: wrong == given and wrong != right)
+    if found:
+        return failed(describe("Not yet", found, ex))
+    outside = sorted(h for h in given if not 0 <= h < ex.n_heads)
+    if outside:
+        return failed(
+            f"Query head {outside[0]} does not exist: there are {ex.n_heads}, numbered 0 to {ex.n_heads - 1}."
+        )
+    missing, extra = len(right - given), len(given - right)
+    return failed(
+        f"Not yet: {missing} query head{'s' if missing != 1 else ''} missing and {extra} too many; a group "
+        f"is {ex.group} consecutive query heads."
+    )

@@ -1,0 +1,451 @@
+// The generation explorer of lesson 15: a character-level decoder writes text one character at a
+// time. Python generated every step with attnlib (GenerationExplorer): for each prompt and each
+// cache setting (the full cache, a sliding window, a window with sinks) it sent, per step, the
+// positions the cache keeps, its size in bytes and the new query's weights over those positions
+// in every layer and head. This module selects the step, the prompt and the setting and draws the
+// sequence (each position kept, a sink, or evicted: a letter and a hatch, not colour alone), every
+// head's weights over the cache, and the cache's size step by step.
+
+import { colormapColor } from "../kit/widgets/js/colors.js";
+import { axes, colorbar, element, escapeXml, hatch, niceTicks, numberText, text, tickLabel, title } from "../kit/widgets/js/svg.js";
+import { applyTheme, bind, button, explorerRoot, html, row, sender, slider, styleNameOf, styleSelect, themeOf } from "../kit/widgets/js/controls.js";
+
+const WIDTH = 900; // the book's text column at 1280 px is about 917 px: drawn at 1:1, 12 px stays 12 px
+const LEFT = 112; // room for the row labels of the grid
+const TOP = 58; // the sequence's row of characters
+const CHAR_ROW = 24;
+const HEAD_ROW = 16;
+const CHART = { width: 440, height: 170 };
+const MONO = "DejaVu Sans Mono, monospace";
+
+/** A character as a cell shows it: a space as "␣", a newline as "↵", a tab as "⇥". */
+export function shownChar(c) {
+  return { " ": "\u2423", "\n": "\u21b5", "\t": "\u21e5" }[c] ?? c;
+}
+
+/** The position of the query at `step` (from 1): the last token before the one it chooses. */
+export function queryPosition(run, step) {
+  if (!Number.isInteger(step) || step < 1 || step > run.kept.length) {
+    throw new Error(`step must be from 1 to ${run.kept.length}, got ${step}`);
+  }
+  return run.prompt_length - 2 + step;
+}
+
+/**
+ * What each position of the sequence is at `step`: "sink" (kept for good: one of the first
+ * `sinks` positions while a window is set), "kept" (in the cache), "evicted" (read before, now out
+ * of the cache), then "next" for the character the step chooses; positions after it are not
+ * written yet and get null.
+ */
+export function cacheRoles(run, step, sinks) {
+  const q = queryPosition(run, step);
+  const kept = new Set(run.kept[step - 1]);
+  return run.tokens.map((_, i) => {
+    if (i > q + 1) return null;
+    if (i === q + 1) return "next";
+    if (!kept.has(i)) return "evicted";
+    return i < sinks ? "sink" : "kept";
+  });
+}
+
+/** The index of the setting with this window (null: the full cache) and sinks; sinks mean nothing without a window. */
+export function settingIndex(settings, window, sinks) {
+  const k = settings.findIndex((s) => s.window === window && (window === null || s.sinks === sinks));
+  if (k < 0) throw new Error(`no precomputed setting has window ${window} and ${sinks} sinks`);
+  return k;
+}
+
+/**
+ * One head's weights from the text Python sent (weight_codes): two base-36 digits per weight,
+ * its whole units of 10^-decimals: "3f00rs" -> [0.123, 0, 1].
+ */
+export function weightsOf(code, decimals) {
+  return Array.from({ length: code.length / 2 }, (_, k) => Number.parseInt(code.slice(2 * k, 2 * k + 2), 36) / 10 ** decimals);
+}
+
+/** A whole number with thousands separated by commas: 20480 -> "20,480". */
+export function groupDigits(n) {
+  return String(Math.round(n)).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
+}
+
+/**
+ * The text from position 1 (after the BOS that starts it) up to position `last`, cut into lines
+ * of at most `width` characters (newlines shown as ↵), each line as [text, written] pieces:
+ * written is true after the prompt.
+ */
+export function textLines(run, last, width) {
+  const chars = run.tokens.slice(1, last + 1).map((c) => (c === "\n" ? "\u21b5" : c));
+  const lines = [];
+  for (let start = 0; start < chars.length; start += width) {
+    const pieces = [];
+    for (let i = start; i < Math.min(start + width, chars.length); i += 1) {
+      const written = i + 1 >= run.prompt_length;
+      if (pieces.length && pieces[pieces.length - 1][1] === written) pieces[pieces.length - 1][0] += chars[i];
+      else pieces.push([chars[i], written]);
+    }
+    lines.push(pieces);
+  }
+  return lines;
+}
+
+/** The height of the picture's first panel (the sequence and the grid) for a number of rows. */
+export function gridHeight(nRows) {
+  return TOP + CHAR_ROW + 30 + nRows * HEAD_ROW + 74;
+}
+
+/** The height of the whole picture: the grid panel and the cache panel below it. */
+export function pictureHeight(nRows) {
+  return gridHeight(nRows) + CHART.height + 120;
+}
+
+/**
+ * The first step (from 1) whose character differs from the one the full cache wrote, null where
+ * every step wrote the same: where a window (with or without sinks) changes the text.
+ */
+export function firstDifference(run, full) {
+  const k = run.tokens.findIndex((c, i) => i >= run.prompt_length && c !== full.tokens[i]);
+  return k < 0 ? null : k - run.prompt_length + 1;
+}
+
+/** The words for a cache setting: "the full cache", "a window of 16 with 4 sinks". */
+export function settingWords(setting) {
+  if (setting.window === null) return "the full cache";
+  return `a window of ${setting.window} with ${setting.sinks} sink${setting.sinks === 1 ? "" : "s"}`;
+}
+
+/**
+ * What a screen reader hears of a step: the prompt, the setting, the step, and one clause saying
+ * what the query reads and writes.
+ */
+export function describeStep(run, step, setting, prompt) {
+  const q = queryPosition(run, step);
+  const kept = run.kept[step - 1].length;
+  return {
+    prompt: `"${prompt}"`,
+    cache: settingWords(setting),
+    step: String(step),
+    reads:
+      `the query "${shownChar(run.tokens[q])}" at position ${q} reads ${kept} cached positions ` +
+      `(${groupDigits(run.bytes[step - 1])} bytes) and writes "${shownChar(run.tokens[q + 1])}"`,
+  };
+}
+
+/**
+ * One sentence saying what a move changed, from describeStep before and after it: "step 1 → 2:
+ * the query … writes "e"." (or "cache the full cache → a window of 16 with 4 sinks: …").
+ */
+export function moveSentence(was, now) {
+  const changed = ["prompt", "cache", "step"].filter((key) => was[key] !== now[key]);
+  const head = changed.map((key) => `${key} ${was[key]} \u2192 ${now[key]}`).join(", ");
+  const sentence = head ? `${head}: ${now.reads}.` : `${now.reads}.`;
+  return sentence[0].toUpperCase() + sentence.slice(1);
+}
+
+/** The sequence with each position's role, and every head's weights over the cache, as SVG markup. */
+function grid(state, theme, table) {
+  const { run, step, setting, nLayers, nHeads } = state;
+  const n = run.tokens.length;
+  const cell = Math.min(22, (WIDTH - LEFT - 60) / n);
+  const x0 = LEFT;
+  const q = queryPosition(run, step);
+  const roles = cacheRoles(run, step, setting.window === null ? 0 : setting.sinks);
+  const label = (i) => `${i}:${shownChar(run.tokens[i])}`;
+  const cache = setting.window === null ? "the full cache" : `a window of ${setting.window} and ${setting.sinks} sinks`;
+  // the title starts where the sequence does: on a phone, whose panel scrolls, it is read first
+  const heading = `Step ${step}: the query at position ${q} reads the cache (${cache})`;
+  const parts = [text(x0, TOP - 28, heading, { "font-weight": "bold", "font-size": 14, fill: theme.text })];
+  const small = { "font-size": 12, fill: theme.tick, "text-anchor": "middle" };
+  for (let i = 0; i < n; i += 10) parts.push(text(x0 + (i + 0.5) * cell, TOP - 2, String(i), small));
+  const y = TOP + 4;
+  roles.forEach((role, i) => {
+    if (role === null) return;
+    const x = x0 + i * cell;
+    const outline = {
+      sink: { stroke: theme.key, "stroke-width": 2.5 },
+      kept: { stroke: theme.key, "stroke-width": 1.2 },
+      evicted: { stroke: theme.grid, "stroke-width": 1 },
+      next: { stroke: theme.text, "stroke-width": 1.2, "stroke-dasharray": "3 2" },
+    }[role];
+    parts.push(element("rect", { x: x + 0.5, y, width: cell - 1, height: CHAR_ROW, fill: theme.background, ...outline }));
+    if (role === "evicted") parts.push(hatch(x + 0.5, y, cell - 1, CHAR_ROW, theme.grid));
+    const weight = role === "next" ? "bold" : "normal";
+    parts.push(text(x + cell / 2, y + 16, shownChar(run.tokens[i]), { "text-anchor": "middle", "font-size": 13, "font-family": MONO, "font-weight": weight, fill: theme.text }));
+    const mark = { sink: "S", next: "+" }[role];
+    if (mark) parts.push(text(x + cell / 2, y + CHAR_ROW + 13, mark, { ...small, fill: theme.text, "font-weight": "bold" }));
+  });
+  // the query: an outline of its own colour and a letter
+  const qx = x0 + q * cell;
+  parts.push(element("rect", { x: qx - 1, y: y - 2, width: cell + 2, height: CHAR_ROW + 4, fill: "none", stroke: theme.query, "stroke-width": 3 }));
+  parts.push(text(qx + cell / 2, y + CHAR_ROW + 13, "q", { ...small, fill: theme.text, "font-weight": "bold" }));
+  // every head's weights over the cache: one row per head, under the positions they read
+  const gridTop = y + CHAR_ROW + 22;
+  const kept = run.kept[step - 1];
+  const weights = run.weights[step - 1];
+  for (let layer = 0; layer < nLayers; layer += 1) {
+    for (let head = 0; head < nHeads; head += 1) {
+      const r = layer * nHeads + head;
+      const top = gridTop + r * HEAD_ROW;
+      parts.push(text(x0 - 6, top + 12, `layer ${layer} head ${head}`, { "font-size": 12, fill: theme.tick, "text-anchor": "end" }));
+      roles.forEach((role, i) => {
+        if (role === "evicted" && i <= q) parts.push(hatch(x0 + i * cell, top, cell, HEAD_ROW, theme.grid));
+      });
+      const row = weightsOf(weights[layer][head], state.decimals);
+      kept.forEach((pos, k) => {
+        const w = row[k];
+        parts.push(
+          element("rect", {
+            x: x0 + pos * cell,
+            y: top,
+            width: cell,
+            height: HEAD_ROW,
+            fill: colormapColor(table, w, 0, 1),
+            stroke: theme.background,
+            "stroke-width": 0.5,
+            "data-quantity": `weights_layer_${layer}`,
+            "data-row": head,
+            "data-col": pos,
+            "data-row-label": `head ${head}`,
+            "data-col-label": label(pos),
+            "data-value": String(w),
+          }),
+        );
+      });
+    }
+    if (layer > 0) {
+      const at = gridTop + layer * nHeads * HEAD_ROW;
+      parts.push(element("line", { x1: x0, x2: x0 + n * cell, y1: at, y2: at, stroke: theme.text, "stroke-width": 1.5 }));
+    }
+  }
+  const rows = nLayers * nHeads;
+  const bottom = gridTop + rows * HEAD_ROW;
+  parts.push(element("rect", { x: x0, y: gridTop, width: n * cell, height: rows * HEAD_ROW, fill: "none", stroke: theme.edge }));
+  parts.push(colorbar({ x: x0 + n * cell + 10, y: gridTop, width: 12, height: Math.max(rows * HEAD_ROW, 60) }, table, 0, 1, theme));
+  parts.push(text(x0 + (n * cell) / 2, bottom + 18, `position in the sequence (${run.tokens[0]} starts every text): each row is one head's weights over the cached keys`, { ...small, fill: theme.text }));
+  // the legend: each role by its letter or hatch
+  const ly = bottom + 44;
+  const legend = [
+    [element("rect", { x: x0, y: ly - 12, width: 14, height: 16, fill: theme.background, stroke: theme.query, "stroke-width": 3 }), "q: the query"],
+    [element("rect", { x: x0, y: ly - 12, width: 14, height: 16, fill: theme.background, stroke: theme.key, "stroke-width": 2.5 }), "S: a sink, kept for good"],
+    [element("rect", { x: x0, y: ly - 12, width: 14, height: 16, fill: theme.background, stroke: theme.key, "stroke-width": 1.2 }), "kept in the cache"],
+    [element("rect", { x: x0, y: ly - 12, width: 14, height: 16, fill: theme.background, stroke: theme.grid }) + hatch(x0, ly - 12, 14, 16, theme.grid), "hatched: evicted"],
+    [element("rect", { x: x0, y: ly - 12, width: 14, height: 16, fill: theme.background, stroke: theme.text, "stroke-dasharray": "3 2" }), "+: the character chosen"],
+  ];
+  let lx = 0;
+  for (const [mark, words] of legend) {
+    parts.push(`<g transform="translate(${lx} 0)">${mark}</g>`, text(x0 + lx + 20, ly, words, { "font-size": 12, fill: theme.text }));
+    lx += 24 + words.length * 6.6;
+  }
+  return parts.join("");
+}
+
+/** The cache's size at every step of this setting (and of the full cache, dashed), the step marked, and the text so far. */
+function cachePanel(state, theme, top) {
+  const { run, full, step, setting, bytesPerPosition } = state;
+  const steps = run.bytes.length;
+  const box = { x: 90, y: top + 40, width: CHART.width, height: CHART.height };
+  const kib = (b) => b / 1024;
+  const highest = kib(Math.max(...full.bytes, ...run.bytes));
+  const yticks = niceTicks(0, highest, 4);
+  const frame = axes(box, {
+    xlim: [1, Math.max(steps, 2)],
+    ylim: [0, Math.max(highest, yticks[yticks.length - 1])],
+    xticks: niceTicks(1, steps, 4).filter((t) => t >= 1 && t <= steps),
+    yticks,
+    ylabels: yticks.map(tickLabel),
+    xlabel: "step (characters generated)",
+    ylabel: "cache (KiB)",
+    grid: true,
+    theme,
+  });
+  const parts = [title(box, "The cache's size, step by step", theme), frame.markup];
+  const line = (bytes) => bytes.map((b, k) => `${frame.sx(k + 1)},${frame.sy(kib(b))}`).join(" ");
+  if (setting.window !== null) {
+    parts.push(element("polyline", { points: line(full.bytes), fill: "none", stroke: theme.tick, "stroke-width": 1.5, "stroke-dasharray": "6 3" }));
+  }
+  parts.push(element("polyline", { points: line(run.bytes), fill: "none", stroke: theme.scaled, "stroke-width": 2 }));
+  parts.push(element("line", { x1: frame.sx(step), x2: frame.sx(step), y1: box.y, y2: box.y + box.height, stroke: theme.text, "stroke-width": 1 }));
+  parts.push(element("circle", { cx: frame.sx(step), cy: frame.sy(kib(run.bytes[step - 1])), r: 5, fill: theme.scaled, stroke: theme.text }));
+  const tx = box.x + box.width + 60;
+  const mono = { "font-size": 13, "font-family": MONO, fill: theme.text };
+  const kept = run.kept[step - 1].length;
+  const bytes = run.bytes[step - 1];
+  parts.push(
+    text(tx, box.y + 4, "solid: this setting", { "font-size": 12, fill: theme.text }),
+    text(tx, box.y + 22, setting.window === null ? "" : "dashed: the full cache", { "font-size": 12, fill: theme.text }),
+    text(tx, box.y + 48, "step", mono),
+    numberText(WIDTH - 20, box.y + 48, step, `${step} of ${steps}`, { quantity: "step" }, { ...mono, "text-anchor": "end" }),
+    text(tx, box.y + 68, "positions cached", mono),
+    numberText(WIDTH - 20, box.y + 68, kept, String(kept), { quantity: "positions_cached" }, { ...mono, "text-anchor": "end" }),
+    text(tx, box.y + 88, "bytes per position", mono),
+    numberText(WIDTH - 20, box.y + 88, bytesPerPosition, groupDigits(bytesPerPosition), { quantity: "bytes_per_position" }, { ...mono, "text-anchor": "end" }),
+    text(tx, box.y + 108, "cache bytes", { ...mono, "font-weight": "bold" }),
+    numberText(WIDTH - 20, box.y + 108, bytes, groupDigits(bytes), { quantity: "cache_bytes" }, { ...mono, "text-anchor": "end", "font-weight": "bold" }),
+  );
+  if (setting.window !== null) {
+    // where the window changes what the model writes: the first step unlike the full cache's
+    const differs = firstDifference(run, full);
+    const shown = differs === null ? `none of ${steps}` : `${differs}`;
+    parts.push(
+      text(tx, box.y + 128, "first step unlike the full cache", mono),
+      numberText(WIDTH - 20, box.y + 128, differs ?? "", shown, { quantity: "first_step_unlike_the_full_cache" }, { ...mono, "text-anchor": "end" }),
+    );
+  }
+  // the text so far: the prompt, then what the model wrote (bold)
+  const q = queryPosition(run, step);
+  parts.push(text(tx, box.y + 154, "the text so far (bold: what the model wrote)", { "font-size": 12, fill: theme.text }));
+  textLines(run, q + 1, 34).forEach((line, k) => {
+    const spans = line.map(([words, written]) => element("tspan", written ? { "font-weight": "bold" } : {}, escapeXml(words)));
+    parts.push(element("text", { x: tx, y: box.y + 174 + k * 17, ...mono, "xml:space": "preserve" }, spans.join("")));
+  });
+  return parts.join("");
+}
+
+/** The whole picture at the state's step, prompt and setting, as SVG markup. */
+export function drawGeneration(state, theme, colormaps) {
+  const rows = state.nLayers * state.nHeads;
+  const height = pictureHeight(rows);
+  return [
+    element("rect", { x: 0, y: 0, width: WIDTH, height, fill: theme.background }),
+    grid(state, theme, colormaps.viridis),
+    cachePanel(state, theme, gridHeight(rows)),
+  ].join("");
+}
+
+/** A labelled select of `options` ([value, words] pairs); `onChange(value)` runs inside its change event. */
+function choice({ name, label, options, value, onChange }) {
+  const select = html("select", { "data-lm-suppress-shortcuts": "true", "data-control": name, "aria-label": label });
+  const fill = (entries) => {
+    select.replaceChildren(...entries.map(([v, words]) => html("option", { value: JSON.stringify(v) }, words)));
+  };
+  fill(options);
+  select.value = JSON.stringify(value);
+  select.addEventListener("change", () => onChange(JSON.parse(select.value)));
+  Object.assign(select.style, { maxWidth: "100%", minHeight: "24px" });
+  const node = html("label", {}, `${label} `, select);
+  Object.assign(node.style, { marginRight: "10px", maxWidth: "100%" });
+  return { node, select, fill };
+}
+
+function render({ model, el }) {
+  const send = sender(model);
+  const nLayers = model.get("n_layers");
+  const nHeads = model.get("n_heads");
+  const height = pictureHeight(nLayers * nHeads);
+  const split = gridHeight(nLayers * nHeads);
+  const { root, controls, message, svg } = explorerRoot(
+    el,
+    "generation",
+    WIDTH,
+    height,
+    "a decoder generating text one character at a time, its cache and each new query's weights",
+    [
+      { at: [0, 0, WIDTH, split], name: "the sequence, what the cache keeps, and every head's weights over it" },
+      { at: [0, split, WIDTH, height - split], name: "the cache's size step by step, and the text so far" },
+    ],
+    () => {
+      const now = described();
+      const sentence = moveSentence(said, now);
+      said = now;
+      return sentence;
+    },
+  );
+  const settings = model.get("settings");
+  const windows = [...new Set(settings.map((s) => s.window))];
+  const sinkCounts = [...new Set(settings.map((s) => s.sinks))];
+  const prompts = () => model.get("runs").map((r, k) => [k, r.prompt]);
+  const prompt = choice({ name: "prompt", label: "prompt", options: [], value: 0, onChange: (v) => send({ prompt: v }) });
+  const windowChoice = choice({
+    name: "window",
+    label: "window",
+    options: windows.map((w) => [w, w === null ? "full cache" : `last ${w} positions`]),
+    value: model.get("window"),
+    onChange: (v) => send({ window: v }),
+  });
+  const sinks = choice({
+    name: "sinks",
+    label: "sinks",
+    options: sinkCounts.map((s) => [s, String(s)]),
+    value: model.get("sinks"),
+    onChange: (v) => send({ sinks: v }),
+  });
+  const nNew = model.get("n_new");
+  const step = slider({
+    name: "step",
+    label: "step",
+    ariaLabel: "generation step",
+    min: 1,
+    max: nNew,
+    step: 1,
+    value: model.get("step"),
+    format: (v) => `${v}/${nNew}`,
+    width: "320px",
+    onInput: (v) => send({ step: v }),
+  });
+  const typed = html("input", {
+    "data-lm-suppress-shortcuts": "true",
+    type: "text",
+    "data-control": "text",
+    "aria-label": "your prompt",
+    placeholder: "type a prompt (needs a running kernel)",
+    size: 36,
+  });
+  typed.style.maxWidth = "100%";
+  typed.style.minHeight = "24px";
+  let waiting = null;
+  let empty = false; // the box was empty when the reader asked to generate
+  const go = () => {
+    empty = typed.value === "";
+    waiting = empty ? null : typed.value;
+    if (!empty) send({ text: typed.value });
+    redraw();
+  };
+  typed.addEventListener("input", () => (empty = false));
+  typed.addEventListener("keydown", (event) => {
+    if (event.key === "Enter") go();
+  });
+  const generate = button({ name: "generate", label: "generate", onClick: go });
+  const style = styleSelect({ model, value: model.get("style_name"), onChange: (s) => send({ style_name: s }) });
+  controls.append(row(prompt.node, style.node), row(step.node), row(windowChoice.node, sinks.node), row(typed, generate));
+
+  const currentSetting = () => settings[settingIndex(settings, model.get("window"), model.get("sinks"))];
+  const runOf = (k) => model.get("runs")[model.get("prompt")].settings[k];
+  const currentRun = () => runOf(settingIndex(settings, model.get("window"), model.get("sinks")));
+  const described = () => describeStep(currentRun(), model.get("step"), currentSetting(), model.get("runs")[model.get("prompt")].prompt);
+  let said = described();
+  let shownPrompts = "";
+  const redraw = () => {
+    const listed = prompts();
+    if (JSON.stringify(listed) !== shownPrompts) {
+      prompt.fill(listed.map(([k, p]) => [k, JSON.stringify(p)]));
+      shownPrompts = JSON.stringify(listed);
+    }
+    prompt.select.value = JSON.stringify(model.get("prompt"));
+    windowChoice.select.value = JSON.stringify(model.get("window"));
+    sinks.select.value = JSON.stringify(model.get("sinks"));
+    step.set(model.get("step"));
+    step.input.setAttribute("aria-valuetext", `step ${model.get("step")} of ${nNew}`);
+    style.select.value = styleNameOf(model);
+    const error = model.get("error");
+    if (error) waiting = null;
+    if (waiting !== null && listed.some(([, p]) => p === waiting)) waiting = null;
+    const pending = waiting !== null ? `Python generates from "${waiting}": waiting for the kernel\u2026 (with no kernel, pick one of the precomputed prompts)` : "";
+    message.textContent = empty ? "Type a prompt first." : error || pending;
+    const theme = themeOf(model);
+    applyTheme(root, theme);
+    const setting = currentSetting();
+    const state = {
+      run: currentRun(),
+      full: runOf(settingIndex(settings, null, 0)),
+      step: model.get("step"),
+      setting,
+      nLayers,
+      nHeads,
+      bytesPerPosition: model.get("bytes_per_position"),
+      decimals: model.get("decimals"),
+    };
+    svg.innerHTML = drawGeneration(state, theme, model.get("colormaps"));
+  };
+  return bind(model, ["runs", "prompt", "window", "sinks", "step", "error", "style_name"], redraw);
+}
+
+export default { render };
