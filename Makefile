@@ -107,12 +107,13 @@ clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis
 
 # Executed lessons with the explorers' widget state, which make book reads
-# (build/executed/NN_name.ipynb, each remade when its lesson, attnlib or the pins change).
+# (build/executed/NN_name.ipynb, each remade when its lesson, attnlib, course/ or the pins change).
 LESSONS  := $(sort $(wildcard notebooks/[0-9][0-9]_*.ipynb))
 EXECUTED := $(patsubst notebooks/%,build/executed/%,$(LESSONS))
-ATTNLIB_SOURCES := $(shell find attnlib -name '*.py' -o -name '*.js' -o -name '*.css' -o -name '*.npz' -o -name '*.txt')
+ATTNLIB_SOURCES := $(shell find attnlib -name '*.py')
+COURSE_SOURCES  := $(shell find course -name '*.py' -o -name '*.js' -o -name '*.css' -o -name '*.npz' -o -name '*.txt' -o -name '*.toml')
 
-build/executed/%.ipynb: notebooks/%.ipynb $(ATTNLIB_SOURCES) tools/execute_notebooks.py $(LAB_STAMP)
+build/executed/%.ipynb: notebooks/%.ipynb $(ATTNLIB_SOURCES) $(COURSE_SOURCES) tools/execute_notebooks.py $(LAB_STAMP)
 	$(BIN)/python tools/execute_notebooks.py --out build/executed $<
 
 # What the book and the decks load (MathJax, reveal.js, …), from the exact npm versions of

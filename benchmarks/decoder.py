@@ -5,10 +5,11 @@
 
 1. Training to the phase change: ``tools/train_induction.py``'s run (the committed config and
    settings, the evaluation batch measured at every step as there), for as many steps as the
-   committed run needed to reach its phase change (:func:`attnlib.induction.phase_change_step`:
-   the repeated half's loss, a running mean of 25 steps, below half of ln(vocab)). Training is
-   seeded, so every repeat takes the same steps; the median wall time is reported, and each
-   repeat checks that it reproduces the committed run's losses.
+   committed run needed to reach its phase change
+   (:func:`course.l14_induction_heads.induction.phase_change_step`: the repeated half's loss, a
+   running mean of 25 steps, below half of ln(vocab)). Training is seeded, so every repeat takes the
+   same steps; the median wall time is reported, and each repeat checks that it reproduces the
+   committed run's losses.
 2. One training step's forward and backward pass (:func:`attnlib.decoder.loss_and_gradients`,
    argument checks included) against the same model in PyTorch (autograd, float64, CPU) in this
    process, on the training batch's shape: the median of interleaved repeats of ``--calls``
@@ -38,7 +39,7 @@ from pathlib import Path
 import numpy as np
 
 from attnlib.decoder import init_parameters, loss_and_gradients
-from attnlib.induction import induction_batch, load_induction_run, phase_change_step
+from course.l14_induction_heads.induction import induction_batch, load_induction_run, phase_change_step
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
 import train_induction

@@ -3,8 +3,8 @@
     .venv/bin/python benchmarks/generation.py               # 3 repeats of each, 512 new tokens
     .venv/bin/python benchmarks/generation.py --repeats 5 --new 256
 
-1. Generation: the committed model (:func:`attnlib.text_model.load_text_model`) writes ``--new``
-   tokens (greedy) after a held-out prompt, with the cache (each new token runs the model on
+1. Generation: the committed model (:func:`course.l15_generating_text.text_model.load_text_model`)
+   writes ``--new`` tokens (greedy) after a held-out prompt, with the cache (each new token runs the model on
    itself alone) and without it (each new token reruns the whole sequence). 512 tokens are more
    than the model's context (n_ctx = 128), so both use the same sliding window with attention
    sinks (``--window``, ``--sinks``; StreamingLLM's rolling cache with the cache); both must give
@@ -39,7 +39,7 @@ import numpy as np
 
 from attnlib.counting import kv_cache_bytes
 from attnlib.decoder import generate
-from attnlib.text_model import load_corpus, load_text_model
+from course.l15_generating_text.text_model import load_corpus, load_text_model
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
 from machine import machine_description  # tools/machine.py

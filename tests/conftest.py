@@ -20,7 +20,7 @@ from PIL import Image
 
 from attnlib import scaled_dot_product_attention
 from attnlib.multihead import split_heads
-from attnlib.plots.png import TABLE_SUMMARY
+from course.kit.plots.png import TABLE_SUMMARY
 
 #: How a masked (``-inf``) score is written on a cell: U+2212 and the infinity sign.
 MINUS_INF = "−∞"
@@ -48,7 +48,7 @@ def mesh_values(heatmap) -> np.ndarray:
 
     Parameters
     ----------
-    heatmap : attnlib.plots.Heatmap, or a mesh (anything with ``get_array()``)
+    heatmap : course.kit.plots.Heatmap, or a mesh (anything with ``get_array()``)
     """
     mesh = getattr(heatmap, "mesh", heatmap)
     return np.ma.filled(np.ma.asarray(mesh.get_array()).astype(float), -np.inf)

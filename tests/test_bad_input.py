@@ -20,8 +20,8 @@ from attnlib import (
     weighted_sum,
 )
 from attnlib.counting import counted_attention, operation_counts
-from attnlib.scaling import entropy, random_queries_keys, softmax_jacobian, softmax_jacobian_norm
-from attnlib.similarity import similarity
+from course.l01_embeddings.similarity import similarity
+from course.l04_scaling.scaling import entropy, random_queries_keys, softmax_jacobian, softmax_jacobian_norm
 
 pytestmark = pytest.mark.reference  # make second-path runs it again on other kernels
 

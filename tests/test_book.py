@@ -88,7 +88,8 @@ def _stale_or_missing_book() -> str | None:
     sources = [
         *NOTEBOOKS.glob("*.ipynb"),
         *(ROOT / "attnlib").rglob("*.py"),
-        *(ROOT / "attnlib").rglob("*.js"),
+        *(ROOT / "course").rglob("*.py"),
+        *(ROOT / "course").rglob("*.js"),
         *(ROOT / "book").iterdir(),
         ROOT / "docs" / "instructor_guide.md",
         ROOT / "package-lock.json",

@@ -15,7 +15,7 @@ printed digit. No page may log a console error or throw, and no request may leav
 - The book's lesson pages, with no kernel anywhere: ``tests/test_book.py`` drives the explorers
   there with the same moves and checks (``Explorer``, ``Page``).
 
-The explorers follow one DOM contract (attnlib.widgets): a root ``div.attnlib-explorer.attnlib-KIND``;
+The explorers follow one DOM contract (course.kit.widgets): a root ``div.attnlib-explorer.attnlib-KIND``;
 controls ``<input data-control=NAME>``; numbers ``<text data-quantity=Q data-row=i data-col=j
 data-value=String(x)>``.
 
@@ -52,9 +52,10 @@ import pytest
 import slides_browser
 from slides_browser import CHROMIUM
 
-from attnlib import attention_steps, core, scaling
+from attnlib import attention_steps, core
 from attnlib.projection import qkv
-from attnlib.similarity import similarity
+from course.l01_embeddings.similarity import similarity
+from course.l04_scaling import scaling
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -132,7 +133,7 @@ def _similarity_values(controls: dict[str, object]) -> dict[str, object]:
 
 
 def _scaling_values(controls: dict[str, object]) -> dict[str, object]:
-    from attnlib import widgets
+    from course.l04_scaling import widgets
 
     d_k = scaling.D_K_VALUES[int(controls["d_k"])]
     # the lesson's scaling_explorer(64) draws with the function's own defaults
@@ -172,7 +173,7 @@ def _softmax_values(controls: dict[str, object]) -> dict[str, object]:
 @functools.cache
 def _lesson_projections() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """W_q, W_k, W_v of the playground that lesson 07 makes (``widgets.playground()``)."""
-    from attnlib import widgets
+    from course.l07_whole_picture import widgets
 
     explorer = widgets.playground()
     try:

@@ -1,13 +1,14 @@
-"""attnlib.checks.gradients: lesson 11's self-checks recognise each mistake and never reveal the answer."""
+"""course.l11_learning_to_attend.checks: lesson 11's self-checks recognise each mistake and never
+reveal the answer."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from attnlib import checks
 from attnlib.backward import attention_backward, softmax_backward
-from attnlib.checks.gradients import (
+from course.l11_learning_to_attend import checks
+from course.l11_learning_to_attend.checks import (
     DIRECTION_MISTAKES,
     SOFTMAX_GRADIENT_MISTAKES,
     VALUE_GRADIENT_MISTAKES,

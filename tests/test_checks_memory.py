@@ -1,5 +1,5 @@
-"""attnlib.checks.memory (lesson 12): right answers pass, each mistake of the tables is named, and
-no message gives the right answer away."""
+"""course.l12_attention_at_scale.checks (lesson 12): right answers pass, each mistake of the tables
+is named, and no message gives the right answer away."""
 
 from __future__ import annotations
 
@@ -7,18 +7,18 @@ import math
 
 import pytest
 
-from attnlib.checks import (
+from attnlib.counting import tile_counts, weights_bytes
+from attnlib.efficient import online_softmax
+from course.kit.checks import CheckResult
+from course.l12_attention_at_scale.checks import (
     MEMORY_MISTAKES,
     RESCALE_MISTAKES,
     SKIP_MISTAKES,
-    CheckResult,
+    WeightsMemory,
     check_rescale_factor,
     check_skipped_blocks,
     check_weights_memory,
 )
-from attnlib.checks.memory import WeightsMemory
-from attnlib.counting import tile_counts, weights_bytes
-from attnlib.efficient import online_softmax
 
 
 def verdict(result: CheckResult, passed: bool, *phrases: str) -> None:

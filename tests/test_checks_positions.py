@@ -1,4 +1,4 @@
-"""attnlib.checks.positions: right answers pass, each row of the tables is named, and no message
+"""course.l10_positions.checks: right answers pass, each row of the tables is named, and no message
 gives the right answer away."""
 
 from __future__ import annotations
@@ -9,8 +9,9 @@ import re
 import numpy as np
 import pytest
 
-from attnlib.checks import CheckResult
-from attnlib.checks.positions import (
+from attnlib.positions import rope, sinusoidal
+from course.kit.checks import CheckResult
+from course.l10_positions.checks import (
     SHIFT_MISTAKES,
     SINUSOIDAL_MISTAKES,
     VALUE_ROTATION_MISTAKES,
@@ -20,8 +21,7 @@ from attnlib.checks.positions import (
     check_shifted_score,
     check_sinusoidal,
 )
-from attnlib.plots.rotary import ROPE_KEY, ROPE_QUERY
-from attnlib.positions import rope, sinusoidal
+from course.l10_positions.plots import ROPE_KEY, ROPE_QUERY
 
 Q_2D = np.array([1.0, 0.5])
 K_2D = np.array([0.2, 1.0])

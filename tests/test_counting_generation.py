@@ -6,7 +6,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from attnlib import examples
 from attnlib.counting import (
     GENERATION_STEPS,
     DecoderShape,
@@ -18,6 +17,7 @@ from attnlib.counting import (
     llama_parameter_counts,
 )
 from attnlib.multihead import multi_head_attention
+from course.kit import examples
 
 pytestmark = pytest.mark.reference  # make second-path runs it again on other kernels
 

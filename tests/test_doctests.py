@@ -1,4 +1,5 @@
-"""The examples in attnlib's docstrings run and print what they say (core's eight-line attention first).
+"""The examples in attnlib's and course/'s docstrings run and print what they say (core's eight-line
+attention first).
 
 Only modules whose source holds an example (``>>>``) are imported, so this file loads matplotlib
 only if a drawing module has an example.
@@ -13,16 +14,18 @@ from pathlib import Path
 import pytest
 
 import attnlib
+import course
 
-PACKAGE = Path(attnlib.__file__).resolve().parent
+PACKAGES = [Path(package.__file__).resolve().parent for package in (attnlib, course)]
 
 
 def _modules_with_examples() -> list[str]:
     names = []
-    for path in sorted(PACKAGE.rglob("*.py")):
-        if ">>>" in path.read_text(encoding="utf-8"):
-            parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
-            names.append(".".join(parts[:-1] if parts[-1] == "__init__" else parts))
+    for package in PACKAGES:
+        for path in sorted(package.rglob("*.py")):
+            if ">>>" in path.read_text(encoding="utf-8"):
+                parts = path.relative_to(package.parent).with_suffix("").parts
+                names.append(".".join(parts[:-1] if parts[-1] == "__init__" else parts))
     return names
 
 

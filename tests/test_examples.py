@@ -3,8 +3,9 @@
 import numpy as np
 import pytest
 
-from attnlib import attention_steps, examples, qkv, scaled_dot_product_attention
+from attnlib import attention_steps, qkv, scaled_dot_product_attention
 from attnlib.efficient import online_softmax
+from course.kit import examples
 
 
 def assert_published(actual, published):

@@ -1,4 +1,4 @@
-"""The generation explorer of lesson 15 (attnlib.widgets.generation): every step it ships is what
+"""The generation explorer of lesson 15 (course.l15_generating_text.widgets): every step it ships is what
 attnlib.decoder generates and attends to, with the cache's bytes; typed prompts are generated or
 refused with a message naming what is wrong."""
 
@@ -15,14 +15,15 @@ import traitlets
 
 from attnlib import decoder
 from attnlib.counting import kv_cache_bytes
-from attnlib.widgets import GenerationExplorer, generation_explorer
-from attnlib.widgets import generation as shipped
-from attnlib.widgets.generation import (
+from course.l15_generating_text import widgets as shipped
+from course.l15_generating_text.widgets import (
     BOS_SHOWN,
     DECIMALS,
     MAX_PROMPT,
+    GenerationExplorer,
     check_prompt,
     generation_entry,
+    generation_explorer,
     weight_codes,
 )
 
@@ -252,7 +253,7 @@ def test_generation_entry_matches_generate_with_the_trace() -> None:
 
 
 def test_the_text_model_explorer_offers_its_prompts_in_every_setting_within_the_page_budget() -> None:
-    from attnlib.text_model import load_text_model
+    from course.l15_generating_text.text_model import load_text_model
 
     model = load_text_model()
     explorer = generation_explorer(model)

@@ -1,5 +1,5 @@
-"""attnlib.induction: the data, the head scores on hand-made patterns, ablation, composition, and
-the committed run (its hash, its log against a fresh run of tools/train_induction.py)."""
+"""course.l14_induction_heads.induction: the data, the head scores on hand-made patterns, ablation,
+composition, and the committed run (its hash, its log against a fresh run of tools/train_induction.py)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from attnlib.decoder import DecoderConfig, forward, init_parameters, next_token_losses, parameter_shapes
-from attnlib.induction import (
+from course.l14_induction_heads.induction import (
     ablation_losses,
     composition_baseline,
     composition_scores,
@@ -262,7 +262,7 @@ def test_ablation_needs_two_halves():
 
 
 def test_the_committed_run_loads_and_its_hash_is_checked(monkeypatch):
-    import attnlib.induction as induction
+    import course.l14_induction_heads.induction as induction
 
     run = load_induction_run()
     config = run.config
@@ -278,7 +278,7 @@ def test_the_committed_run_loads_and_its_hash_is_checked(monkeypatch):
     again = forward(config, run.params, run.probe).weights[:, 0].astype(np.float32)
     np.testing.assert_array_max_ulp(run.probe_weights[-1], again, maxulp=1)
     np.testing.assert_allclose(run.in_context_score, run.repeated_half_loss - run.first_half_loss)
-    assert (ROOT / "attnlib" / "data" / induction.RUN_FILE).stat().st_size < 500_000
+    assert (ROOT / "course" / "l14_induction_heads" / induction.RUN_FILE).stat().st_size < 500_000
     monkeypatch.setattr(induction, "RUN_SHA256", "0" * 64)
     with pytest.raises(ValueError, match="not the committed 0000"):
         load_induction_run()
@@ -328,7 +328,7 @@ def run_script(tmp_path, steps):
 
 def test_the_script_reproduces_the_first_steps_of_the_committed_run(tmp_path):
     fresh = run_script(tmp_path, 50)
-    committed = np.load(ROOT / "attnlib" / "data" / "induction_run.npz")
+    committed = np.load(ROOT / "course" / "l14_induction_heads" / "induction_run.npz")
     for name in ("loss", "first_half_loss", "repeated_half_loss"):
         np.testing.assert_allclose(fresh[name], committed[name][:50], rtol=1e-10, err_msg=name)
     np.testing.assert_array_equal(fresh["snapshot_steps"], [0, 50])
@@ -341,7 +341,9 @@ def test_the_script_reproduces_the_first_steps_of_the_committed_run(tmp_path):
 def test_the_script_reproduces_the_committed_run_and_its_phase_change(tmp_path):
     committed = load_induction_run()
     fresh = run_script(tmp_path, committed.settings["steps"])
-    assert set(fresh.files) == set(np.load(ROOT / "attnlib" / "data" / "induction_run.npz").files)
+    assert set(fresh.files) == set(
+        np.load(ROOT / "course" / "l14_induction_heads" / "induction_run.npz").files
+    )
     # the same phase change (1500 steps of a chaotic process: another CPU's last bits may move it a
     # little), the same final losses and the same two heads
     vocab = committed.config.vocab_size

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 import traitlets
 
-from attnlib import induction, widgets
 from attnlib.core import softmax
-from attnlib.widgets.induction_replay import DECIMALS, replay_from_snapshots, replay_table
+from course.l14_induction_heads import induction, widgets
+from course.l14_induction_heads.widgets import DECIMALS, replay_from_snapshots, replay_table
 
 pytestmark = pytest.mark.filterwarnings("error")
 

@@ -11,6 +11,7 @@ real notebook.
 
 from __future__ import annotations
 
+import importlib
 import re
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
@@ -51,7 +52,7 @@ def _headings(path: Path) -> list[str]:
 
 
 def _explorers(path: Path) -> set[str]:
-    """The attnlib.widgets functions a lesson's code cells call."""
+    """The explorer functions a lesson's code cells call (``widgets.NAME(``)."""
     cells = nbformat.read(path, as_version=4).cells
     return {
         match[1]
@@ -118,8 +119,6 @@ def test_a_pause_that_is_not_one_is_named() -> None:
 
 
 def test_the_explorer_to_project_is_the_lessons_own(notes: dict) -> None:
-    from attnlib import widgets
-
     for number, (part, _pauses) in notes.items():
         project = _field(part, "Project")
         named = set(re.findall(r"\bwidgets\.([a-z_]+)", project))
@@ -129,8 +128,9 @@ def test_the_explorer_to_project_is_the_lessons_own(notes: dict) -> None:
             assert named <= shown, (
                 f"lesson {number}: the guide names {named - shown}, the lesson shows {shown}"
             )
+            widgets = importlib.import_module(f"course.l{LESSONS[number].stem}.widgets")
             for name in named:
-                assert callable(getattr(widgets, name, None)), f"attnlib.widgets has no {name}"
+                assert callable(getattr(widgets, name, None)), f"{widgets.__name__} has no {name}"
         else:
             assert not named, f"lesson {number} has no explorer, but the guide names {named}"
             assert "no explorer" in project, f"lesson {number}: say that there is no explorer"

@@ -406,7 +406,7 @@ def test_a_lone_surrogate_is_named_and_the_head_explorer_shows_it(model):
         model.run("The \ud800 cat")
     with pytest.raises(ValueError, match=r"text\[1\] holds"):
         model.tokenize(["fine", "not \udfff fine"])
-    from attnlib.widgets import head_explorer
+    from course.l13_real_model.widgets import head_explorer
 
     explorer = head_explorer(model, sentences=["The cat sat."])
     explorer.text = "The \ud800 cat"

@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 import traitlets
 
-from attnlib import widgets
 from attnlib.multihead import multi_head_attention, split_heads
-from attnlib.plots.heads import two_heads_figure
+from course.l09_many_heads import widgets
+from course.l09_many_heads.plots import two_heads_figure
 
 pytestmark = pytest.mark.filterwarnings("error")
 

@@ -13,11 +13,11 @@ import numpy as np
 import pytest
 import traitlets
 
-from attnlib import plots, softmax
-from attnlib.examples import online_softmax_row
-from attnlib.widgets import OnlineSoftmaxExplorer, online_softmax_explorer
-from attnlib.widgets.base import theme
-from attnlib.widgets.online_softmax import BLOCK_SIZES
+from attnlib import softmax
+from course.kit import plots
+from course.kit.examples import online_softmax_row
+from course.kit.widgets.base import theme
+from course.l12_attention_at_scale.widgets import BLOCK_SIZES, OnlineSoftmaxExplorer, online_softmax_explorer
 
 ROOT = Path(__file__).resolve().parents[1]
 

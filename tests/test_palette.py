@@ -1,4 +1,4 @@
-"""One colour per meaning: attnlib.plots.palette, and that figures and lessons take colours from it."""
+"""One colour per meaning: course.kit.plots.palette, and that figures and lessons take colours from it."""
 
 from __future__ import annotations
 
@@ -11,18 +11,26 @@ import numpy as np
 import pytest
 from matplotlib.colors import to_hex, to_rgb
 
-from attnlib import plots
-from attnlib.plots import contrast_ratio, palette
-from attnlib.plots.rotary import rope_figure
+from course.kit import plots
+from course.kit.plots import contrast_ratio, palette
+from course.l10_positions.plots import rope_figure
 
 ROOT = Path(__file__).resolve().parents[1]
-PLOTS = ROOT / "attnlib" / "plots"
+COURSE = ROOT / "course"
+#: The figure modules: the kit's drawing tools and every lesson's figures (lesson 12's in two files).
+FIGURE_MODULES = sorted(
+    [
+        *(COURSE / "kit" / "plots").glob("*.py"),
+        *COURSE.glob("l*/plots.py"),
+        *(COURSE / "l12_attention_at_scale" / name for name in ("at_scale.py", "flash.py")),
+    ]
+)
 #: Modules that may write colours as literals: the palette itself, the styles' page colours (text,
 #: background, grid) and the black and white of the numbers on cells.
-LITERALS_ALLOWED = {"palette.py", "styles.py", "contrast.py"}
+LITERALS_ALLOWED = {"kit/plots/palette.py", "kit/plots/styles.py", "kit/plots/contrast.py"}
 #: Figure modules of other lessons that still pick Okabe–Ito colours by position, not by meaning.
 #: Shrink this set; never grow it.
-INDEXING_LEFT = {"dot_product.py", "temperature.py"}
+INDEXING_LEFT = {"l01_embeddings/plots.py", "l05_softmax/plots.py"}
 #: The lessons whose code takes every colour by meaning.
 LESSONS_BY_MEANING = [
     "09_many_heads.ipynb",
@@ -71,17 +79,14 @@ def test_color_names_the_meaning_or_refuses():
         plots.ordered(0)
 
 
-@pytest.mark.parametrize("path", sorted(PLOTS.glob("*.py")), ids=lambda p: p.name)
+@pytest.mark.parametrize("path", FIGURE_MODULES, ids=lambda p: p.relative_to(COURSE).as_posix())
 def test_figure_modules_take_colours_from_the_palette(path):
     source = path.read_text(encoding="utf-8")
-    if path.name not in LITERALS_ALLOWED:
-        assert not _literal_colours(source), (
-            f"{path.name} writes colours as literals: {_literal_colours(source)}"
-        )
-    if path.name not in INDEXING_LEFT | {"palette.py"}:
-        assert "OKABE_ITO[" not in source, (
-            f"{path.name} picks an Okabe–Ito colour by position, not by meaning"
-        )
+    name = path.relative_to(COURSE).as_posix()
+    if name not in LITERALS_ALLOWED:
+        assert not _literal_colours(source), f"{name} writes colours as literals: {_literal_colours(source)}"
+    if name not in INDEXING_LEFT | {"kit/plots/palette.py"}:
+        assert "OKABE_ITO[" not in source, f"{name} picks an Okabe–Ito colour by position, not by meaning"
 
 
 def test_the_scan_finds_literal_colours():
@@ -140,7 +145,7 @@ def test_a_masked_heatmap_hatches_the_hidden_cells_and_says_so():
 
 
 def test_the_two_heads_figure_draws_concat_and_w_o_on_one_scale_about_0():
-    from attnlib.plots.heads import two_heads_figure
+    from course.l09_many_heads.plots import two_heads_figure
 
     X = np.array([[1.0, 0.6], [-1.0, 0.6], [1.0, -0.6], [-1.0, -0.6]])
     W = {

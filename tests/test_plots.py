@@ -1,4 +1,4 @@
-"""Tests for attnlib.plots: the drawn data must be the numbers given, not just "it did not crash".
+"""Tests for course.kit.plots: the drawn data must be the numbers given, not just "it did not crash".
 
 Each test reads back what Matplotlib holds (the heatmap mesh array, the cell texts and their
 colours, the colour limits, the quiver's offsets and components, where the labels and titles
@@ -20,7 +20,13 @@ from matplotlib.figure import Figure
 from matplotlib.quiver import Quiver
 from PIL import Image
 
-from attnlib import attention_steps, examples, plots, qkv, scaling
+from attnlib import attention_steps, qkv
+from course.kit import examples, plots
+from course.l01_embeddings.plots import similarity_figure, similarity_text
+from course.l04_scaling import scaling
+from course.l04_scaling.plots import scaling_bins, scaling_figure
+from course.l05_softmax.plots import softmax_figure
+from course.l07_whole_picture.plots import attention_figure
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 MINUS = "−"  # U+2212, the minus sign of negative cells
@@ -268,7 +274,7 @@ def test_figure_functions_draw_in_their_style_whatever_the_rcparams(four_tokens)
     ex, steps, _ = four_tokens
     dark = plots.STYLES["dark"]
     with mpl.rc_context(FOREIGN_RC):
-        view = plots.attention_figure(steps, ex.tokens, ex.X, style="dark")
+        view = attention_figure(steps, ex.tokens, ex.X, style="dark")
     plots.png_bytes(view.figure)
     for drawn in (view.score_map, view.weight_map):
         labels = [t for t in drawn.colorbar.ax.get_yticklabels() if t.get_text()]
@@ -727,7 +733,7 @@ def lesson_01_cell_15():
 def lesson_07(style):
     four = examples.four_tokens_2d()
     steps = attention_steps(*qkv(four.X, four.W_q, four.W_k, four.W_v))
-    view = plots.attention_figure(steps, four.tokens, four.X, style=style)
+    view = attention_figure(steps, four.tokens, four.X, style=style)
     return view.figure, [view.embeddings, view.context]
 
 
@@ -749,7 +755,7 @@ def test_lesson_arrow_labels_sit_at_their_own_tips_clear_of_every_arrow(case):
 
 @pytest.mark.parametrize(("a", "b"), [([1, 0.2], [0.9, 0.35]), ([1, 0], [-1, 0]), ([-1.5, 1.4], [1, 1])])
 def test_similarity_figure_labels_sit_at_their_tips_clear_of_the_arrows_and_the_numbers(a, b):
-    view = plots.similarity_figure(a, b, limits=plots.similarity_limits())
+    view = similarity_figure(a, b, limits=plots.similarity_limits())
     plots.png_bytes(view.figure)
     assert label_problems(view.figure, view.ax) == []
     readout = view.readout.get_bbox_patch().get_window_extent()
@@ -816,7 +822,7 @@ def test_an_empty_label_is_not_placed_and_takes_no_room():
 @pytest.mark.parametrize("style", STYLES)
 def test_attention_figure_shows_the_attention_steps(four_tokens, style):
     ex, steps, ref = four_tokens
-    view = plots.attention_figure(steps, ex.tokens, ex.X, style=style)
+    view = attention_figure(steps, ex.tokens, ex.X, style=style)
 
     # top left: the embeddings
     np.testing.assert_array_equal(quiver_deltas(view.embedding_arrows), ex.X)
@@ -862,7 +868,7 @@ def test_attention_figure_shows_the_attention_steps(four_tokens, style):
 @pytest.mark.parametrize("style", STYLES)
 def test_attention_figure_colour_bars_are_as_tall_as_the_heatmaps(four_tokens, style):
     ex, steps, _ = four_tokens
-    view = plots.attention_figure(steps, ex.tokens, ex.X, style=style)
+    view = attention_figure(steps, ex.tokens, ex.X, style=style)
     fig = view.figure
     plots.png_bytes(fig)
     for drawn in (view.score_map, view.weight_map):
@@ -876,9 +882,9 @@ def test_attention_figure_colour_bars_are_as_tall_as_the_heatmaps(four_tokens, s
 
 def test_attention_figure_labels_can_stay_above_their_tips(four_tokens):
     ex, steps, _ = four_tokens
-    view = plots.attention_figure(steps, ex.tokens, ex.X, spread_labels=False)
+    view = attention_figure(steps, ex.tokens, ex.X, spread_labels=False)
     assert not view.embedding_arrows.spread_labels and not view.context_arrows.spread_labels
-    assert plots.attention_figure(steps, ex.tokens, ex.X).context_arrows.spread_labels
+    assert attention_figure(steps, ex.tokens, ex.X).context_arrows.spread_labels
 
 
 @pytest.mark.parametrize(
@@ -894,15 +900,15 @@ def test_attention_figure_bad_input_is_a_clear_error(tokens, embeddings_shape, v
     Q, K, V = rng.normal(size=(4, 2)), rng.normal(size=(4, 2)), rng.normal(size=(4, values_dim))
     steps = attention_steps(Q, K, V)
     with pytest.raises(ValueError, match=r"the overview needs self-attention of n tokens in 2D"):
-        plots.attention_figure(steps, tokens, rng.normal(size=embeddings_shape))
+        attention_figure(steps, tokens, rng.normal(size=embeddings_shape))
 
 
 def test_attention_figure_wants_attention_steps_and_a_known_style(four_tokens):
     ex, steps, _ = four_tokens
     with pytest.raises(ValueError, match=r"style must be one of"):
-        plots.attention_figure(steps, ex.tokens, ex.X, style="sepia")
+        attention_figure(steps, ex.tokens, ex.X, style="sepia")
     with pytest.raises(TypeError, match=r"steps must be what attnlib.attention_steps returns, got tuple"):
-        plots.attention_figure((steps.output, steps.weights), ex.tokens, ex.X)
+        attention_figure((steps.output, steps.weights), ex.tokens, ex.X)
 
 
 # --- similarity_figure ---------------------------------------------------------------------------
@@ -910,7 +916,7 @@ def test_attention_figure_wants_attention_steps_and_a_known_style(four_tokens):
 
 def test_similarity_figure_draws_the_vectors_the_projection_and_the_numbers():
     a, b = np.array([1.0, 0.5]), np.array([0.2, 1.0])
-    view = plots.similarity_figure(a, b, labels=("u", "v"))
+    view = similarity_figure(a, b, labels=("u", "v"))
     np.testing.assert_array_equal(quiver_deltas(view.arrows), [a, b])
     foot = (a @ b) / (a @ a) * a  # the projection of b onto a, by hand
     np.testing.assert_allclose(np.column_stack(view.shadow.get_data()), [[0.0, 0.0], foot])
@@ -921,7 +927,7 @@ def test_similarity_figure_draws_the_vectors_the_projection_and_the_numbers():
     angles = np.degrees(np.arctan2(arc[:, 1], arc[:, 0]))
     expected = np.degrees(np.arccos(a @ b / np.linalg.norm(a) / np.linalg.norm(b)))
     assert angles[-1] - angles[0] == pytest.approx(expected)
-    assert view.readout.get_text() == plots.similarity_text(a, b, ("u", "v"))
+    assert view.readout.get_text() == similarity_text(a, b, ("u", "v"))
     assert view.readout.get_text().splitlines() == [
         f"u·v     = {a @ b:+.2f}",
         f"|u| |v| = {np.linalg.norm(a) * np.linalg.norm(b):.2f}",
@@ -931,13 +937,13 @@ def test_similarity_figure_draws_the_vectors_the_projection_and_the_numbers():
 
 
 def test_similarity_figure_of_a_zero_vector_has_no_angle():
-    view = plots.similarity_figure([0.0, 0.0], [1.0, 1.0])
+    view = similarity_figure([0.0, 0.0], [1.0, 1.0])
     assert len(view.arc.get_xdata()) == 0 and len(view.shadow.get_xdata()) == 0
     assert "cos θ   : undefined" in view.readout.get_text()
 
 
 def test_similarity_figure_of_opposite_vectors_draws_a_half_circle():
-    view = plots.similarity_figure([1.0, 0.0], [-2.0, 0.0])
+    view = similarity_figure([1.0, 0.0], [-2.0, 0.0])
     angles = np.degrees(np.arctan2(*np.column_stack(view.arc.get_data())[:, ::-1].T))
     assert abs(angles[-1] - angles[0]) == pytest.approx(180.0)
 
@@ -952,19 +958,19 @@ def test_similarity_figure_of_opposite_vectors_draws_a_half_circle():
 )
 def test_similarity_figure_bad_input_is_a_clear_error(a, b, kwargs, message):
     with pytest.raises(ValueError, match=message):
-        plots.similarity_figure(a, b, **kwargs)
+        similarity_figure(a, b, **kwargs)
 
 
 # --- scaling_figure ------------------------------------------------------------------------------
 
 
 def test_scaling_figure_draws_the_statistics_in_one_colour_per_meaning():
-    view = plots.scaling_figure(64, n_queries=32, n_keys=5, seed=3)
+    view = scaling_figure(64, n_queries=32, n_keys=5, seed=3)
     Q, K = scaling.random_queries_keys(64, 32, 5, seed=3)
     raw = Q @ K.T  # independent: the scores by hand
     scaled = raw / 8.0
     np.testing.assert_allclose(view.statistics.raw, raw, atol=1e-12)
-    edges = plots.scaling_bins(64)
+    edges = scaling_bins(64)
     np.testing.assert_allclose(edges[[0, -1]], [-36.0, 36.0])
     values, drawn_edges = view.raw_hist.get_data()[:2]
     np.testing.assert_allclose(drawn_edges, edges)
@@ -992,7 +998,7 @@ def test_scaling_figure_draws_the_statistics_in_one_colour_per_meaning():
 @pytest.mark.parametrize("d_k", [0, -1, 2.5, True])
 def test_scaling_figure_bad_d_k_is_a_clear_error(d_k):
     with pytest.raises((ValueError, TypeError), match=r"d_k"):
-        plots.scaling_figure(d_k)
+        scaling_figure(d_k)
 
 
 # --- softmax_figure ------------------------------------------------------------------------------
@@ -1003,7 +1009,7 @@ def test_scaling_figure_bad_d_k_is_a_clear_error(d_k):
 )
 def test_softmax_figure_draws_scores_and_weights(temperature, title):
     scores = np.array([8.0, 6.0, -np.inf, 1.0])
-    view = plots.softmax_figure(scores, ["h1", "h2", "h3", "h4"], temperature=temperature)
+    view = softmax_figure(scores, ["h1", "h2", "h3", "h4"], temperature=temperature)
     finite = np.where(np.isfinite(scores), scores, -1e300)
     expected = np.exp((finite - 8.0) / temperature)
     expected /= expected.sum()
@@ -1029,22 +1035,22 @@ def test_softmax_figure_draws_scores_and_weights(temperature, title):
 )
 def test_softmax_figure_bad_temperature_is_a_clear_error(temperature, error, message):
     with pytest.raises(error, match=message):
-        plots.softmax_figure([1, 2], ["a", "b"], temperature=temperature)
+        softmax_figure([1, 2], ["a", "b"], temperature=temperature)
 
 
 def test_softmax_figure_bad_scores_are_a_clear_error():
     with pytest.raises(ValueError, match=r"scores must be one row of 2 values"):
-        plots.softmax_figure([[1.0, 2.0]], ["a", "b"])
+        softmax_figure([[1.0, 2.0]], ["a", "b"])
     with pytest.raises(ValueError, match=r"span more than the largest float"):
-        plots.softmax_figure([1.7e308, -1.7e308], ["a", "b"])
+        softmax_figure([1.7e308, -1.7e308], ["a", "b"])
     with pytest.raises(ValueError, match=r"limits must have low < high"):
-        plots.softmax_figure([1.0, 2.0], ["a", "b"], limits=(1.0, 0.0))
+        softmax_figure([1.0, 2.0], ["a", "b"], limits=(1.0, 0.0))
 
 
 def test_explorer_limits_have_a_margin():
     assert plots.score_limits((-10.0, 10.0)) == pytest.approx((-12.4, 12.4))
     assert plots.similarity_limits((-1.5, 1.5)) == pytest.approx((-1.8, 1.8))
-    view = plots.softmax_figure([1.0, 2.0], ["a", "b"], limits=plots.score_limits())
+    view = softmax_figure([1.0, 2.0], ["a", "b"], limits=plots.score_limits())
     assert view.scores.get_ylim() == pytest.approx((-12.4, 12.4))
 
 
@@ -1103,20 +1109,25 @@ def test_show_displays_the_png_with_its_text_alternative(monkeypatch, capsys):
 
 
 def test_the_pictures_need_no_explorers():
-    """A static lesson figure is drawn without attnlib.widgets (nor anywidget)."""
+    """A static lesson figure is drawn without the explorers (course.kit.widgets, a lesson's widgets,
+    anywidget)."""
     import subprocess
     import sys
 
     code = """
 import sys
-import attnlib.plots as plots
-from attnlib import examples
+import course.kit.plots as plots
+from course.kit import examples
+from course.l01_embeddings.plots import similarity_figure
+from course.l04_scaling.plots import scaling_figure
+from course.l05_softmax.plots import softmax_figure
 four = examples.four_tokens_2d()
-plots.png_bytes(plots.similarity_figure(four.X[0], four.X[1], limits=plots.similarity_limits()).figure)
-plots.png_bytes(plots.softmax_figure([8.0, 6.0, 1.0], ["h1", "h2", "h3"], limits=plots.score_limits()).figure)
-plots.png_bytes(plots.scaling_figure(64).figure)
-explorers = ("anywidget", "attnlib.widgets")  # (seaborn itself imports ipywidgets if it can)
-print(sorted(m for m in sys.modules if m.startswith(explorers)))
+plots.png_bytes(similarity_figure(four.X[0], four.X[1], limits=plots.similarity_limits()).figure)
+plots.png_bytes(softmax_figure([8.0, 6.0, 1.0], ["h1", "h2", "h3"], limits=plots.score_limits()).figure)
+plots.png_bytes(scaling_figure(64).figure)
+explorers = ("anywidget", "course.kit.widgets")  # (seaborn itself imports ipywidgets if it can)
+lessons = [m for m in sys.modules if m.startswith("course.l") and m.endswith(".widgets")]
+print(sorted(m for m in sys.modules if m.startswith(explorers)) + lessons)
 """
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "[]"

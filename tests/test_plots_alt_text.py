@@ -14,17 +14,22 @@ import numpy as np
 import pytest
 from matplotlib.figure import Figure
 
-from attnlib import attention_steps, examples, plots, qkv, softmax
+from attnlib import attention_steps, qkv, softmax
 from attnlib.multihead import multi_head_attention
-from attnlib.plots import at_scale
-from attnlib.plots.artists import number
-from attnlib.plots.descriptions import MAX_ALT_LENGTH
-from attnlib.plots.heads import two_heads_figure
-from attnlib.plots.heads_grid import heads_grid_figure
-from attnlib.plots.rotary import ROPE_KEY, ROPE_QUERY, rope_figure
 from attnlib.positions import rope
-from attnlib.scaling import D_K_VALUES, entropy, scaling_statistics
-from attnlib.similarity import similarity
+from course.kit import examples, plots
+from course.kit.plots.artists import number
+from course.kit.plots.descriptions import MAX_ALT_LENGTH
+from course.l01_embeddings.plots import similarity_figure
+from course.l01_embeddings.similarity import similarity
+from course.l04_scaling.plots import scaling_figure
+from course.l04_scaling.scaling import D_K_VALUES, entropy, scaling_statistics
+from course.l05_softmax.plots import softmax_figure
+from course.l07_whole_picture.plots import attention_figure
+from course.l09_many_heads.plots import two_heads_figure
+from course.l10_positions.plots import ROPE_KEY, ROPE_QUERY, rope_figure
+from course.l12_attention_at_scale import at_scale
+from course.l13_real_model.plots import heads_grid_figure
 
 fmt = plots.format_cell
 
@@ -191,7 +196,7 @@ def test_figure_bundle_carries_the_same_text_in_every_form():
 
 
 def test_raw_and_scaled_differ_by_more_than_colour():
-    view = plots.scaling_figure(64)
+    view = scaling_figure(64)
     assert {bar.get_hatch() for bar in view.raw_bars} == {plots.RAW_HATCH}
     assert {bar.get_hatch() for bar in view.scaled_bars} == {None}
     assert view.raw_hist.get_hatch() == plots.RAW_HATCH and view.scaled_hist.get_hatch() is None
@@ -212,7 +217,7 @@ def test_figures_are_opaque_so_they_read_on_light_and_dark_pages(style):
 
 
 def test_no_text_colour_reads_on_both_white_and_a_dark_page():
-    """Why figures are opaque rather than transparent (attnlib.plots.styles)."""
+    """Why figures are opaque rather than transparent (course.kit.plots.styles)."""
     greys = [f"#{v:02x}{v:02x}{v:02x}" for v in range(256)]
     best = max(min(plots.contrast_ratio(g, "#ffffff"), plots.contrast_ratio(g, "#111111")) for g in greys)
     assert 4.3 < best < 4.5
@@ -224,7 +229,7 @@ def test_no_text_colour_reads_on_both_white_and_a_dark_page():
 def test_attention_figure_names_each_querys_largest_weight_and_the_outputs():
     ex = examples.four_tokens_2d()
     steps = attention_steps(*qkv(ex.X, ex.W_q, ex.W_k, ex.W_v))
-    view = plots.attention_figure(steps, ex.tokens, ex.X)
+    view = attention_figure(steps, ex.tokens, ex.X)
     text = alt(view.figure)
     assert text.startswith(f"Self-attention of 4 tokens ({', '.join(ex.tokens)}) in four panels")
     for i, token in enumerate(ex.tokens):
@@ -245,7 +250,7 @@ def test_attention_figure_names_each_querys_largest_weight_and_the_outputs():
 def test_similarity_figure_gives_the_numbers_of_its_box():
     a, b = np.array([2.0, 1.0]), np.array([0.5, 1.5])
     sim = similarity(a, b)
-    text = alt(plots.similarity_figure(a, b, labels=("q", "k")).figure)
+    text = alt(similarity_figure(a, b, labels=("q", "k")).figure)
     assert f"q ({fmt(2.0)}, {fmt(1.0)}), k ({fmt(0.5)}, {fmt(1.5)})" in text
     assert f"q·k = {fmt(sim.dot)}" in text and f"cos θ = {fmt(sim.cosine, 3)}" in text
     assert f"θ = {fmt(sim.angle_degrees, 1)}°" in text
@@ -253,7 +258,7 @@ def test_similarity_figure_gives_the_numbers_of_its_box():
 
 def test_scaling_figure_gives_variances_and_weights():
     stats = scaling_statistics(64)
-    view = plots.scaling_figure(64)
+    view = scaling_figure(64)
     text = alt(view.figure)
     assert f"variance {stats.raw_variance:.2f} raw and {stats.scaled_variance:.2f} scaled" in text
     raw_w, scaled_w = stats.raw_weights[0], stats.scaled_weights[0]
@@ -270,7 +275,7 @@ def test_scaling_figure_gives_variances_and_weights():
 def test_softmax_figure_lists_each_keys_score_and_weight(temperature):
     scores = np.array([2.0, 1.0, -np.inf, 0.1])
     labels = ["animal", "street", "masked", "it"]
-    text = alt(plots.softmax_figure(scores, labels, temperature=temperature).figure)
+    text = alt(softmax_figure(scores, labels, temperature=temperature).figure)
     weights = softmax(scores / temperature)
     assert f"T = {temperature:g} over 4 keys" in text
     for name, s, w in zip(labels, scores, weights, strict=True):
@@ -279,7 +284,7 @@ def test_softmax_figure_lists_each_keys_score_and_weight(temperature):
 
 def test_softmax_figure_of_many_keys_puts_them_in_a_table():
     scores = np.linspace(-2, 2, 10)
-    view = plots.softmax_figure(scores, [f"k{i}" for i in range(10)])
+    view = softmax_figure(scores, [f"k{i}" for i in range(10)])
     weights = softmax(scores)
     assert f"the largest weight is k9's, {weights[9]:.3f}" in alt(view.figure)
     (table,) = tables(view.figure)

@@ -9,10 +9,10 @@ from matplotlib.colors import to_hex
 from attnlib import softmax
 from attnlib.counting import hbm_traffic, tile_counts
 from attnlib.efficient import online_softmax
-from attnlib.plots import at_scale, flash
-from attnlib.plots.artists import number
-from attnlib.plots.descriptions import description
-from attnlib.plots.palette import BACKEND_LOOKS, color, meaning_of
+from course.kit.plots.artists import number
+from course.kit.plots.descriptions import description
+from course.kit.plots.palette import BACKEND_LOOKS, color, meaning_of
+from course.l12_attention_at_scale import at_scale, flash
 
 
 def test_tiles_figure_titles_give_the_counts():

@@ -1,4 +1,4 @@
-"""attnlib.plots.heads_grid: the grid of every head draws exactly the weights it is given."""
+"""course.l13_real_model.plots: the grid of every head draws exactly the weights it is given."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from attnlib import softmax
-from attnlib.plots.heads_grid import heads_grid_figure
+from course.l13_real_model.plots import heads_grid_figure
 
 
 def random_weights(layers=2, heads=3, n=4, seed=0):

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from attnlib import plots
 from attnlib.core import softmax
-from attnlib.plots import induction as figures
+from course.kit import plots
+from course.l14_induction_heads import plots as figures
 
 RNG = np.random.default_rng(5)
 N = 9

@@ -1,4 +1,4 @@
-"""attnlib.plots.rotary: the RoPE figure draws the rotations and scores attnlib computes.
+"""course.l10_positions.plots: the RoPE figure draws the rotations and scores attnlib computes.
 
 The arrows, the curve and the marker are read back from Matplotlib and compared with rotations
 written out in the test (2×2 rotation matrices), not with attnlib's own code path.
@@ -12,8 +12,15 @@ import numpy as np
 import pytest
 from matplotlib.colors import to_rgb
 
-from attnlib import plots
-from attnlib.plots.rotary import ROPE_KEY, ROPE_QUERY, rope_figure, rope_limits, rope_score_limits, rope_text
+from course.kit import plots
+from course.l10_positions.plots import (
+    ROPE_KEY,
+    ROPE_QUERY,
+    rope_figure,
+    rope_limits,
+    rope_score_limits,
+    rope_text,
+)
 
 
 def rotation(angle: float) -> np.ndarray:

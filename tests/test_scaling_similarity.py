@@ -1,4 +1,5 @@
-"""attnlib.scaling (the experiment of lesson 04) and attnlib.similarity (lesson 01)."""
+"""course.l04_scaling.scaling (the experiment of lesson 04) and course.l01_embeddings.similarity
+(lesson 01)."""
 
 from __future__ import annotations
 
@@ -9,14 +10,14 @@ import pytest
 from conftest import gamma
 
 import attnlib
-from attnlib.scaling import (
+from course.l01_embeddings.similarity import similarity
+from course.l04_scaling.scaling import (
     entropy,
     random_queries_keys,
     scaling_statistics,
     softmax_jacobian,
     softmax_jacobian_norm,
 )
-from attnlib.similarity import similarity
 
 pytestmark = pytest.mark.reference  # make second-path runs it again on other kernels
 

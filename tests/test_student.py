@@ -23,9 +23,12 @@ from conftest import hidden_answers, readable, require_build
 from nbclient import NotebookClient
 
 import attnlib
-from attnlib import backward, counting, examples, induction, positions, scaling
-from attnlib.checks.real_model import AttentionLayer
+from attnlib import backward, counting, positions
 from attnlib.multihead import split_heads
+from course.kit import examples
+from course.l04_scaling import scaling
+from course.l13_real_model.checks import AttentionLayer
+from course.l14_induction_heads import induction
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"

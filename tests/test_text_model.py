@@ -1,5 +1,5 @@
-"""attnlib.text_model: the frozen corpus and its split, the vocabulary, the committed model (its hash,
-its log against a fresh run of tools/train_decoder.py) and the losses lesson 15 reports."""
+"""course.l15_generating_text.text_model: the frozen corpus and its split, the vocabulary, the committed
+model (its hash, its log against a fresh run of tools/train_decoder.py) and the losses lesson 15 reports."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from attnlib.decoder import generate, next_token_losses
-from attnlib.text_model import (
+from course.l15_generating_text.text_model import (
     HELD_OUT_FRACTION,
     RARE,
     Corpus,
@@ -42,7 +42,7 @@ def test_the_corpus_is_the_lessons_markdown_split_at_paragraphs(monkeypatch):
         assert 0.02 < share <= HELD_OUT_FRACTION + 1e-9  # the last tenth, cut at a paragraph
         assert held_out and held_out not in training
     assert corpus.training[0].startswith("# ")  # a lesson starts with its title
-    import attnlib.text_model as text_model
+    import course.l15_generating_text.text_model as text_model
 
     monkeypatch.setattr(text_model, "CORPUS_SHA256", "0" * 64)
     with pytest.raises(ValueError, match=r"lessons_text\.txt has SHA-256 .* not the committed 0000"):
@@ -80,7 +80,7 @@ def test_vocabulary_encodes_decodes_and_maps_rare_characters():
 
 
 def test_the_committed_model_loads_and_its_hash_is_checked(monkeypatch):
-    import attnlib.text_model as text_model
+    import course.l15_generating_text.text_model as text_model
 
     model = load_text_model()
     c = model.config
@@ -92,7 +92,7 @@ def test_the_committed_model_loads_and_its_hash_is_checked(monkeypatch):
     assert model.eval_steps[0] == 0 and model.eval_steps[-1] == steps
     assert model.validation_loss.shape == model.eval_steps.shape
     assert model.seconds > 0  # the wall time the script measured (the machine may have been busy)
-    assert (ROOT / "attnlib" / "data" / text_model.MODEL_FILE).stat().st_size < 3_000_000
+    assert (ROOT / "course" / "l15_generating_text" / text_model.MODEL_FILE).stat().st_size < 3_000_000
     monkeypatch.setattr(text_model, "MODEL_SHA256", "0" * 64)
     with pytest.raises(ValueError, match=r"text_model\.npz has SHA-256 .* not the committed 0000"):
         load_text_model()

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 import traitlets
 
-from attnlib import widgets
 from attnlib.training import Model, forward, token_labels, train
-from attnlib.widgets.training import replay_table
+from course.l11_learning_to_attend import widgets
+from course.l11_learning_to_attend.widgets import replay_table
 
 pytestmark = pytest.mark.filterwarnings("error")
 

@@ -1,4 +1,4 @@
-"""The explorers of attnlib.widgets, driven from Python over the whole range of every control.
+"""The explorers of course.kit.widgets, driven from Python over the whole range of every control.
 
 Every slider goes to its minimum, its maximum and 20 random values on its step (as a browser
 sends them); after each move the explorer holds the value and its on-demand result (``steps``,
@@ -19,14 +19,25 @@ import numpy as np
 import pytest
 import traitlets
 
-from attnlib import attention_steps, examples, plots, softmax, widgets
+from attnlib import attention_steps, softmax
 from attnlib.core import default_scale
 from attnlib.projection import qkv
-from attnlib.scaling import D_K_VALUES, entropy, scaling_statistics
-from attnlib.similarity import similarity
-from attnlib.text_model import load_text_model
 from attnlib.training import Model, train
-from attnlib.widgets.modules import module_text
+from course.kit import examples, widgets
+from course.kit.widgets.modules import module_text
+from course.l01_embeddings.similarity import similarity
+from course.l01_embeddings.widgets import SimilarityExplorer, similarity_explorer
+from course.l04_scaling import plots
+from course.l04_scaling.scaling import D_K_VALUES, entropy, scaling_statistics
+from course.l04_scaling.widgets import ScalingExplorer, scaling_explorer
+from course.l05_softmax.widgets import SoftmaxExplorer, softmax_explorer
+from course.l07_whole_picture.widgets import Playground, playground
+from course.l09_many_heads.widgets import multi_head_explorer
+from course.l10_positions.widgets import rope_explorer
+from course.l11_learning_to_attend.widgets import training_replay
+from course.l12_attention_at_scale.widgets import online_softmax_explorer
+from course.l15_generating_text.text_model import load_text_model
+from course.l15_generating_text.widgets import generation_explorer
 
 pytestmark = pytest.mark.filterwarnings("error")
 
@@ -42,7 +53,7 @@ def slider_values(low: float, high: float, step: float, rng: np.random.Generator
     return [round(low + int(k) * step, 10) for k in picked]
 
 
-def assert_playground_matches_attnlib(pg: widgets.Playground) -> None:
+def assert_playground_matches_attnlib(pg: Playground) -> None:
     X = np.array(pg.embeddings)
     Q, K, V = qkv(X, np.array(pg.W_q), np.array(pg.W_k), np.array(pg.W_v))
     steps = attention_steps(Q, K, V, scale=default_scale(pg.d_k), causal=pg.causal)
@@ -58,7 +69,7 @@ def assert_playground_matches_attnlib(pg: widgets.Playground) -> None:
 
 
 def test_playground_starts_as_lesson_07() -> None:
-    pg = widgets.playground()
+    pg = playground()
     assert pg.tokens == list(EXAMPLE.tokens)
     np.testing.assert_array_equal(pg.embeddings, EXAMPLE.X)
     assert (pg.d_k, pg.causal, pg.style_name) == (2, False, "light")
@@ -69,7 +80,7 @@ def test_playground_starts_as_lesson_07() -> None:
 
 def test_playground_every_slider_over_its_range() -> None:
     rng = np.random.default_rng(7)
-    pg = widgets.playground()
+    pg = playground()
     n = len(pg.tokens)
     for i in range(n):
         for j in range(2):
@@ -89,7 +100,7 @@ def test_playground_every_slider_over_its_range() -> None:
 
 
 def test_playground_reset_restores_every_input() -> None:
-    pg = widgets.playground(causal=True, style="dark", d_k=8)
+    pg = playground(causal=True, style="dark", d_k=8)
     pg.embeddings = np.zeros((4, 2)).tolist()
     pg.d_k, pg.causal, pg.style_name = 1, False, "light"
     pg.reset()
@@ -101,7 +112,7 @@ def test_playground_reset_restores_every_input() -> None:
 def test_playground_duplicate_names_each_have_their_own_place() -> None:
     tokens = ["the", "cat", "sat", "on", "the", "mat"]
     X = np.array([[0.5, 1.0], [1.0, 0.0], [1.0, 1.0], [0.5, 0.5], [0.0, -1.0], [-1.0, -1.0]])
-    pg = widgets.playground(tokens, X)
+    pg = playground(tokens, X)
     assert pg.tokens == tokens
     np.testing.assert_array_equal(pg.embeddings, X)
     assert_playground_matches_attnlib(pg)
@@ -117,7 +128,7 @@ def test_playground_duplicate_names_each_have_their_own_place() -> None:
 def test_playground_with_one_and_twelve_tokens(n: int) -> None:
     rng = np.random.default_rng(n)
     X = np.round(rng.uniform(-2, 2, (n, 2)), 2)
-    pg = widgets.playground([f"t{i}" for i in range(n)], X, causal=True)
+    pg = playground([f"t{i}" for i in range(n)], X, causal=True)
     assert_playground_matches_attnlib(pg)
     pg.embeddings = (X * 0.5).tolist()
     assert_playground_matches_attnlib(pg)
@@ -126,7 +137,7 @@ def test_playground_with_one_and_twelve_tokens(n: int) -> None:
 
 
 def test_playground_embedding_at_the_origin() -> None:
-    pg = widgets.playground()
+    pg = playground()
     X = [list(row) for row in pg.embeddings]
     X[2] = [0.0, 0.0]
     pg.embeddings = X
@@ -137,7 +148,7 @@ def test_playground_embedding_at_the_origin() -> None:
 
 def test_playground_with_projections_and_a_wider_range() -> None:
     W = np.array([[1.0, 0.5, 0.0], [-0.5, 1.0, 2.0]])
-    pg = widgets.playground(["a", "b", "c"], [[3.0, 0.0], [0.0, 1.0], [1.0, 1.0]], W_q=W, W_k=W)
+    pg = playground(["a", "b", "c"], [[3.0, 0.0], [0.0, 1.0], [1.0, 1.0]], W_q=W, W_k=W)
     assert (pg.value_min, pg.value_max, pg.d_k) == (-2.0, 3.0, 3)  # widened to hold 3.0; d_k of W_q
     assert_playground_matches_attnlib(pg)
 
@@ -164,11 +175,11 @@ def test_playground_with_projections_and_a_wider_range() -> None:
 )
 def test_playground_bad_arguments(kwargs: dict, message: str) -> None:
     with pytest.raises((ValueError, TypeError), match=message):
-        widgets.playground(**kwargs)
+        playground(**kwargs)
 
 
 def test_playground_bad_trait_values() -> None:
-    pg = widgets.playground()
+    pg = playground()
     with pytest.raises(traitlets.TraitError, match="4 pairs"):
         pg.embeddings = [[0.0, 0.0]]
     with pytest.raises(traitlets.TraitError, match="from value_min"):
@@ -181,7 +192,7 @@ def test_playground_bad_trait_values() -> None:
 
 
 def test_playground_displays_as_a_widget_with_a_plain_text_summary() -> None:
-    pg = widgets.playground()
+    pg = playground()
     data, _metadata = pg._repr_mimebundle_()
     assert data["application/vnd.jupyter.widget-view+json"]["model_id"] == pg.model_id
     assert data["text/plain"].startswith("Attention playground")
@@ -193,7 +204,7 @@ def test_playground_displays_as_a_widget_with_a_plain_text_summary() -> None:
 # --- the softmax explorer ------------------------------------------------------------------------
 
 
-def assert_softmax_matches_attnlib(sm: widgets.SoftmaxExplorer) -> None:
+def assert_softmax_matches_attnlib(sm: SoftmaxExplorer) -> None:
     shown = np.where(sm.masks, -np.inf, sm.scores)
     expected = softmax(shown / sm.temperature)
     np.testing.assert_array_equal(sm.weights, expected)
@@ -201,7 +212,7 @@ def assert_softmax_matches_attnlib(sm: widgets.SoftmaxExplorer) -> None:
 
 def test_softmax_every_slider_and_mask_over_its_range() -> None:
     rng = np.random.default_rng(5)
-    sm = widgets.softmax_explorer()
+    sm = softmax_explorer()
     assert sm.labels == ["h1", "h2", "h3"]
     assert_softmax_matches_attnlib(sm)
     for i in range(len(sm.labels)):
@@ -222,13 +233,13 @@ def test_softmax_every_slider_and_mask_over_its_range() -> None:
 
 
 def test_softmax_every_key_masked_gives_zero_weights() -> None:
-    sm = widgets.softmax_explorer([1.0, -3.0, 4.0], temperature=0.1)
+    sm = softmax_explorer([1.0, -3.0, 4.0], temperature=0.1)
     sm.masks = [True, True, True]
     assert sm.weights.tolist() == [0.0, 0.0, 0.0]
 
 
 def test_softmax_keys_with_the_same_name_are_separate() -> None:
-    sm = widgets.softmax_explorer([1.0, 3.0], ["k", "k"])
+    sm = softmax_explorer([1.0, 3.0], ["k", "k"])
     assert sm.weights[0] < 0.5 < sm.weights[1]
     sm.scores = [3.0, 1.0]
     assert sm.weights[0] > 0.5 > sm.weights[1]
@@ -252,11 +263,11 @@ def test_softmax_keys_with_the_same_name_are_separate() -> None:
 )
 def test_softmax_bad_arguments(args: tuple, kwargs: dict, message: str) -> None:
     with pytest.raises((ValueError, TypeError), match=message):
-        widgets.softmax_explorer(*args, **kwargs)
+        softmax_explorer(*args, **kwargs)
 
 
 def test_softmax_bad_trait_values() -> None:
-    sm = widgets.softmax_explorer()
+    sm = softmax_explorer()
     with pytest.raises(traitlets.TraitError, match=r"temperature must be from 0\.1 to 10"):
         sm.temperature = 20.0
     with pytest.raises(traitlets.TraitError, match="3 numbers"):
@@ -269,7 +280,7 @@ def test_softmax_bad_trait_values() -> None:
 # --- the similarity explorer ---------------------------------------------------------------------
 
 
-def assert_similarity_matches_attnlib(se: widgets.SimilarityExplorer) -> None:
+def assert_similarity_matches_attnlib(se: SimilarityExplorer) -> None:
     expected, measured = similarity(se.vectors[0], se.vectors[1]), se.measures
     for name in ("dot", "norm_a", "norm_b", "cosine", "angle_degrees"):
         assert getattr(measured, name) == getattr(expected, name), name
@@ -277,7 +288,7 @@ def assert_similarity_matches_attnlib(se: widgets.SimilarityExplorer) -> None:
 
 def test_similarity_every_slider_over_its_range() -> None:
     rng = np.random.default_rng(3)
-    se = widgets.similarity_explorer()
+    se = similarity_explorer()
     np.testing.assert_array_equal(se.vectors, EXAMPLE.X[:2])
     for i in range(2):
         for j in range(2):
@@ -289,7 +300,7 @@ def test_similarity_every_slider_over_its_range() -> None:
 
 
 def test_similarity_vectors_with_the_same_label_and_a_zero_vector() -> None:
-    se = widgets.similarity_explorer([1.0, 0.0], [0.0, 1.0], labels=("v", "v"))
+    se = similarity_explorer([1.0, 0.0], [0.0, 1.0], labels=("v", "v"))
     assert se.measures.cosine == 0.0 and se.measures.angle_degrees == 90.0
     se.vectors = [[0.0, 0.0], [0.5, 0.5]]
     assert_similarity_matches_attnlib(se)
@@ -310,18 +321,18 @@ def test_similarity_vectors_with_the_same_label_and_a_zero_vector() -> None:
 )
 def test_similarity_bad_arguments(kwargs: dict, message: str) -> None:
     with pytest.raises((ValueError, TypeError), match=message):
-        widgets.similarity_explorer(**kwargs)
+        similarity_explorer(**kwargs)
 
 
 # --- the scaling explorer ------------------------------------------------------------------------
 
 
-def shown_row(sc: widgets.ScalingExplorer) -> dict:
+def shown_row(sc: ScalingExplorer) -> dict:
     """The row of the table that the front end draws: the one of the slider's d_k."""
     return next(r for r in sc.table if r["d_k"] == sc.d_k)
 
 
-def assert_scaling_matches_attnlib(sc: widgets.ScalingExplorer) -> None:
+def assert_scaling_matches_attnlib(sc: ScalingExplorer) -> None:
     stats = scaling_statistics(sc.d_k, n_queries=sc.n_queries, n_keys=sc.n_keys, seed=sc.seed)
     row = shown_row(sc)
     for name in ("variance", "max_weight", "entropy", "jacobian_norm"):
@@ -337,7 +348,7 @@ def assert_scaling_matches_attnlib(sc: widgets.ScalingExplorer) -> None:
 
 def test_scaling_every_d_k_and_new_draws() -> None:
     rng = np.random.default_rng(11)
-    sc = widgets.scaling_explorer(64, n_queries=64)
+    sc = scaling_explorer(64, n_queries=64)
     assert sc.d_k_values == list(D_K_VALUES) and sc.table_seed == sc.seed == 0
     picks = [0, len(D_K_VALUES) - 1, *rng.integers(0, len(D_K_VALUES), RANDOM_VALUES)]
     for index in picks:
@@ -364,11 +375,11 @@ def test_scaling_every_d_k_and_new_draws() -> None:
 )
 def test_scaling_bad_arguments(kwargs: dict, message: str) -> None:
     with pytest.raises((ValueError, TypeError), match=message):
-        widgets.scaling_explorer(**kwargs)
+        scaling_explorer(**kwargs)
 
 
 def test_scaling_bad_d_k_trait() -> None:
-    sc = widgets.scaling_explorer(4, n_queries=16)
+    sc = scaling_explorer(4, n_queries=16)
     with pytest.raises(traitlets.TraitError, match="d_k must be one of"):
         sc.d_k = 7
     assert sc.d_k == 4
@@ -376,10 +387,10 @@ def test_scaling_bad_d_k_trait() -> None:
 
 def test_every_explorer_is_an_anywidget_with_a_summary() -> None:
     for explorer in (
-        widgets.playground(),
-        widgets.softmax_explorer(),
-        widgets.similarity_explorer(),
-        widgets.scaling_explorer(n_queries=16),
+        playground(),
+        softmax_explorer(),
+        similarity_explorer(),
+        scaling_explorer(n_queries=16),
     ):
         assert isinstance(explorer, anywidget.AnyWidget)
         # ipywidgets' front end reads a synced "style" or "layout" as a reference to a model
@@ -402,17 +413,17 @@ def live_widgets() -> set[str]:
 @pytest.mark.parametrize(
     "make",
     [
-        widgets.playground,
-        widgets.softmax_explorer,
-        widgets.similarity_explorer,
-        lambda: widgets.scaling_explorer(n_queries=16),
-        widgets.rope_explorer,
-        widgets.online_softmax_explorer,
-        lambda: widgets.multi_head_explorer(
+        playground,
+        softmax_explorer,
+        similarity_explorer,
+        lambda: scaling_explorer(n_queries=16),
+        rope_explorer,
+        online_softmax_explorer,
+        lambda: multi_head_explorer(
             ["a", "b"], np.eye(2), W_q=np.eye(2), W_k=np.eye(2), W_v=np.eye(2, 4), W_o=np.eye(4, 2)
         ),
-        lambda: widgets.training_replay(train(Model(vocab_size=4, length=3, d_model=4), steps=2)),
-        lambda: widgets.generation_explorer(load_text_model(), ["a "], n_new=2),
+        lambda: training_replay(train(Model(vocab_size=4, length=3, d_model=4), steps=2)),
+        lambda: generation_explorer(load_text_model(), ["a "], n_new=2),
     ],
 )
 def test_close_leaves_no_widget_alive(make) -> None:
@@ -431,15 +442,15 @@ def test_close_leaves_no_widget_alive(make) -> None:
 
 
 def test_esm_has_no_relative_imports_and_carries_its_modules_as_data_urls() -> None:
-    text = module_text("playground.js")
+    text = module_text("course.l07_whole_picture", "playground.js")  # imports ../kit/widgets/js/*.js
     assert "./" not in "".join(re.findall(r'from\s*"([^"]*)"', text))
     urls = re.findall(r'from\s*"data:text/javascript;base64,([^"]*)"', text)
     decoded = [base64.b64decode(url).decode("utf-8") for url in urls]
     assert any("export function softmaxRow" in module for module in decoded)  # mirror.js
     assert any("export function heatmap" in module for module in decoded)  # svg.js
-    assert widgets.playground()._esm == text
-    with pytest.raises(FileNotFoundError, match=r"js/missing\.js"):
-        module_text("missing.js")
+    assert playground()._esm == text
+    with pytest.raises(FileNotFoundError, match=r"course\.l07_whole_picture has no ES module missing\.js"):
+        module_text("course.l07_whole_picture", "missing.js")
 
 
 # --- freeing the explorers of a re-run cell, in a real kernel -------------------------------------
@@ -460,12 +471,17 @@ def test_rerunning_a_cell_frees_its_explorers(tmp_path: Path) -> None:
     jupyter_client = pytest.importorskip("jupyter_client")
     manager, client = jupyter_client.manager.start_new_kernel(kernel_name="python3")
     try:
-        setup = "import ipywidgets\nfrom attnlib import widgets\nmade = []\n"
+        setup = (
+            "import ipywidgets\n"
+            "from course.l01_embeddings.widgets import similarity_explorer\n"
+            "from course.l07_whole_picture.widgets import playground\n"
+            "made = []\n"
+        )
         assert run_cell(client, setup, "setup")["status"] == "ok"
-        cell = "made.append(widgets.playground()); made.append(widgets.similarity_explorer())"
+        cell = "made.append(playground()); made.append(similarity_explorer())"
         for _ in range(3):
             assert run_cell(client, cell, "cell-a")["status"] == "ok"
-        assert run_cell(client, "other = widgets.playground()", "cell-b")["status"] == "ok"
+        assert run_cell(client, "other = playground()", "cell-b")["status"] == "ok"
         check = (
             "open_ = [w.comm is not None for w in made]\n"
             "alive = [w.model_id in ipywidgets.Widget.widgets for w in made if w.comm is not None]\n"

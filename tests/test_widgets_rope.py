@@ -17,9 +17,9 @@ import numpy as np
 import pytest
 import traitlets
 
-from attnlib import widgets
-from attnlib.plots.rotary import ROPE_KEY, ROPE_QUERY, rope_limits
 from attnlib.positions import rope
+from course.l10_positions import widgets
+from course.l10_positions.plots import ROPE_KEY, ROPE_QUERY, rope_limits
 
 pytestmark = pytest.mark.filterwarnings("error")
 

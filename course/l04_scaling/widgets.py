@@ -8,9 +8,9 @@ import numpy as np
 import traitlets
 
 from attnlib.validation import as_seed, is_number
-from course.kit import plots
 from course.kit.widgets.base import Explorer
 from course.kit.widgets.modules import module_text
+from course.l04_scaling import plots
 from course.l04_scaling.scaling import D_K_VALUES, entropy, scaling_statistics
 
 __all__ = ["ScalingExplorer", "scaling_explorer", "scaling_table"]

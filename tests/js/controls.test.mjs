@@ -1,8 +1,8 @@
-// The model binding every explorer's render() uses (attnlib/widgets/js/controls.js), on a stand-in
+// The model binding every explorer's render() uses (course/kit/widgets/js/controls.js), on a stand-in
 // for anywidget's model: the on/off/get/set/save_changes it calls.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { bind, embeddingState, sender, themeOf } from "../../attnlib/widgets/js/controls.js";
+import { bind, embeddingState, sender, themeOf } from "../../course/kit/widgets/js/controls.js";
 
 /** A model with anywidget's event methods: traits in a Map, listeners per event name. */
 function fakeModel(traits) {

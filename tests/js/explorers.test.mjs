@@ -2,9 +2,9 @@
 // value of the mirror (checked against attnlib) or of the table Python computed with attnlib.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { computeSoftmax, drawSoftmax } from "../../attnlib/widgets/js/softmax.js";
-import { computeSimilarity, drawSimilarity } from "../../attnlib/widgets/js/similarity.js";
-import { drawScaling } from "../../attnlib/widgets/js/scaling.js";
+import { computeSoftmax, drawSoftmax } from "../../course/l05_softmax/softmax.js";
+import { computeSimilarity, drawSimilarity } from "../../course/l01_embeddings/similarity.js";
+import { drawScaling } from "../../course/l04_scaling/scaling.js";
 import { assertClose, entropyScale, fixtures } from "./fixtures.mjs";
 
 /** Every element with data-quantity in an SVG string: {quantity, row, col, value}. */

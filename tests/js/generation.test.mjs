@@ -16,7 +16,7 @@ import {
   shownChar,
   textLines,
   weightsOf,
-} from "../../attnlib/widgets/js/generation.js";
+} from "../../course/l15_generating_text/generation.js";
 import { fixtures, numbersIn } from "./fixtures.mjs";
 
 const g = fixtures.generation;

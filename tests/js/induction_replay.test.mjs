@@ -2,7 +2,7 @@
 // computed; future keys are drawn masked (hatched, "masked"), never as a weight of 0.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { drawInduction, labelledPositions, lossAt, pictureWidth } from "../../attnlib/widgets/js/induction_replay.js";
+import { drawInduction, labelledPositions, lossAt, pictureWidth } from "../../course/l14_induction_heads/induction_replay.js";
 import { fixtures, numbersIn } from "./fixtures.mjs";
 
 const replay = fixtures.inductionReplay;

@@ -1,8 +1,8 @@
-// The multi-head explorer of lesson 09 (attnlib/widgets/js/multihead.js) against
+// The multi-head explorer of lesson 09 (course/l09_many_heads/multihead.js) against
 // attnlib.multihead.multi_head_attention, and the numbers its SVG shows.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { computeMultiHead, concatHeads, drawMultiHead, headColumns, multiHeadAttention } from "../../attnlib/widgets/js/multihead.js";
+import { computeMultiHead, concatHeads, drawMultiHead, headColumns, multiHeadAttention } from "../../course/l09_many_heads/multihead.js";
 import { assertClose, fixtures } from "./fixtures.mjs";
 
 /** Every element with data-quantity in an SVG string: {quantity, row, col, value}. */

@@ -3,7 +3,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
-import { drawOnlineSoftmax, stateAfter } from "../../attnlib/widgets/js/online_softmax.js";
+import { drawOnlineSoftmax, stateAfter } from "../../course/l12_attention_at_scale/online_softmax.js";
 
 const path = process.env.ATTNLIB_ONLINE_SOFTMAX;
 

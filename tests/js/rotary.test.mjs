@@ -1,8 +1,8 @@
-// RoPE (attnlib/widgets/js/rotary.js) against attnlib.positions, and what the RoPE explorer draws.
+// RoPE (course/l10_positions/rotary.js) against attnlib.positions, and what the RoPE explorer draws.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { computeRope, rope, ropeFrequencies, ropeScore } from "../../attnlib/widgets/js/rotary.js";
-import { drawRope, formatScore, scoreCurve } from "../../attnlib/widgets/js/rope.js";
+import { computeRope, rope, ropeFrequencies, ropeScore } from "../../course/l10_positions/rotary.js";
+import { drawRope, formatScore, scoreCurve } from "../../course/l10_positions/rope.js";
 import { assertClose, fixtures } from "./fixtures.mjs";
 
 /** Every <text data-quantity=...> of an SVG string: {quantity, col, value}. */

@@ -1,7 +1,7 @@
 // The training replay of lesson 11 draws, at every saved step, exactly what Python computed.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { drawTraining, logDecades, replayRow } from "../../attnlib/widgets/js/training.js";
+import { drawTraining, logDecades, replayRow } from "../../course/l11_learning_to_attend/training.js";
 import { fixtures } from "./fixtures.mjs";
 
 function numbersIn(svg) {
