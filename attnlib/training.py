@@ -44,6 +44,7 @@ __all__ = [
     "forward",
     "gradients",
     "init_parameters",
+    "log_softmax",
     "previous_token_batch",
     "token_labels",
     "train",
@@ -197,6 +198,25 @@ def token_labels(tokens: npt.ArrayLike) -> list[str]:
     return [f"{position}:{chr(ord('A') + int(token))}" for position, token in enumerate(ids)]
 
 
+def log_softmax(logits: np.ndarray) -> np.ndarray:
+    """``log softmax(logits)`` over the last axis, stable: ``s − log Σ exp(s)`` with ``s = logits − max``.
+
+    Lesson 11 · 3. Training (and lesson 14 · 1, the next-token loss): the cross-entropy reads it at the
+    target.
+
+    Parameters
+    ----------
+    logits : (..., vocab) finite floats
+
+    Returns
+    -------
+    (..., vocab)
+        The log-probabilities; ``exp`` of a row sums to 1.
+    """
+    shifted = logits - logits.max(axis=-1, keepdims=True)
+    return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
+
+
 def cross_entropy(logits: np.ndarray, targets: np.ndarray) -> tuple[float, np.ndarray]:
     """Mean cross-entropy of the rows of ``logits`` against integer ``targets``, and its gradient.
 
@@ -212,8 +232,7 @@ def cross_entropy(logits: np.ndarray, targets: np.ndarray) -> tuple[float, np.nd
     d_logits : (..., vocab)
         ``(softmax(logits) − onehot(targets)) / count``: the gradient of the loss.
     """
-    shifted = logits - logits.max(axis=-1, keepdims=True)
-    log_probs = shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
+    log_probs = log_softmax(logits)
     picked = np.take_along_axis(log_probs, targets[..., None], axis=-1)[..., 0]
     onehot = np.arange(logits.shape[-1]) == targets[..., None]
     return float(-picked.mean()), (np.exp(log_probs) - onehot) / targets.size

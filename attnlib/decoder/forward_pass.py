@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
+from attnlib.core import softmax
 from attnlib.decoder.block import LayerNormSteps, LayerSteps, block, layer_norm, rope_places, visible_keys
 from attnlib.decoder.config import (
     DecoderConfig,
@@ -358,8 +359,6 @@ def _choose(logits: np.ndarray, temperature: float, rng: np.random.Generator) ->
     """One token id per row: the largest logit, or a draw from ``softmax(logits / temperature)``."""
     if temperature == 0:
         return logits.argmax(axis=-1)
-    scaled = logits / temperature
-    probs = np.exp(scaled - scaled.max(axis=-1, keepdims=True))
-    cumulative = np.cumsum(probs / probs.sum(axis=-1, keepdims=True), axis=-1)
+    cumulative = np.cumsum(softmax(logits / temperature), axis=-1)
     draws = rng.random((logits.shape[0], 1))
     return np.minimum((cumulative < draws).sum(axis=-1), logits.shape[-1] - 1)

@@ -28,7 +28,7 @@ from attnlib.decoder.config import (
 from attnlib.decoder.forward_pass import ForwardSteps, forward_steps
 from attnlib.multihead import merge_heads, split_heads
 from attnlib.positions import rope
-from attnlib.training import Adam, cross_entropy
+from attnlib.training import Adam, cross_entropy, log_softmax
 from attnlib.validation import as_positive_int, as_seed, is_number
 
 __all__ = [
@@ -179,8 +179,7 @@ def token_losses(logits: np.ndarray, t: np.ndarray) -> np.ndarray:
 
     Lesson 14 · 1.
     """
-    shifted = logits[:, :-1] - logits[:, :-1].max(axis=-1, keepdims=True)
-    log_probs = shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
+    log_probs = log_softmax(logits[:, :-1])
     return -np.take_along_axis(log_probs, t[:, 1:, None], axis=-1)[..., 0]
 
 
