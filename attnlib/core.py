@@ -47,20 +47,22 @@ import functools
 import math
 import sys
 from dataclasses import dataclass
-from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
 
 from attnlib.validation import (
+    AttentionArguments,
     all_finite,
     as_axis,
-    as_flag,
     as_mask,
     as_positive_int,
     as_queries_keys,
     as_real,
     as_real_array,
+    as_rows,
+    as_values,
+    attention_arguments,
     broadcast_batch,
 )
 
@@ -281,16 +283,8 @@ def weighted_sum(weights: npt.ArrayLike, V: npt.ArrayLike) -> np.ndarray:
     numpy.ndarray, shape (..., n_q, d_v)
         Row ``i`` is ``Σ_j weights[i, j] V[j]``.
     """
-    w = as_real_array(weights, "weights")
-    v = as_real_array(V, "V")
-    for name, arr, hint in (("weights", w, "(..., n_q, n_k)"), ("V", v, "(..., n_k, d_v)")):
-        if arr.ndim < 2:
-            raise ValueError(f"{name} must have shape {hint}, got shape {arr.shape}")
-    if w.shape[-1] != v.shape[-2]:
-        raise ValueError(
-            f"weights and V must have the same number of keys n_k: weights has shape {w.shape} "
-            f"(n_k={w.shape[-1]}), V has shape {v.shape} (n_k={v.shape[-2]})"
-        )
+    w = as_rows(weights, "weights", "(..., n_q, n_k)")
+    v = as_values(V, "weights", w.shape, n_k=w.shape[-1])
     broadcast_batch(("weights", w.shape), ("V", v.shape))
     dtype = np.promote_types(w.dtype, v.dtype)
     return _matmul_checked(w.astype(dtype, copy=False), v.astype(dtype, copy=False), "output weights @ V")
@@ -409,57 +403,6 @@ def scaled_dot_product_attention(
     """
     steps = attention_steps(Q, K, V, mask=mask, causal=causal, scale=scale)
     return steps.output, steps.weights
-
-
-class AttentionArguments(NamedTuple):
-    """The arguments of an attention call, checked: see :func:`attention_arguments`."""
-
-    Q: np.ndarray
-    K: np.ndarray
-    V: np.ndarray
-    mask: np.ndarray | None
-    scale: float
-    single: bool
-
-
-def attention_arguments(
-    Q: npt.ArrayLike,
-    K: npt.ArrayLike,
-    V: npt.ArrayLike,
-    mask: npt.ArrayLike | None = None,
-    causal: object = False,
-    scale: object = None,
-) -> AttentionArguments:
-    """Every check of :func:`attention_steps`, before anything is computed.
-
-    Other ways of computing attention (:mod:`attnlib.efficient`, :mod:`attnlib.backward`) call it
-    too, so that they reject exactly what :func:`scaled_dot_product_attention` rejects.
-
-    Returns
-    -------
-    AttentionArguments
-        ``Q, K, V`` in one dtype (a single query as one row, ``(..., 1, d_k)``), the mask ready
-        for :func:`apply_mask` (or None), the scale as a float, and whether ``Q`` was a single query.
-    """
-    as_flag(causal, "causal")
-    q, k, single = as_queries_keys(Q, K)
-    v = as_real_array(V, "V")
-    if v.ndim < 2:
-        raise ValueError(f"V must have shape (..., n_k, d_v), got shape {v.shape}")
-    if v.shape[-2] != k.shape[-2]:
-        raise ValueError(
-            f"K and V must have the same number of keys n_k: K has shape {k.shape} "
-            f"(n_k={k.shape[-2]}), V has shape {v.shape} (n_k={v.shape[-2]})"
-        )
-    broadcast_batch(("Q", q.shape), ("K", k.shape), ("V", v.shape))
-    dtype = np.promote_types(q.dtype, v.dtype)
-    factor = 1.0 / math.sqrt(q.shape[-1]) if scale is None else as_real(scale, "scale", example="0.5")
-    checked_mask = None
-    if mask is not None:
-        weights_shape = (*broadcast_batch(("Q", q.shape), ("K", k.shape)), q.shape[-2], k.shape[-2])
-        checked_mask = as_mask(mask, weights_shape, dtype, single=single)
-    q, k, v = q.astype(dtype, copy=False), k.astype(dtype, copy=False), v.astype(dtype, copy=False)
-    return AttentionArguments(q, k, v, checked_mask, factor, single)
 
 
 def _name_any_overflow(

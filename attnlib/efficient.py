@@ -23,8 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from attnlib.core import attention_arguments
-from attnlib.validation import as_flag, as_positive_int, as_real_array
+from attnlib.validation import as_flag, as_positive_int, as_real_array, attention_arguments
 
 __all__ = [
     "OnlineSoftmaxState",
