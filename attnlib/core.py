@@ -85,6 +85,8 @@ __all__ = [
 def softmax(x: npt.ArrayLike, axis: int = -1) -> np.ndarray:
     """Numerically stable softmax along ``axis``.
 
+    Lesson 05 · 3. The stability trick: subtract the row maximum.
+
     Subtracts each slice's maximum before ``exp`` (the result is the same, but ``exp`` never
     overflows). A slice that is entirely ``-inf`` (every key masked) gives all zeros, not NaN.
 
@@ -121,6 +123,8 @@ def _softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
 def default_scale(d_k: int) -> float:
     """The transformer's scale ``1 / √d_k``, as a Python float.
 
+    Lesson 04 · 1. The claim: Var(q · k) = d_k.
+
     A Python float keeps float32 arrays float32 when multiplied (a NumPy float64 scalar would
     silently promote the whole computation to float64 under NumPy 2).
     """
@@ -132,6 +136,8 @@ def default_scale(d_k: int) -> float:
 
 def raw_scores(Q: npt.ArrayLike, K: npt.ArrayLike) -> np.ndarray:
     """Dot product of every query with every key: ``Q Kᵀ``.
+
+    Lesson 03 · 1. The formula.
 
     Parameters
     ----------
@@ -150,6 +156,8 @@ def raw_scores(Q: npt.ArrayLike, K: npt.ArrayLike) -> np.ndarray:
 
 def scale_scores(scores: npt.ArrayLike, scale: float) -> np.ndarray:
     """Multiply scores by ``scale`` (``1/√d_k`` in the transformer; a temperature in general).
+
+    Lesson 04 · 5. Scale the scores, not the weights.
 
     Parameters
     ----------
@@ -177,6 +185,8 @@ def scale_scores(scores: npt.ArrayLike, scale: float) -> np.ndarray:
 
 def causal_mask(n_q: int, n_k: int | None = None, *, window: int | None = None, sinks: int = 0) -> np.ndarray:
     """Boolean causal mask: query ``i`` may attend to keys ``0..i`` (top-left aligned).
+
+    Lesson 05 · 7. The causal mask (windows and sinks: lesson 15 · 4).
 
     With a ``window``, query ``i`` sees only the keys ``i − window + 1 … i`` (a sliding window,
     as Mistral's), plus the first ``sinks`` keys (the "attention sinks" of StreamingLLM, Xiao et
@@ -241,6 +251,8 @@ def _causal_mask(n_q: int, n_k: int) -> np.ndarray:
 def apply_mask(scores: npt.ArrayLike, mask: npt.ArrayLike) -> np.ndarray:
     """Apply a boolean or additive mask to (scaled) scores, before the softmax.
 
+    Lesson 05 · 5. Masks: −∞ before the softmax.
+
     Parameters
     ----------
     scores : array_like, shape (..., n_q, n_k)
@@ -271,6 +283,8 @@ def _apply_mask(scores: np.ndarray, mask: np.ndarray) -> np.ndarray:
 def weighted_sum(weights: npt.ArrayLike, V: npt.ArrayLike) -> np.ndarray:
     """Each query's output: the values averaged with its weights, ``weights @ V``.
 
+    Lesson 06 · 1. By hand: "she likes coffee".
+
     Parameters
     ----------
     weights : array_like, shape (..., n_q, n_k)
@@ -293,6 +307,8 @@ def weighted_sum(weights: npt.ArrayLike, V: npt.ArrayLike) -> np.ndarray:
 @dataclass(frozen=True)
 class AttentionSteps:
     """Every intermediate of one attention computation.
+
+    Lesson 07 · One computation, every intermediate.
 
     Shapes are those of a matrix of queries; a single query drops the ``n_q`` axis.
 
@@ -332,6 +348,8 @@ def attention_steps(
 ) -> AttentionSteps:
     """Scaled dot-product attention, keeping every intermediate.
 
+    Lesson 07 · One computation, every intermediate.
+
     Same arguments as :func:`scaled_dot_product_attention`.
 
     Returns
@@ -366,6 +384,8 @@ def scaled_dot_product_attention(
     scale: float | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """``softmax(Q Kᵀ · scale + mask) V``, returning the output and the attention weights.
+
+    Lesson 07 · Attention in eight lines.
 
     Parameters
     ----------

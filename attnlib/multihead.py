@@ -65,6 +65,8 @@ __all__ = [
 def split_heads(X: npt.ArrayLike, n_heads: int) -> np.ndarray:
     """Cut the last axis into ``n_heads`` heads and move the heads before the tokens.
 
+    Lesson 09 · 2. The shapes: split, attend, merge.
+
     Parameters
     ----------
     X : (..., n, n_heads·d)
@@ -93,6 +95,8 @@ def _split_heads(X: np.ndarray, n_heads: int) -> np.ndarray:
 
 def merge_heads(X: npt.ArrayLike) -> np.ndarray:
     """The inverse of :func:`split_heads`: concatenate the heads along the last axis.
+
+    Lesson 09 · 2. The shapes: split, attend, merge.
 
     Parameters
     ----------
@@ -130,6 +134,8 @@ def multi_head_attention(
     key_padding_mask: npt.ArrayLike | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Multi-head attention with an output projection; grouped-query with ``n_kv_heads``.
+
+    Lesson 09 · 1. Why several heads: two relations at once (GQA: lesson 15 · 3).
 
     Parameters
     ----------
@@ -179,6 +185,8 @@ def multi_head_attention(
 def heads_attention(arguments: MultiHeadArguments, *, causal: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """:func:`multi_head_attention` of arguments that are already checked; it trusts them.
 
+    Lesson 09 · 2. The shapes: split, attend, merge.
+
     Parameters
     ----------
     arguments : MultiHeadArguments
@@ -206,6 +214,8 @@ def heads_attention(arguments: MultiHeadArguments, *, causal: bool = False) -> t
 
 class MultiHeadArguments(NamedTuple):
     """The arguments of a multi-head call, checked: see :func:`multi_head_arguments`.
+
+    Lesson 09 · 2. The shapes: split, attend, merge.
 
     ``n_kv_heads`` None means one key/value head per query head (``n_heads``).
     """

@@ -444,7 +444,10 @@ def as_one_line(text: object, name: str) -> str:
 
 
 class AttentionArguments(NamedTuple):
-    """The arguments of an attention call, checked: see :func:`attention_arguments`."""
+    """The arguments of an attention call, checked: see :func:`attention_arguments`.
+
+    Lesson 07 · One computation, every intermediate.
+    """
 
     Q: np.ndarray
     K: np.ndarray

@@ -104,7 +104,10 @@ def block(
 
 @dataclass
 class LayerSteps:
-    """What one layer's forward pass keeps for the backward pass."""
+    """What one layer's forward pass keeps for the backward pass.
+
+    Lesson 14 · 1. The task: sequences that repeat (the layer it trains).
+    """
 
     attn_in: np.ndarray
     qk_in: np.ndarray  # attn_in, plus the positions when they enter the attention only
@@ -204,7 +207,10 @@ def gelu_backward(x: np.ndarray, d_out: np.ndarray) -> np.ndarray:
 
 @dataclass
 class LayerNormSteps:
-    """One LayerNorm's forward pass, kept for its backward pass."""
+    """One LayerNorm's forward pass, kept for its backward pass.
+
+    Lesson 15 · 1. One token at a time (its model's LayerNorms).
+    """
 
     x_hat: np.ndarray  # (x − mean) / σ
     inv_sigma: np.ndarray  # 1/√(var + ε), (..., 1)
@@ -264,7 +270,10 @@ def visible_keys(
 
 @dataclass(frozen=True)
 class Rotation:
-    """The RoPE angles' positions of one forward pass (``positions="rope"``)."""
+    """The RoPE angles' positions of one forward pass (``positions="rope"``).
+
+    Lesson 15 · 4. Past the trained context: windows and sinks.
+    """
 
     queries: np.ndarray  # (n,)
     keys: np.ndarray  # (n_k,)

@@ -4,6 +4,13 @@ Its shape (:class:`DecoderConfig`), its parameters' names, shapes and random sta
 formula names them); then the checks at the door, which turn what a learner passes (parameters,
 token ids, ablated heads, a window and sinks) into the arrays the decoder computes with, or raise
 an error that names what is wrong.
+
+Lesson 14's model, a two-layer attention-only decoder, and the shapes of its parameters:
+
+>>> config = DecoderConfig(vocab_size=10, n_ctx=8, d_model=16, n_heads=2, n_layers=2)
+>>> shapes = parameter_shapes(config)
+>>> shapes["embed"], shapes["layer0.W_q"], shapes["unembed"], len(shapes)
+((10, 16), (16, 16), (16, 10), 11)
 """
 
 from __future__ import annotations
@@ -189,6 +196,8 @@ def init_parameters(config: DecoderConfig, seed: int = 0) -> dict[str, np.ndarra
 def as_config(config: object) -> DecoderConfig:
     """``config`` itself, or a TypeError if it is not a :class:`DecoderConfig`.
 
+    Lesson 14 · 1. The task: sequences that repeat.
+
     Lessons 14 and 15: every decoder function they call checks its config with it.
     """
     if not isinstance(config, DecoderConfig):
@@ -198,6 +207,8 @@ def as_config(config: object) -> DecoderConfig:
 
 def check_parameters(config: DecoderConfig, params: Mapping[str, npt.ArrayLike]) -> dict[str, np.ndarray]:
     """``params`` as float64 arrays of the shapes ``config`` needs, or an error naming what is wrong.
+
+    Lesson 14 · 1. The task: sequences that repeat.
 
     Lessons 14 and 15: every decoder function they call checks its parameters with it.
 
@@ -236,6 +247,8 @@ def check_tokens(
     config: DecoderConfig, tokens: npt.ArrayLike, name: str = "tokens", *, any_length: bool = False
 ) -> np.ndarray:
     """``tokens`` as an integer array (B, n), 1 ≤ n ≤ n_ctx, of ids ``0 … vocab_size − 1``.
+
+    Lesson 14 · 1. The task: sequences that repeat.
 
     Lessons 14 and 15: every decoder function they call checks its tokens with it.
 

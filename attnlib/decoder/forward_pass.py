@@ -4,6 +4,22 @@ Lesson 14's formula: the embedding, one :func:`~attnlib.decoder.block.block` per
 unembedding, every step kept for the backward pass. Lesson 15 · 1 to · 5: :func:`generate` writes
 one token at a time, with or without a :class:`~attnlib.decoder.kv_cache.KVCache`, and
 :func:`pool_kv_heads` turns a model's key/value heads into fewer by pooling.
+
+One layer of one head, no MLP and no LayerNorm, in NumPy (lesson 14's formula) gives the same
+logits:
+
+>>> import numpy as np
+>>> from attnlib.decoder import DecoderConfig, init_parameters
+>>> config = DecoderConfig(vocab_size=5, n_ctx=4, d_model=8, n_heads=1, n_layers=1)
+>>> p, tokens = init_parameters(config, seed=0), np.array([[1, 2, 3, 1]])
+>>> x = p["embed"][tokens[0]] + p["pos_embed"][:4]                # the residual stream
+>>> S = (x @ p["layer0.W_q"]) @ (x @ p["layer0.W_k"]).T / np.sqrt(8)
+>>> S = np.where(np.tri(4, dtype=bool), S, -np.inf)               # causal
+>>> A = np.exp(S - S.max(axis=-1, keepdims=True))
+>>> A = A / A.sum(axis=-1, keepdims=True)
+>>> x = x + A @ (x @ p["layer0.W_v"]) @ p["layer0.W_o"]           # the head writes to the stream
+>>> bool(np.allclose(forward(config, p, tokens).logits[0], x @ p["unembed"]))
+True
 """
 
 from __future__ import annotations
@@ -40,7 +56,10 @@ __all__ = [
 
 @dataclass
 class ForwardSteps:
-    """What the forward pass keeps for the backward pass (and for what generate and train read)."""
+    """What the forward pass keeps for the backward pass (and for what generate and train read).
+
+    Lesson 14 · 3. Finding the heads (every step kept).
+    """
 
     residuals: list[np.ndarray]
     layers: list[LayerSteps]
@@ -95,6 +114,8 @@ def forward_steps(
 @dataclass(frozen=True)
 class DecoderOutput:
     """What :func:`forward` computes for a batch of ``B`` sequences of ``n`` tokens.
+
+    Lesson 14 · 3. Finding the heads.
 
     Attributes
     ----------
@@ -178,6 +199,8 @@ def forward(
 @dataclass(frozen=True)
 class GenerationTrace:
     """What each step of :func:`generate` attended to (``return_trace=True``).
+
+    Lesson 15 · 1. One token at a time.
 
     Step ``k`` (``0 … n_new − 1``) is the query of the token at position ``n − 1 + k`` (the
     prompt's last token for ``k = 0``), whose logits chose the token at position ``n + k``.

@@ -4,6 +4,18 @@ The gradients are the chain rule run backwards through the forward pass's steps 
 lesson 11 derives the attention's part); :func:`train` feeds them to Adam, with snapshots, a probe
 and measurements on the way. Lesson 14 · 2 shows a run (the phase change); lesson 15's model is
 another.
+
+The gradient by hand against the loss's slope, on one entry of the unembedding:
+
+>>> import numpy as np
+>>> from attnlib.decoder import DecoderConfig, init_parameters
+>>> config = DecoderConfig(vocab_size=5, n_ctx=6, d_model=8, n_heads=2, n_layers=1)
+>>> params, tokens = init_parameters(config, seed=0), np.array([[1, 2, 3, 1, 2, 3]])
+>>> loss, grads = loss_and_gradients(config, params, tokens)
+>>> nudged = {**params, "unembed": params["unembed"] + 1e-6 * (np.arange(40).reshape(8, 5) == 7)}
+>>> slope = (loss_and_gradients(config, nudged, tokens)[0] - loss) / 1e-6
+>>> bool(np.isclose(slope, grads["unembed"][1, 2], rtol=1e-4, atol=1e-8))
+True
 """
 
 from __future__ import annotations
@@ -191,6 +203,8 @@ def _matmul_grad(x: np.ndarray, d_out: np.ndarray) -> np.ndarray:
 @dataclass(frozen=True)
 class DecoderRun:
     """What :func:`train` recorded.
+
+    Lesson 14 · 2. The phase change.
 
     Attributes
     ----------

@@ -14,12 +14,8 @@ The biases of the queries, keys and values ride along as one extra row of each w
 multiplied by a column of ones appended to ``x``: ``[x, 1] [[W], [b]] = x W + b``. So the
 attention of every layer is exactly :func:`attnlib.multihead.multi_head_attention`.
 
-**How far two float32 runs of the encoder may differ** (:func:`float32_tolerance`): a bound from
-the rounding of its sums. Two programs (attnlib and transformers, or one program on two CPUs)
-add in different orders, so their float32 results differ in their last digits; a comparison
-between them asks for agreement to this bound, far below the size of any mistake, not to the
-last digit. For
-all-MiniLM-L6-v2 on a dozen tokens, in float32 epsilons (2⁻²³) of the largest entry::
+:func:`float32_tolerance` bounds how far two float32 runs of it (attnlib and transformers, or
+two CPUs) may differ; for all-MiniLM-L6-v2 on a dozen tokens, in float32 epsilons (2⁻²³)::
 
 >>> minilm = BertConfig(n_layers=6, n_heads=12, d_model=384, d_ff=1536, vocab_size=30522,
 ...                     max_positions=512, type_vocab_size=2, layer_norm_eps=1e-12, pad_token_id=0)
@@ -62,6 +58,8 @@ __all__ = [
 @dataclass(frozen=True)
 class BertConfig:
     """The sizes of a BERT encoder, from its ``config.json``.
+
+    Lesson 13 · 2. Embeddings: the word, its position, its segment.
 
     Attributes
     ----------
@@ -149,39 +147,22 @@ _SIZES = {
 
 @dataclass(frozen=True)
 class EmbeddingWeights:
-    """The embedding tables and their layer norm.
+    """Lesson 13 · 2. Embeddings: the word, its position, its segment: the tables and their layer norm."""
 
-    Attributes
-    ----------
-    word : (vocab_size, d_model)
-    position : (max_positions, d_model)
-    token_type : (type_vocab_size, d_model)
-    gamma, beta : (d_model,)
-    """
-
-    word: np.ndarray
-    position: np.ndarray
-    token_type: np.ndarray
-    gamma: np.ndarray
-    beta: np.ndarray
+    word: np.ndarray  # (vocab_size, d_model)
+    position: np.ndarray  # (max_positions, d_model)
+    token_type: np.ndarray  # (type_vocab_size, d_model)
+    gamma: np.ndarray  # (d_model,), the layer norm's scale
+    beta: np.ndarray  # (d_model,), and its shift
 
 
 @dataclass(frozen=True)
 class LayerWeights:
     """One encoder layer, every matrix as (in, out) so that ``x W + b`` applies it.
 
-    Attributes
-    ----------
-    W_q, W_k, W_v, W_o : (d_model, d_model)
-    b_q, b_k, b_v, b_o : (d_model,)
-    gamma_1, beta_1 : (d_model,)
-        The layer norm after attention.
-    W_1 : (d_model, d_ff)
-    b_1 : (d_ff,)
-    W_2 : (d_ff, d_model)
-    b_2 : (d_model,)
-    gamma_2, beta_2 : (d_model,)
-        The layer norm after the feed-forward layer.
+    Lesson 13 · 3. One layer, followed by hand. ``W_q``, ``W_k``, ``W_v``, ``W_o`` are
+    (d_model, d_model) and their biases (d_model,); ``gamma_1``, ``beta_1`` the layer norm after
+    attention and ``gamma_2``, ``beta_2`` the one after the feed-forward layer, (d_model,).
     """
 
     W_q: np.ndarray
@@ -194,10 +175,10 @@ class LayerWeights:
     b_o: np.ndarray
     gamma_1: np.ndarray
     beta_1: np.ndarray
-    W_1: np.ndarray
-    b_1: np.ndarray
-    W_2: np.ndarray
-    b_2: np.ndarray
+    W_1: np.ndarray  # (d_model, d_ff)
+    b_1: np.ndarray  # (d_ff,)
+    W_2: np.ndarray  # (d_ff, d_model)
+    b_2: np.ndarray  # (d_model,)
     gamma_2: np.ndarray
     beta_2: np.ndarray
 
@@ -213,7 +194,10 @@ class LayerWeights:
 
 @dataclass(frozen=True)
 class BertWeights:
-    """All the weights of the encoder: the embeddings and one :class:`LayerWeights` per layer."""
+    """All the weights of the encoder: the embeddings and one :class:`LayerWeights` per layer.
+
+    Lesson 13 · 3. One layer, followed by hand.
+    """
 
     embeddings: EmbeddingWeights
     layers: tuple[LayerWeights, ...]
@@ -222,6 +206,8 @@ class BertWeights:
 @dataclass(frozen=True)
 class EncoderOutput:
     """What :func:`encode` returns.
+
+    Lesson 13 · 3. One layer, followed by hand.
 
     Attributes
     ----------
@@ -237,6 +223,8 @@ class EncoderOutput:
 
 def layer_norm(x: npt.ArrayLike, gamma: npt.ArrayLike, beta: npt.ArrayLike, eps: float) -> np.ndarray:
     """Normalise each row to mean 0 and variance 1, then scale by ``gamma`` and shift by ``beta``.
+
+    Lesson 13 · 3. One layer, followed by hand.
 
     ``(x − mean) / √(variance + eps) · gamma + beta``: ``eps`` keeps a constant row (variance 0)
     finite, mapping it to ``beta``.
@@ -277,6 +265,8 @@ def _layer_norm(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray, eps: float) 
 def gelu(x: npt.ArrayLike) -> np.ndarray:
     """GELU, ``x · Φ(x) = x/2 · (1 + erf(x/√2))``, the exact form BERT uses (not the tanh approximation).
 
+    Lesson 13 · 3. One layer, followed by hand.
+
     Computed in float64 as ``x/2 · erfc(−x/√2)`` (no cancellation for negative ``x``), with
     :func:`erfc` exact to float64's rounding, and returned in the dtype of ``x``.
 
@@ -304,6 +294,8 @@ def _gelu(x: np.ndarray) -> np.ndarray:
 
 def erfc(x: npt.ArrayLike) -> np.ndarray:
     """The complementary error function ``erfc(x) = 1 − erf(x)``, elementwise, in float64.
+
+    Lesson 13 · 3. One layer, followed by hand.
 
     NumPy has no ``erf``. Between points ``a`` of a grid of step 1/256 the Taylor series is summed
     to 10 terms, ``erfc(a + h) = erfc(a) + Σ_k (−1)^k · 2/√π · e^{−a²} · H_{k−1}(a) · h^k / k!``
@@ -364,6 +356,8 @@ def embed(
 ) -> np.ndarray:
     """Word + position + token-type embeddings, layer-normalised.
 
+    Lesson 13 · 2. Embeddings: the word, its position, its segment.
+
     Parameters
     ----------
     embeddings : EmbeddingWeights
@@ -383,6 +377,8 @@ def self_attention(
     x: np.ndarray, layer: LayerWeights, n_heads: int, key_padding_mask: np.ndarray | None
 ) -> tuple[np.ndarray, np.ndarray]:
     """One layer's multi-head self-attention with its biases: :func:`attnlib.multihead.heads_attention`.
+
+    Lesson 13 · 3. One layer, followed by hand.
 
     That is :func:`attnlib.multihead.multi_head_attention` without its argument checks: the
     weights were checked once, by :func:`weights_from_tensors`, and ``x`` is computed here.
@@ -415,6 +411,8 @@ def encoder_layer(
 ) -> tuple[np.ndarray, np.ndarray]:
     """One encoder layer: attention, add and norm, feed-forward, add and norm.
 
+    Lesson 13 · 3. One layer, followed by hand.
+
     Parameters
     ----------
     x : (..., n, d_model)
@@ -442,6 +440,8 @@ def encode(
     token_type_ids: npt.ArrayLike | None = None,
 ) -> EncoderOutput:
     """Run the encoder on token ids: every layer's hidden states and every head's weights.
+
+    Lesson 13 · 3. One layer, followed by hand.
 
     Parameters
     ----------

@@ -87,15 +87,24 @@ HOW_TO_GET = (
 
 
 class ModelNotFoundError(FileNotFoundError):
-    """No directory with the model's files was found; the message says how to get them."""
+    """No directory with the model's files was found; the message says how to get them.
+
+    Lesson 13, before · 1. Tokens: the files, found and verified.
+    """
 
 
 class FilesMismatchError(ValueError):
-    """A model file's SHA-256 differs from all-MiniLM-L6-v2's: it is damaged or another model's."""
+    """A model file's SHA-256 differs from all-MiniLM-L6-v2's: it is damaged or another model's.
+
+    Lesson 13, before · 1. Tokens: the files, found and verified.
+    """
 
 
 def sha256_of(path: str | os.PathLike[str]) -> str:
-    """The SHA-256 of a file, as 64 hexadecimal digits (read in 1 MiB blocks)."""
+    """The SHA-256 of a file, as 64 hexadecimal digits (read in 1 MiB blocks).
+
+    Lesson 13, before · 1. Tokens: the files, found and verified.
+    """
     digest = hashlib.sha256()
     with open(path, "rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
@@ -105,6 +114,8 @@ def sha256_of(path: str | os.PathLike[str]) -> str:
 
 def verify_files(directory: str | os.PathLike[str]) -> Path:
     """Check that ``directory`` holds all-MiniLM-L6-v2's files, unchanged.
+
+    Lesson 13, before · 1. Tokens: the files, found and verified.
 
     Parameters
     ----------
@@ -147,6 +158,8 @@ def find_model_dir(
     download: bool = True,
 ) -> Path:
     """The directory holding the model's files (not yet verified: see :func:`verify_files`).
+
+    Lesson 13, before · 1. Tokens: the files, found and verified.
 
     Parameters
     ----------
@@ -220,6 +233,8 @@ def _hub_model_dir(repo_id: str, *, cache_dir: str | os.PathLike[str] | None, do
 class Tokens:
     """Sentences as the model reads them: word pieces between ``[CLS]`` and ``[SEP]``, padded.
 
+    Lesson 13 · 1. Tokens.
+
     Attributes
     ----------
     tokens : list of str, or list of lists of str (one per sentence, without the padding)
@@ -239,6 +254,8 @@ class Tokens:
 class Run:
     """A sentence (or a batch) and what the encoder made of it.
 
+    Lesson 13 · 1. Tokens.
+
     Attributes
     ----------
     tokens : Tokens
@@ -254,6 +271,8 @@ class Run:
 @dataclass(frozen=True)
 class Model:
     """A BERT encoder's config, weights and tokenizer, read from verified files.
+
+    Lesson 13 · 1. Tokens.
 
     Use :func:`load_model` to make one.
 
@@ -346,6 +365,8 @@ class Model:
 def load_model(path: str | os.PathLike[str] | None = None, *, download: bool = True) -> Model:
     """Find, verify and load all-MiniLM-L6-v2 (needs ``tokenizers``, not torch).
 
+    Lesson 13 · 1. Tokens.
+
     The weights are read from ``model.safetensors`` one tensor at a time (the format is a JSON
     header and raw little-endian arrays), so loading holds little more than the weights.
 
@@ -387,6 +408,8 @@ def load_model(path: str | os.PathLike[str] | None = None, *, download: bool = T
 
 def weights_from_tensors(tensors: Mapping[str, np.ndarray], config: BertConfig) -> BertWeights:
     """Arrange the tensors of a BERT ``model.safetensors`` (PyTorch names) into :class:`BertWeights`.
+
+    Lesson 13, before · 1. Tokens: the files, found and verified.
 
     Parameters
     ----------
