@@ -10,10 +10,8 @@ Lesson 14 opens with this layer in its attention-only form (no MLP, no LayerNorm
 reads the residual stream ``x`` and adds what it writes, ``z_h W_o^h``; nothing is overwritten,
 so a later layer reads what an earlier one added.
 
-Below the block are its parts: LayerNorm and GELU (tanh form), each with its backward pass
-(lesson 14's model has neither; lesson 15's has both in every layer), and the attention over the
-keys: which keys each query sees (causal, or a window with sinks: lesson 15 · 4), where RoPE
-places the queries and keys, and the weights.
+Below it are its parts: LayerNorm and GELU (lesson 15's model), each with its backward pass, and
+which keys each query sees (causal, or a window with sinks), where RoPE places them, the weights.
 """
 
 from __future__ import annotations
