@@ -47,20 +47,22 @@ import functools
 import math
 import sys
 from dataclasses import dataclass
-from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
 
 from attnlib.validation import (
+    AttentionArguments,
     all_finite,
     as_axis,
-    as_flag,
     as_mask,
     as_positive_int,
     as_queries_keys,
     as_real,
     as_real_array,
+    as_rows,
+    as_values,
+    attention_arguments,
     broadcast_batch,
 )
 
@@ -82,6 +84,8 @@ __all__ = [
 
 def softmax(x: npt.ArrayLike, axis: int = -1) -> np.ndarray:
     """Numerically stable softmax along ``axis``.
+
+    Lesson 05 · 3. The stability trick: subtract the row maximum.
 
     Subtracts each slice's maximum before ``exp`` (the result is the same, but ``exp`` never
     overflows). A slice that is entirely ``-inf`` (every key masked) gives all zeros, not NaN.
@@ -119,6 +123,8 @@ def _softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
 def default_scale(d_k: int) -> float:
     """The transformer's scale ``1 / √d_k``, as a Python float.
 
+    Lesson 04 · 1. The claim: Var(q · k) = d_k.
+
     A Python float keeps float32 arrays float32 when multiplied (a NumPy float64 scalar would
     silently promote the whole computation to float64 under NumPy 2).
     """
@@ -130,6 +136,8 @@ def default_scale(d_k: int) -> float:
 
 def raw_scores(Q: npt.ArrayLike, K: npt.ArrayLike) -> np.ndarray:
     """Dot product of every query with every key: ``Q Kᵀ``.
+
+    Lesson 03 · 1. The formula.
 
     Parameters
     ----------
@@ -148,6 +156,8 @@ def raw_scores(Q: npt.ArrayLike, K: npt.ArrayLike) -> np.ndarray:
 
 def scale_scores(scores: npt.ArrayLike, scale: float) -> np.ndarray:
     """Multiply scores by ``scale`` (``1/√d_k`` in the transformer; a temperature in general).
+
+    Lesson 04 · 5. Scale the scores, not the weights.
 
     Parameters
     ----------
@@ -175,6 +185,8 @@ def scale_scores(scores: npt.ArrayLike, scale: float) -> np.ndarray:
 
 def causal_mask(n_q: int, n_k: int | None = None, *, window: int | None = None, sinks: int = 0) -> np.ndarray:
     """Boolean causal mask: query ``i`` may attend to keys ``0..i`` (top-left aligned).
+
+    Lesson 05 · 7. The causal mask (windows and sinks: lesson 15 · 4).
 
     With a ``window``, query ``i`` sees only the keys ``i − window + 1 … i`` (a sliding window,
     as Mistral's), plus the first ``sinks`` keys (the "attention sinks" of StreamingLLM, Xiao et
@@ -239,6 +251,8 @@ def _causal_mask(n_q: int, n_k: int) -> np.ndarray:
 def apply_mask(scores: npt.ArrayLike, mask: npt.ArrayLike) -> np.ndarray:
     """Apply a boolean or additive mask to (scaled) scores, before the softmax.
 
+    Lesson 05 · 5. Masks: −∞ before the softmax.
+
     Parameters
     ----------
     scores : array_like, shape (..., n_q, n_k)
@@ -269,6 +283,8 @@ def _apply_mask(scores: np.ndarray, mask: np.ndarray) -> np.ndarray:
 def weighted_sum(weights: npt.ArrayLike, V: npt.ArrayLike) -> np.ndarray:
     """Each query's output: the values averaged with its weights, ``weights @ V``.
 
+    Lesson 06 · 1. By hand: "she likes coffee".
+
     Parameters
     ----------
     weights : array_like, shape (..., n_q, n_k)
@@ -281,16 +297,8 @@ def weighted_sum(weights: npt.ArrayLike, V: npt.ArrayLike) -> np.ndarray:
     numpy.ndarray, shape (..., n_q, d_v)
         Row ``i`` is ``Σ_j weights[i, j] V[j]``.
     """
-    w = as_real_array(weights, "weights")
-    v = as_real_array(V, "V")
-    for name, arr, hint in (("weights", w, "(..., n_q, n_k)"), ("V", v, "(..., n_k, d_v)")):
-        if arr.ndim < 2:
-            raise ValueError(f"{name} must have shape {hint}, got shape {arr.shape}")
-    if w.shape[-1] != v.shape[-2]:
-        raise ValueError(
-            f"weights and V must have the same number of keys n_k: weights has shape {w.shape} "
-            f"(n_k={w.shape[-1]}), V has shape {v.shape} (n_k={v.shape[-2]})"
-        )
+    w = as_rows(weights, "weights", "(..., n_q, n_k)")
+    v = as_values(V, "weights", w.shape, n_k=w.shape[-1])
     broadcast_batch(("weights", w.shape), ("V", v.shape))
     dtype = np.promote_types(w.dtype, v.dtype)
     return _matmul_checked(w.astype(dtype, copy=False), v.astype(dtype, copy=False), "output weights @ V")
@@ -299,6 +307,8 @@ def weighted_sum(weights: npt.ArrayLike, V: npt.ArrayLike) -> np.ndarray:
 @dataclass(frozen=True)
 class AttentionSteps:
     """Every intermediate of one attention computation.
+
+    Lesson 07 · One computation, every intermediate.
 
     Shapes are those of a matrix of queries; a single query drops the ``n_q`` axis.
 
@@ -338,6 +348,8 @@ def attention_steps(
 ) -> AttentionSteps:
     """Scaled dot-product attention, keeping every intermediate.
 
+    Lesson 07 · One computation, every intermediate.
+
     Same arguments as :func:`scaled_dot_product_attention`.
 
     Returns
@@ -372,6 +384,8 @@ def scaled_dot_product_attention(
     scale: float | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """``softmax(Q Kᵀ · scale + mask) V``, returning the output and the attention weights.
+
+    Lesson 07 · Attention in eight lines.
 
     Parameters
     ----------
@@ -409,57 +423,6 @@ def scaled_dot_product_attention(
     """
     steps = attention_steps(Q, K, V, mask=mask, causal=causal, scale=scale)
     return steps.output, steps.weights
-
-
-class AttentionArguments(NamedTuple):
-    """The arguments of an attention call, checked: see :func:`attention_arguments`."""
-
-    Q: np.ndarray
-    K: np.ndarray
-    V: np.ndarray
-    mask: np.ndarray | None
-    scale: float
-    single: bool
-
-
-def attention_arguments(
-    Q: npt.ArrayLike,
-    K: npt.ArrayLike,
-    V: npt.ArrayLike,
-    mask: npt.ArrayLike | None = None,
-    causal: object = False,
-    scale: object = None,
-) -> AttentionArguments:
-    """Every check of :func:`attention_steps`, before anything is computed.
-
-    Other ways of computing attention (:mod:`attnlib.efficient`, :mod:`attnlib.backward`) call it
-    too, so that they reject exactly what :func:`scaled_dot_product_attention` rejects.
-
-    Returns
-    -------
-    AttentionArguments
-        ``Q, K, V`` in one dtype (a single query as one row, ``(..., 1, d_k)``), the mask ready
-        for :func:`apply_mask` (or None), the scale as a float, and whether ``Q`` was a single query.
-    """
-    as_flag(causal, "causal")
-    q, k, single = as_queries_keys(Q, K)
-    v = as_real_array(V, "V")
-    if v.ndim < 2:
-        raise ValueError(f"V must have shape (..., n_k, d_v), got shape {v.shape}")
-    if v.shape[-2] != k.shape[-2]:
-        raise ValueError(
-            f"K and V must have the same number of keys n_k: K has shape {k.shape} "
-            f"(n_k={k.shape[-2]}), V has shape {v.shape} (n_k={v.shape[-2]})"
-        )
-    broadcast_batch(("Q", q.shape), ("K", k.shape), ("V", v.shape))
-    dtype = np.promote_types(q.dtype, v.dtype)
-    factor = 1.0 / math.sqrt(q.shape[-1]) if scale is None else as_real(scale, "scale", example="0.5")
-    checked_mask = None
-    if mask is not None:
-        weights_shape = (*broadcast_batch(("Q", q.shape), ("K", k.shape)), q.shape[-2], k.shape[-2])
-        checked_mask = as_mask(mask, weights_shape, dtype, single=single)
-    q, k, v = q.astype(dtype, copy=False), k.astype(dtype, copy=False), v.astype(dtype, copy=False)
-    return AttentionArguments(q, k, v, checked_mask, factor, single)
 
 
 def _name_any_overflow(

@@ -12,6 +12,24 @@ block raises the maximum from ``m`` to ``m′``, rescale what you have by ``exp(
 
 After the last block, ``o / l`` is exactly ``softmax(s) V``. :func:`online_softmax` shows these
 steps for one row; :func:`tiled_attention` runs them for whole blocks of queries and keys.
+
+The online softmax in NumPy (lesson 12 · 2. The online softmax), one row read in two blocks, gives
+the softmax of the whole row, and tiled attention gives the same output as the whole matrix:
+
+>>> import numpy as np
+>>> from attnlib.core import scaled_dot_product_attention, softmax
+>>> s = np.array([1.0, 3.0, 2.0, 5.0])
+>>> m, l = -np.inf, 0.0
+>>> for block in (s[:2], s[2:]):
+...     m_new = max(m, block.max())                                   # the running maximum
+...     l = l * np.exp(m - m_new) + np.exp(block - m_new).sum()       # rescale, then add
+...     m = m_new
+>>> bool(np.allclose(np.exp(s - m) / l, softmax(s)))
+True
+>>> Q, K, V = np.random.default_rng(0).normal(size=(3, 6, 4))
+>>> output, weights = scaled_dot_product_attention(Q, K, V)
+>>> bool(np.allclose(tiled_attention(Q, K, V, block_q=2, block_k=4), output))
+True
 """
 
 from __future__ import annotations
@@ -23,8 +41,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from attnlib.core import attention_arguments
-from attnlib.validation import as_flag, as_positive_int, as_real_array
+from attnlib.validation import as_flag, as_positive_int, as_real_array, attention_arguments
 
 __all__ = [
     "OnlineSoftmaxState",
@@ -46,6 +63,8 @@ BLOCK_Q, BLOCK_K = 512, 512
 @dataclass(frozen=True)
 class OnlineSoftmaxState:
     """What the online softmax knows after reading the keys ``0 … stop − 1`` of one row.
+
+    Lesson 12 · 2. The online softmax.
 
     Attributes
     ----------
@@ -75,6 +94,8 @@ def online_softmax(
     scores: npt.ArrayLike, block_size: int, values: npt.ArrayLike | None = None
 ) -> Iterator[OnlineSoftmaxState]:
     """Read one row of scores block by block, yielding the running state after each block.
+
+    Lesson 12 · 2. The online softmax.
 
     Parameters
     ----------
@@ -118,6 +139,8 @@ def online_softmax(
 
 def online_softmax_weights(scores: npt.ArrayLike, block_size: int) -> np.ndarray:
     """``softmax(scores)`` computed with the online softmax's final maximum and total.
+
+    Lesson 12 · 2. The online softmax.
 
     Parameters
     ----------
@@ -167,6 +190,8 @@ def tiled_attention(
 ) -> np.ndarray:
     """Scaled dot-product attention computed block by block, never holding the n_q × n_k weights.
 
+    Lesson 12 · 3. Tiled attention.
+
     The same meaning as ``scaled_dot_product_attention(Q, K, V, mask=..., causal=..., scale=...)[0]``
     (shapes, batch broadcasting, boolean and additive masks, causal, fully masked rows → zeros,
     float32 stays float32, the same errors), computed one ``block_q × block_k`` block of scores
@@ -213,6 +238,8 @@ def tiled_attention_with_logsumexp(
     scale: float | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """:func:`tiled_attention`, and the one number per query row a backward pass needs.
+
+    Lesson 12 · 6. What FlashAttention adds.
 
     Parameters
     ----------
@@ -314,6 +341,8 @@ def _above_diagonal(rows: int, cols: int, offset: int) -> np.ndarray:
 class QueryBlock:
     """One block of queries in :func:`tile_schedule` and the key blocks it is computed against.
 
+    Lesson 12 · 3. Tiled attention.
+
     Attributes
     ----------
     start, stop : int
@@ -337,6 +366,8 @@ def tile_schedule(
     visible: npt.ArrayLike | None = None,
 ) -> list[QueryBlock]:
     """The blocks :func:`tiled_attention` computes, in order.
+
+    Lesson 12 · 3. Tiled attention.
 
     With ``causal=True`` (query ``i`` sees keys ``0 … i``), a key block that starts after the
     last query of a query block is entirely masked and left out, and so is every later one.

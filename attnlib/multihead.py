@@ -17,6 +17,29 @@ Self-attention passes the same array as ``X_q`` and ``X_kv``; cross-attention pa
 one sequence (a decoder) and keys and values from another (an encoder). Each head is scaled by
 ``1/√d_k`` of its own width. :func:`split_heads` and :func:`merge_heads` are the reshapes that
 turn the columns into heads and back.
+
+The same computation in NumPy (lesson 09 · 2. The shapes: split, attend, merge), without the
+argument checks, one head at a time, gives the same numbers:
+
+>>> import numpy as np
+>>> def softmax(s):
+...     e = np.exp(s - s.max(axis=-1, keepdims=True))
+...     return e / e.sum(axis=-1, keepdims=True)
+>>> def heads(X, W_q, W_k, W_v, W_o, n_heads):
+...     Q, K, V = X @ W_q, X @ W_k, X @ W_v                    # (n, n_heads·d)
+...     d = Q.shape[-1] // n_heads
+...     outputs = []
+...     for h in range(n_heads):                              # head h: columns h·d … (h+1)·d − 1
+...         cols = slice(h * d, (h + 1) * d)
+...         A = softmax(Q[:, cols] @ K[:, cols].T / np.sqrt(d))  # (n, n)
+...         outputs.append(A @ V[:, cols])                    # (n, d)
+...     return np.concatenate(outputs, axis=-1) @ W_o         # concat(head_1, …, head_H) W_o
+>>> rng = np.random.default_rng(0)
+>>> X = rng.normal(size=(3, 4))                               # 3 tokens, d_model = 4
+>>> W_q, W_k, W_v, W_o = rng.normal(size=(4, 4, 4))
+>>> output, weights = multi_head_attention(X, X, W_q, W_k, W_v, W_o, n_heads=2)
+>>> bool(np.allclose(output, heads(X, W_q, W_k, W_v, W_o, 2))), weights.shape
+(True, (2, 3, 3))
 """
 
 from __future__ import annotations
@@ -27,7 +50,7 @@ import numpy as np
 import numpy.typing as npt
 
 from attnlib.core import scaled_dot_product_attention
-from attnlib.validation import as_positive_int, as_real_array
+from attnlib.validation import as_positive_int, as_real_array, as_rows
 
 __all__ = [
     "MultiHeadArguments",
@@ -41,6 +64,8 @@ __all__ = [
 
 def split_heads(X: npt.ArrayLike, n_heads: int) -> np.ndarray:
     """Cut the last axis into ``n_heads`` heads and move the heads before the tokens.
+
+    Lesson 09 · 2. The shapes: split, attend, merge.
 
     Parameters
     ----------
@@ -70,6 +95,8 @@ def _split_heads(X: np.ndarray, n_heads: int) -> np.ndarray:
 
 def merge_heads(X: npt.ArrayLike) -> np.ndarray:
     """The inverse of :func:`split_heads`: concatenate the heads along the last axis.
+
+    Lesson 09 · 2. The shapes: split, attend, merge.
 
     Parameters
     ----------
@@ -107,6 +134,8 @@ def multi_head_attention(
     key_padding_mask: npt.ArrayLike | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Multi-head attention with an output projection; grouped-query with ``n_kv_heads``.
+
+    Lesson 09 · 1. Why several heads: two relations at once (GQA: lesson 15 · 3).
 
     Parameters
     ----------
@@ -156,6 +185,8 @@ def multi_head_attention(
 def heads_attention(arguments: MultiHeadArguments, *, causal: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """:func:`multi_head_attention` of arguments that are already checked; it trusts them.
 
+    Lesson 09 · 2. The shapes: split, attend, merge.
+
     Parameters
     ----------
     arguments : MultiHeadArguments
@@ -184,6 +215,8 @@ def heads_attention(arguments: MultiHeadArguments, *, causal: bool = False) -> t
 class MultiHeadArguments(NamedTuple):
     """The arguments of a multi-head call, checked: see :func:`multi_head_arguments`.
 
+    Lesson 09 · 2. The shapes: split, attend, merge.
+
     ``n_kv_heads`` None means one key/value head per query head (``n_heads``).
     """
 
@@ -208,9 +241,10 @@ def multi_head_arguments(
     mask: npt.ArrayLike | None = None,
     key_padding_mask: npt.ArrayLike | None = None,
 ) -> MultiHeadArguments:
-    """Every shape check of :func:`multi_head_attention`, before anything is computed.
+    """Every shape check of :func:`multi_head_attention`, before anything is computed: the door.
 
-    :func:`attnlib.counting.counted_multi_head_attention` calls it too, so both reject the same.
+    Lesson 09 · 2. The shapes: split, attend, merge. :func:`attnlib.counting.counted_multi_head_attention`
+    calls it too, so both reject the same.
 
     Returns
     -------
@@ -227,26 +261,24 @@ def multi_head_arguments(
             f"n_kv_heads={kv_heads} does not divide n_heads={heads}: each key/value head must serve "
             "the same number of query heads"
         )
-    xq, xkv = as_real_array(X_q, "X_q"), as_real_array(X_kv, "X_kv")
-    for name, x in (("X_q", xq), ("X_kv", xkv)):
-        if x.ndim < 2:
-            raise ValueError(f"{name} must have shape (..., n, d), got shape {x.shape}")
+    xq, xkv = as_rows(X_q, "X_q"), as_rows(X_kv, "X_kv")
     if xkv.shape[-2] == 0:
         raise ValueError(f"X_kv has no tokens (shape {xkv.shape}): attention needs at least one key")
     w = {name: as_real_array(m, name) for name, m in (("W_q", W_q), ("W_k", W_k), ("W_v", W_v), ("W_o", W_o))}
     for name, m in w.items():
         if m.ndim != 2:
             raise ValueError(f"{name} must be a matrix, got shape {m.shape}")
-    _check_rows("W_q", w["W_q"], "X_q", xq)
-    _check_rows("W_k", w["W_k"], "X_kv", xkv)
-    _check_rows("W_v", w["W_v"], "X_kv", xkv)
-    kv_label = "n_heads" if kv_heads is None else "n_kv_heads"
-    kv_count = heads if kv_heads is None else kv_heads
-    for name, count, label in (
-        ("W_q", heads, "n_heads"),
-        ("W_k", kv_count, kv_label),
-        ("W_v", kv_count, kv_label),
+    kv_label, kv_count = ("n_heads", heads) if kv_heads is None else ("n_kv_heads", kv_heads)
+    for name, x_name, x, count, label in (
+        ("W_q", "X_q", xq, heads, "n_heads"),
+        ("W_k", "X_kv", xkv, kv_count, kv_label),
+        ("W_v", "X_kv", xkv, kv_count, kv_label),
     ):
+        if w[name].shape[0] != x.shape[-1]:
+            raise ValueError(
+                f"{name} must have one row per feature of {x_name}: {x_name} has shape {x.shape} "
+                f"({x.shape[-1]} features), {name} has shape {w[name].shape}"
+            )
         if w[name].shape[1] % count:
             raise ValueError(
                 f"{name} has {w[name].shape[1]} columns, which do not divide into {label}={count} "
@@ -272,14 +304,6 @@ def multi_head_arguments(
         ) from None
     combined = _with_padding(mask, key_padding_mask, n_k=xkv.shape[-2], batch=batch)
     return MultiHeadArguments(heads, xq, xkv, w, combined, kv_heads)
-
-
-def _check_rows(w_name: str, W: np.ndarray, x_name: str, X: np.ndarray) -> None:
-    if W.shape[0] != X.shape[-1]:
-        raise ValueError(
-            f"{w_name} must have one row per feature of {x_name}: {x_name} has shape {X.shape} "
-            f"({X.shape[-1]} features), {w_name} has shape {W.shape}"
-        )
 
 
 def _with_padding(

@@ -64,6 +64,8 @@ EXACT_POSITIONS = 2**53
 def sinusoidal(n_positions: int, d_model: int, *, base: float = 10000.0, start: int = 0) -> np.ndarray:
     """The sinusoidal position encodings of the original transformer.
 
+    Lesson 10 · 2. Absolute positions, added to the embeddings.
+
     Parameters
     ----------
     n_positions : int
@@ -124,6 +126,8 @@ def sinusoidal(n_positions: int, d_model: int, *, base: float = 10000.0, start: 
 def sinusoidal_shift(k: float, d_model: int, *, base: float = 10000.0) -> np.ndarray:
     """The matrix that moves a sinusoidal encoding ``k`` positions on: ``PE[p + k] = PE[p] @ M``.
 
+    Lesson 10 · 2. Absolute positions, added to the embeddings.
+
     Pair ``i`` holds ``(sin a, cos a)`` with ``a = p·ω_i``, ``ω_i = base**(-2i/d_model)``, and
     ``sin(a + b) = sin a cos b + cos a sin b``, ``cos(a + b) = cos a cos b − sin a sin b`` with
     ``b = k·ω_i``: a rotation of the pair that does not depend on ``p``. ``M`` is block-diagonal,
@@ -168,6 +172,8 @@ def sinusoidal_shift(k: float, d_model: int, *, base: float = 10000.0) -> np.nda
 def half_to_interleaved(d: int) -> np.ndarray:
     """The permutation of the components from the half-split pairing to the interleaved one.
 
+    Lesson 10 · 5. Two ways to pair the components.
+
     With ``order = half_to_interleaved(d)``, ``x[..., order]`` puts component ``i`` and component
     ``i + d/2`` (a pair of ``pairing="half"``) next to each other, at ``2i`` and ``2i + 1`` (a pair
     of ``pairing="interleaved"``), so that
@@ -196,6 +202,8 @@ def half_to_interleaved(d: int) -> np.ndarray:
 
 def rope_frequencies(d: int, *, base: float = 10000.0) -> np.ndarray:
     """The angle per position of each pair in :func:`rope`: ``θ_i = base**(-2i / d)``.
+
+    Lesson 10 · 4. RoPE in d dimensions: pair by pair, several frequencies.
 
     Parameters
     ----------
@@ -230,6 +238,8 @@ def rope(
     pairing: str = "interleaved",
 ) -> np.ndarray:
     """Rotate every pair of components of each vector by its position.
+
+    Lesson 10 · 3. RoPE: rotate the queries and the keys.
 
     Parameters
     ----------

@@ -1,4 +1,15 @@
-"""From embeddings to queries, keys and values: ``Q = X W_q``, ``K = X W_k``, ``V = X W_v``."""
+"""From embeddings to queries, keys and values: ``Q = X W_q``, ``K = X W_k``, ``V = X W_v``.
+
+In NumPy (lesson 02 · 3. All of Q, K and V) each is one matrix product, row ``i`` of ``Q`` being
+token ``i``'s embedding times ``W_q``:
+
+>>> import numpy as np
+>>> X = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])        # 3 tokens, d_model = 2
+>>> W_q = np.array([[1.0, 2.0], [3.0, 4.0]])
+>>> Q, K, V = qkv(X, W_q, 2 * W_q, 3 * W_q)
+>>> bool(np.array_equal(Q, X @ W_q)), Q[2].tolist()           # token 2 = [1, 1]: the rows' sum
+(True, [4.0, 6.0])
+"""
 
 from __future__ import annotations
 
@@ -12,6 +23,8 @@ __all__ = ["project", "qkv"]
 
 def project(X: npt.ArrayLike, W: npt.ArrayLike, *, name: str = "W") -> np.ndarray:
     """Project embeddings with a weight matrix: ``X @ W``.
+
+    Lesson 02 · 2. One element by hand.
 
     Parameters
     ----------
@@ -47,6 +60,8 @@ def qkv(
     X: npt.ArrayLike, W_q: npt.ArrayLike, W_k: npt.ArrayLike, W_v: npt.ArrayLike
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Queries, keys and values of the same embeddings (self-attention).
+
+    Lesson 02 · 3. All of Q, K and V.
 
     Parameters
     ----------

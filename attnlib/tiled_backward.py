@@ -13,6 +13,16 @@ and recomputes each block of weights from its block of scores when it needs it::
 
 It does the score products twice (once forward, once backward) to hold ``O(n·d)`` memory
 instead of ``O(n²)``: more arithmetic, far less memory traffic.
+
+It gives the gradients of :func:`attnlib.backward.attention_backward`, whose NumPy twin opens
+:mod:`attnlib.backward`:
+
+>>> import numpy as np
+>>> from attnlib.backward import attention_backward
+>>> Q, K, V, dO = np.random.default_rng(0).normal(size=(4, 6, 3))
+>>> tiled = tiled_attention_backward(Q, K, V, dO, block_q=2, block_k=4)
+>>> [bool(np.allclose(a, b)) for a, b in zip(tiled, attention_backward(Q, K, V, dO))]
+[True, True, True]
 """
 
 from __future__ import annotations
@@ -38,6 +48,8 @@ def tiled_attention_backward(
     block_k: int = BLOCK_K,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Gradients of ``sum(output * d_output)`` with respect to Q, K and V, tile by tile.
+
+    Lesson 12 · 6. What FlashAttention adds.
 
     The same result as ``attnlib.backward.attention_backward(Q, K, V, d_output, causal=causal,
     scale=scale)``, holding one ``block_q × block_k`` block of weights at a time. The loop runs

@@ -18,6 +18,15 @@ Training runs that forward pass, then the backward pass written out (the cross-e
 gradient ``softmax(logits) − onehot``, through ``W_o``, through attention with
 :func:`attnlib.backward.steps_backward`, through the three projections), then one Adam step.
 Everything is float64 and seeded: the same arguments give the same run.
+
+The loss and its gradient in NumPy (lesson 11 · 3. Training): ``−log softmax(logits)[target]``,
+and ``softmax(logits) − onehot``:
+
+>>> logits, targets = np.array([[2.0, 0.0, -1.0]]), np.array([0])
+>>> p = np.exp(logits) / np.exp(logits).sum(axis=-1, keepdims=True)
+>>> loss, d_logits = cross_entropy(logits, targets)
+>>> bool(np.isclose(loss, -np.log(p[0, 0]))), bool(np.allclose(d_logits, p - [[1.0, 0.0, 0.0]]))
+(True, True)
 """
 
 from __future__ import annotations
@@ -44,6 +53,7 @@ __all__ = [
     "forward",
     "gradients",
     "init_parameters",
+    "log_softmax",
     "previous_token_batch",
     "token_labels",
     "train",
@@ -69,6 +79,8 @@ def _positive_float(value: object, name: str) -> float:
 @dataclass(frozen=True)
 class Model:
     """The shape of the model and its fixed (not learned) inputs.
+
+    Lesson 11 · 2. A model small enough to train in a cell.
 
     Attributes
     ----------
@@ -175,6 +187,8 @@ def init_parameters(model: Model, seed: int = 0) -> dict[str, np.ndarray]:
 def previous_token_batch(model: Model, batch_size: int, rng: np.random.Generator) -> np.ndarray:
     """A batch of uniformly random token sequences, (batch_size, length) integers.
 
+    Lesson 11 · 2. A model small enough to train in a cell.
+
     ``rng`` is a NumPy generator, ``np.random.default_rng(seed)``; it advances with every batch.
     """
     checked = _model(model)
@@ -190,15 +204,39 @@ def _batch(model: Model, batch_size: int, rng: np.random.Generator) -> np.ndarra
 
 
 def token_labels(tokens: npt.ArrayLike) -> list[str]:
-    """Names for a sequence's tokens, position first: ``[3, 0, 3]`` → ``["0:D", "1:A", "2:D"]``."""
+    """Names for a sequence's tokens, position first: ``[3, 0, 3]`` → ``["0:D", "1:A", "2:D"]``.
+
+    Lesson 11 · 2. A model small enough to train in a cell.
+    """
     ids = np.asarray(tokens)
     if ids.ndim != 1 or ids.dtype.kind not in "iu" or (ids.size and (ids.min() < 0 or ids.max() >= 26)):
         raise ValueError(f"tokens must be one sequence of ids from 0 to 25, got {ids.tolist()!r}")
     return [f"{position}:{chr(ord('A') + int(token))}" for position, token in enumerate(ids)]
 
 
+def log_softmax(logits: np.ndarray) -> np.ndarray:
+    """``log softmax(logits)`` over the last axis, stable: ``s − log Σ exp(s)`` with ``s = logits − max``.
+
+    Lesson 11 · 3. Training (and lesson 14 · 1, the next-token loss): the cross-entropy reads it at the
+    target.
+
+    Parameters
+    ----------
+    logits : (..., vocab) finite floats
+
+    Returns
+    -------
+    (..., vocab)
+        The log-probabilities; ``exp`` of a row sums to 1.
+    """
+    shifted = logits - logits.max(axis=-1, keepdims=True)
+    return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
+
+
 def cross_entropy(logits: np.ndarray, targets: np.ndarray) -> tuple[float, np.ndarray]:
     """Mean cross-entropy of the rows of ``logits`` against integer ``targets``, and its gradient.
+
+    Lesson 11 · 3. Training.
 
     Parameters
     ----------
@@ -212,8 +250,7 @@ def cross_entropy(logits: np.ndarray, targets: np.ndarray) -> tuple[float, np.nd
     d_logits : (..., vocab)
         ``(softmax(logits) − onehot(targets)) / count``: the gradient of the loss.
     """
-    shifted = logits - logits.max(axis=-1, keepdims=True)
-    log_probs = shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
+    log_probs = log_softmax(logits)
     picked = np.take_along_axis(log_probs, targets[..., None], axis=-1)[..., 0]
     onehot = np.arange(logits.shape[-1]) == targets[..., None]
     return float(-picked.mean()), (np.exp(log_probs) - onehot) / targets.size
@@ -222,6 +259,8 @@ def cross_entropy(logits: np.ndarray, targets: np.ndarray) -> tuple[float, np.nd
 @dataclass(frozen=True)
 class Forward:
     """The forward pass of a batch, every intermediate kept for the backward pass.
+
+    Lesson 11 · 2. A model small enough to train in a cell.
 
     Attributes
     ----------
@@ -251,7 +290,10 @@ class Forward:
 
 
 def forward(model: Model, parameters: dict[str, npt.ArrayLike], tokens: npt.ArrayLike) -> Forward:
-    """Run the model on ``tokens`` (B, n) and compute the previous-token loss."""
+    """Run the model on ``tokens`` (B, n) and compute the previous-token loss.
+
+    Lesson 11 · 2. A model small enough to train in a cell.
+    """
     checked = _model(model)
     return _forward(checked, checked.check_parameters(parameters), checked.check_tokens(tokens))
 
@@ -270,6 +312,8 @@ def _forward(model: Model, p: dict[str, np.ndarray], t: np.ndarray) -> Forward:
 class Gradients:
     """The loss and its gradient with respect to every learned matrix.
 
+    Lesson 11 · 3. Training.
+
     Attributes
     ----------
     loss : float
@@ -285,7 +329,10 @@ class Gradients:
 
 
 def gradients(model: Model, parameters: dict[str, npt.ArrayLike], tokens: npt.ArrayLike) -> Gradients:
-    """The loss on ``tokens`` and its gradients, by the backward pass written out."""
+    """The loss on ``tokens`` and its gradients, by the backward pass written out.
+
+    Lesson 11 · 3. Training.
+    """
     checked = _model(model)
     return _gradients(checked, checked.check_parameters(parameters), checked.check_tokens(tokens))
 
@@ -310,6 +357,8 @@ def _gradients(model: Model, p: dict[str, np.ndarray], t: np.ndarray) -> Gradien
 
 class Adam:
     """The Adam optimiser (Kingma and Ba, 2015), written out.
+
+    Lesson 11 · 3. Training.
 
     For each matrix ``W`` with gradient ``g`` at step ``t = 1, 2, …``::
 
@@ -362,6 +411,8 @@ def _probe(model: Model, rng: np.random.Generator) -> np.ndarray:
 @dataclass(frozen=True)
 class TrainingRun:
     """What :func:`train` recorded.
+
+    Lesson 11 · 3. Training.
 
     Attributes
     ----------

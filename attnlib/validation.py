@@ -19,11 +19,13 @@ from __future__ import annotations
 
 import math
 import numbers
+from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
 
 __all__ = [
+    "AttentionArguments",
     "all_finite",
     "as_axis",
     "as_distributions",
@@ -34,7 +36,10 @@ __all__ = [
     "as_queries_keys",
     "as_real",
     "as_real_array",
+    "as_rows",
     "as_seed",
+    "as_values",
+    "attention_arguments",
     "broadcast_batch",
     "check_finite",
     "is_number",
@@ -324,6 +329,31 @@ def as_queries_keys(Q: npt.ArrayLike, K: npt.ArrayLike) -> tuple[np.ndarray, np.
     return q.astype(dtype, copy=False), k.astype(dtype, copy=False), single
 
 
+def as_rows(x: npt.ArrayLike, name: str, shape: str = "(..., n, d)") -> np.ndarray:
+    """Return ``x`` as a float array of rows (at least two dimensions), or raise naming ``shape``.
+
+    >>> as_rows([1.0, 2.0], "V", "(..., n_k, d_v)")
+    Traceback (most recent call last):
+    ...
+    ValueError: V must have shape (..., n_k, d_v), got shape (2,)
+    """
+    arr = as_real_array(x, name)
+    if arr.ndim < 2:
+        raise ValueError(f"{name} must have shape {shape}, got shape {arr.shape}")
+    return arr
+
+
+def as_values(V: npt.ArrayLike, keys: str, keys_shape: tuple[int, ...], n_k: int) -> np.ndarray:
+    """Return ``V`` as ``(..., n_k, d_v)`` values, one per key of ``keys`` (of shape ``keys_shape``)."""
+    v = as_rows(V, "V", "(..., n_k, d_v)")
+    if v.shape[-2] != n_k:
+        raise ValueError(
+            f"{keys} and V must have the same number of keys n_k: {keys} has shape {keys_shape} "
+            f"(n_k={n_k}), V has shape {v.shape} (n_k={v.shape[-2]})"
+        )
+    return v
+
+
 def broadcast_batch(*named_shapes: tuple[str, tuple[int, ...]]) -> tuple[int, ...]:
     """Broadcast the leading (batch) dimensions of matrices, or raise naming every shape.
 
@@ -411,3 +441,52 @@ def as_one_line(text: object, name: str) -> str:
     if not text.strip() or "\n" in text:
         raise ValueError(f"{name} must be a non-empty single line, got {text!r}")
     return text
+
+
+class AttentionArguments(NamedTuple):
+    """The arguments of an attention call, checked: see :func:`attention_arguments`.
+
+    Lesson 07 · One computation, every intermediate.
+    """
+
+    Q: np.ndarray
+    K: np.ndarray
+    V: np.ndarray
+    mask: np.ndarray | None
+    scale: float
+    single: bool
+
+
+def attention_arguments(
+    Q: npt.ArrayLike,
+    K: npt.ArrayLike,
+    V: npt.ArrayLike,
+    mask: npt.ArrayLike | None = None,
+    causal: object = False,
+    scale: object = None,
+) -> AttentionArguments:
+    """Every check of :func:`attnlib.core.attention_steps`, before anything is computed.
+
+    Lesson 07 · One computation, every intermediate: the door of
+    :func:`attnlib.scaled_dot_product_attention`. Other ways of computing attention
+    (:mod:`attnlib.efficient`) call it too, so that they reject exactly what it rejects.
+
+    Returns
+    -------
+    AttentionArguments
+        ``Q, K, V`` in one dtype (a single query as one row, ``(..., 1, d_k)``), the mask ready
+        for :func:`attnlib.core.apply_mask` (or None), the scale as a float, and whether ``Q`` was a
+        single query.
+    """
+    as_flag(causal, "causal")
+    q, k, single = as_queries_keys(Q, K)
+    v = as_values(V, "K", k.shape, n_k=k.shape[-2])
+    broadcast_batch(("Q", q.shape), ("K", k.shape), ("V", v.shape))
+    dtype = np.promote_types(q.dtype, v.dtype)
+    factor = 1.0 / math.sqrt(q.shape[-1]) if scale is None else as_real(scale, "scale", example="0.5")
+    checked_mask = None
+    if mask is not None:
+        weights_shape = (*broadcast_batch(("Q", q.shape), ("K", k.shape)), q.shape[-2], k.shape[-2])
+        checked_mask = as_mask(mask, weights_shape, dtype, single=single)
+    q, k, v = q.astype(dtype, copy=False), k.astype(dtype, copy=False), v.astype(dtype, copy=False)
+    return AttentionArguments(q, k, v, checked_mask, factor, single)

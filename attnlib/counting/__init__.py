@@ -9,9 +9,8 @@ topic, in the order of the lessons:
   of one matrix product;
 * :mod:`~attnlib.counting.heads` (lesson 09): the operations and parameters of multi-head attention;
 * :mod:`~attnlib.counting.memory` (lesson 12): the memory of the ``n × n`` weights, of tiled
-  attention, and its blocks;
-* :mod:`~attnlib.counting.traffic` (lesson 12): the numbers moved between a GPU's HBM and SRAM,
-  which FlashAttention saves;
+  attention, and its blocks; the numbers moved between a GPU's HBM and SRAM, which FlashAttention
+  saves;
 * :mod:`~attnlib.counting.generation` (lesson 15): a decoder's KV cache, its parameters, and the
   multiplications of generating with and without the cache.
 
@@ -42,8 +41,18 @@ from attnlib.counting.heads import (
     multi_head_operation_counts,
     multi_head_parameter_counts,
 )
-from attnlib.counting.memory import TileCounts, peak_bytes, tile_counts, tiled_bytes, weights_bytes
-from attnlib.counting.traffic import LOOPS, Traffic, counted_hbm_traffic, hbm_traffic, sram_blocks
+from attnlib.counting.memory import (
+    LOOPS,
+    TileCounts,
+    Traffic,
+    counted_hbm_traffic,
+    hbm_traffic,
+    peak_bytes,
+    sram_blocks,
+    tile_counts,
+    tiled_bytes,
+    weights_bytes,
+)
 
 __all__ = [
     "GENERATION_STEPS",

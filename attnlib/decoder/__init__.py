@@ -45,24 +45,26 @@ for a config)::
     ln_final.gain, ln_final.bias   (d_model,)          the LayerNorms (only when layer_norm)
     unembed                (d_model, vocab_size)       residual stream → logits
 
-One file a step: :mod:`~attnlib.decoder.config` (the config, the parameters' names and shapes),
-:mod:`~attnlib.decoder.checks` (what the functions check), :mod:`~attnlib.decoder.layers`
-(LayerNorm, GELU), :mod:`~attnlib.decoder.attention` (the mask, RoPE's places),
-:mod:`~attnlib.decoder.block` (one layer, nanoGPT's ``Block.forward``: lesson 14),
-:mod:`~attnlib.decoder.kv_cache` (the cached loop: lesson 15), :mod:`~attnlib.decoder.forward_pass`,
-:mod:`~attnlib.decoder.backward_pass`, :mod:`~attnlib.decoder.generation` and
-:mod:`~attnlib.decoder.training`. The names below are imported from them.
+One file a step: :mod:`~attnlib.decoder.config` (the config, the parameters' names and shapes,
+and what the functions check), :mod:`~attnlib.decoder.block` (one layer, nanoGPT's
+``Block.forward``: lesson 14; below it LayerNorm, GELU, the mask and RoPE's places),
+:mod:`~attnlib.decoder.kv_cache` (the cached loop: lesson 15), :mod:`~attnlib.decoder.forward_pass`
+(the forward pass and generation) and :mod:`~attnlib.decoder.training` (the loss, its gradients
+by hand, and Adam). The names below are imported from them.
 """
 
-from attnlib.decoder.attention import visible_keys
-from attnlib.decoder.backward_pass import loss_and_gradients, next_token_losses
-from attnlib.decoder.checks import check_parameters, check_tokens
-from attnlib.decoder.config import POSITIONS, DecoderConfig, init_parameters, parameter_shapes
-from attnlib.decoder.forward_pass import DecoderOutput, forward
-from attnlib.decoder.generation import GenerationTrace, generate, pool_kv_heads
+from attnlib.decoder.block import LN_EPS, visible_keys
+from attnlib.decoder.config import (
+    POSITIONS,
+    DecoderConfig,
+    check_parameters,
+    check_tokens,
+    init_parameters,
+    parameter_shapes,
+)
+from attnlib.decoder.forward_pass import DecoderOutput, GenerationTrace, forward, generate, pool_kv_heads
 from attnlib.decoder.kv_cache import KVCache
-from attnlib.decoder.layers import LN_EPS
-from attnlib.decoder.training import DecoderRun, train
+from attnlib.decoder.training import DecoderRun, loss_and_gradients, next_token_losses, train
 
 __all__ = [
     "LN_EPS",

@@ -9,22 +9,39 @@ nanoGPT's ``Block.forward`` (A. Karpathy, ``model.py``) is two lines::
 Lesson 14 opens with this layer in its attention-only form (no MLP, no LayerNorm): every head
 reads the residual stream ``x`` and adds what it writes, ``z_h W_o^h``; nothing is overwritten,
 so a later layer reads what an earlier one added.
+
+Below it are its parts: LayerNorm and GELU (lesson 15's model), each with its backward pass, and
+which keys each query sees (causal, or a window with sinks), where RoPE places them, the weights.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 
-from attnlib.core import AttentionSteps
-from attnlib.decoder.attention import Rotation, attend
-from attnlib.decoder.config import DecoderConfig
+from attnlib.core import AttentionSteps, attention_steps, causal_mask, default_scale, softmax
+from attnlib.decoder.config import DecoderConfig, as_window
 from attnlib.decoder.kv_cache import KVCache
-from attnlib.decoder.layers import LayerNormSteps, gelu_tanh, layer_norm
 from attnlib.multihead import merge_heads, split_heads
+from attnlib.positions import rope
 
-__all__ = ["LayerSteps", "block"]
+__all__ = [
+    "LN_EPS",
+    "LayerNormSteps",
+    "LayerSteps",
+    "Rotation",
+    "attend",
+    "block",
+    "gelu_backward",
+    "gelu_tanh",
+    "layer_norm",
+    "layer_norm_backward",
+    "rope_places",
+    "visible_keys",
+]
 
 
 def block(
@@ -85,7 +102,10 @@ def block(
 
 @dataclass
 class LayerSteps:
-    """What one layer's forward pass keeps for the backward pass."""
+    """What one layer's forward pass keeps for the backward pass.
+
+    Lesson 14 · 1. The task: sequences that repeat (the layer it trains).
+    """
 
     attn_in: np.ndarray
     qk_in: np.ndarray  # attn_in, plus the positions when they enter the attention only
@@ -148,3 +168,156 @@ def _mlp(p: dict[str, np.ndarray], name: str, m: np.ndarray, kept: LayerSteps) -
     kept.mlp_in, kept.pre_act = m, m @ p[name + "W_in"] + p[name + "b_in"]
     kept.hidden = gelu_tanh(kept.pre_act)
     return kept.hidden @ p[name + "W_out"]
+
+
+#: The ε under the square root of every LayerNorm (PyTorch's default).
+LN_EPS = 1e-5
+_GELU_C = math.sqrt(2.0 / math.pi)
+
+
+def gelu_tanh(x: np.ndarray) -> np.ndarray:
+    """GELU, tanh form: ``x/2 · (1 + tanh(√(2/π) (x + 0.044715 x³)))`` (PyTorch's ``approximate='tanh'``).
+
+    Lesson 15's model has an MLP with this GELU in each layer.
+
+    Computed as ``x · σ(2u)`` with ``u`` the tanh's argument (the same function: ``(1 + tanh u)/2
+    = σ(2u)``), since NumPy's ``exp`` is several times faster than its ``tanh``.
+    ``attnlib.model.gelu`` is the exact erf form that BERT uses.
+    """
+    return x * _sigmoid_2u(x)
+
+
+def _sigmoid_2u(x: np.ndarray) -> np.ndarray:
+    """``σ(2u) = 1 / (1 + exp(−2u))``, ``u = √(2/π) (x + 0.044715 x³)``; ``2u`` clipped to ±60 (past
+    that, σ is 0 or 1 to 26 digits), so ``exp`` never overflows."""
+    two_u = np.clip(2.0 * _GELU_C * x * (1.0 + 0.044715 * (x * x)), -60.0, 60.0)
+    return 1.0 / (1.0 + np.exp(-two_u))
+
+
+def gelu_backward(x: np.ndarray, d_out: np.ndarray) -> np.ndarray:
+    """``d_out · GELU'(x)``: ``σ + 2x σ(1 − σ) u'`` with ``σ = σ(2u)``, ``u' = √(2/π)(1 + 3·0.044715 x²)``.
+
+    Lesson 15's model was trained through it.
+    """
+    s = _sigmoid_2u(x)
+    return d_out * (s + 2.0 * x * s * (1.0 - s) * _GELU_C * (1.0 + 3 * 0.044715 * (x * x)))
+
+
+@dataclass
+class LayerNormSteps:
+    """One LayerNorm's forward pass, kept for its backward pass.
+
+    Lesson 15 · 1. One token at a time (its model's LayerNorms).
+    """
+
+    x_hat: np.ndarray  # (x − mean) / σ
+    inv_sigma: np.ndarray  # 1/√(var + ε), (..., 1)
+    gain: np.ndarray
+
+
+def layer_norm(x: np.ndarray, gain: np.ndarray, bias: np.ndarray) -> tuple[np.ndarray, LayerNormSteps]:
+    """``(x − mean) / √(var + ε) · gain + bias`` over the last axis, and what its backward pass needs.
+
+    Lesson 15's model has one before each attention and MLP, and before the unembedding.
+    """
+    centred = x - x.mean(axis=-1, keepdims=True)
+    inv_sigma = 1.0 / np.sqrt((centred * centred).mean(axis=-1, keepdims=True) + LN_EPS)
+    x_hat = centred * inv_sigma
+    return x_hat * gain + bias, LayerNormSteps(x_hat, inv_sigma, gain)
+
+
+def layer_norm_backward(norm: LayerNormSteps, d_out: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """dx, d_gain, d_bias of a LayerNorm from the gradient of its output.
+
+    Lesson 15's model was trained through it.
+    """
+    d_hat = d_out * norm.gain
+    dx = norm.inv_sigma * (
+        d_hat
+        - d_hat.mean(axis=-1, keepdims=True)
+        - norm.x_hat * (d_hat * norm.x_hat).mean(axis=-1, keepdims=True)
+    )
+    flat = d_out.reshape(-1, d_out.shape[-1])
+    return dx, (flat * norm.x_hat.reshape(flat.shape)).sum(axis=0), flat.sum(axis=0)
+
+
+def visible_keys(
+    query_positions: npt.ArrayLike, key_positions: npt.ArrayLike, *, window: int | None = None, sinks: int = 0
+) -> np.ndarray:
+    """Which keys each query sees, by their positions in the sequence: ``(n_q, n_k)`` bool.
+
+    Lesson 15 · 4. Past the trained context: windows and sinks.
+
+    The rows and columns of :func:`attnlib.core.causal_mask` with that ``window`` and those
+    ``sinks`` (query ``i`` sees key ``j ≤ i`` when ``j > i − window`` or ``j < sinks``): the mask
+    of a pass over the whole sequence, or of new tokens over what a rolling cache still holds.
+
+    Examples
+    --------
+    The token at position 6 with a window of 3 and one sink:
+
+    >>> visible_keys([6], range(7), window=3, sinks=1).astype(int)
+    array([[1, 0, 0, 0, 1, 1, 1]])
+    """
+    w, s = as_window(window, sinks)
+    q = np.asarray(query_positions, dtype=np.int64)
+    k = np.asarray(key_positions, dtype=np.int64)
+    size = int(max(q.max(initial=-1), k.max(initial=-1))) + 1
+    return causal_mask(size, window=w, sinks=s)[np.ix_(q, k)]
+
+
+@dataclass(frozen=True)
+class Rotation:
+    """The RoPE angles' positions of one forward pass (``positions="rope"``).
+
+    Lesson 15 · 4. Past the trained context: windows and sinks.
+    """
+
+    queries: np.ndarray  # (n,)
+    keys: np.ndarray  # (n_k,)
+    sink_queries: np.ndarray | None  # (n,): the queries' positions against the sinks, if not ``queries``
+    sinks: int
+
+
+def rope_places(
+    query_positions: np.ndarray, key_positions: np.ndarray, window: int | None, sinks: int, cached: bool
+) -> Rotation:
+    """Where RoPE puts each query and key: StreamingLLM's positions within the cache.
+
+    Lesson 15 · 4 (with sinks, RoPE counts distances within the rolling cache).
+
+    With a rolling cache a token's place is its index in the cache: the sinks keep ``0 … sinks−1``
+    and the query sits at ``min(i, sinks + window − 1)``; a key among the latest ``window`` is
+    ``i − j`` before the query, as in the whole sequence. Over a whole sequence (no cache) the
+    same distances are: ``i − j`` to the latest keys, ``min(i, sinks + window − 1) − j`` to the
+    sinks, so the queries are rotated a second time for the sinks' columns.
+    """
+    if cached:  # one token at a time with a window (generate sees to it), every token without one
+        places = np.arange(len(key_positions))
+        return Rotation(places[len(places) - len(query_positions) :], places, None, 0)
+    if window is None or not sinks or query_positions[-1] < sinks + window - 1:
+        return Rotation(query_positions, key_positions, None, 0)
+    return Rotation(query_positions, key_positions, np.minimum(query_positions, sinks + window - 1), sinks)
+
+
+def attend(
+    Q: np.ndarray, K: np.ndarray, V: np.ndarray, mask: np.ndarray, rotation: Rotation | None
+) -> tuple[AttentionSteps, np.ndarray, np.ndarray]:
+    """The attention's steps, and the queries and keys as the scores read them (rotated by RoPE).
+
+    Lesson 14's attention of one layer; with RoPE and sinks, lesson 15 · 4's.
+    """
+    if rotation is None:
+        return attention_steps(Q, K, V, mask=mask), Q, K
+    Q_rot, K_rot = rope(Q, rotation.queries), rope(K, rotation.keys)
+    if rotation.sink_queries is None:
+        return attention_steps(Q_rot, K_rot, V, mask=mask), Q_rot, K_rot
+    # the sinks' columns: the query at its place in the rolling cache (no gradient is taken here)
+    raw = Q_rot @ K_rot.swapaxes(-1, -2)
+    raw[..., : rotation.sinks] = rope(Q, rotation.sink_queries) @ K_rot[..., : rotation.sinks, :].swapaxes(
+        -1, -2
+    )
+    scale = default_scale(Q.shape[-1])
+    masked = np.where(mask, raw * scale, -np.inf)
+    weights = softmax(masked)
+    return AttentionSteps(raw, scale, raw * scale, masked, weights, weights @ V), Q_rot, K_rot

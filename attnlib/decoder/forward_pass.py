@@ -1,30 +1,65 @@
-"""The forward pass: tokens → residual stream → logits, every step kept for the backward pass.
+"""The forward pass, tokens → residual stream → logits, and generation with it, one token at a time.
 
 Lesson 14's formula: the embedding, one :func:`~attnlib.decoder.block.block` per layer, the
-unembedding.
+unembedding, every step kept for the backward pass. Lesson 15 · 1 to · 5: :func:`generate` writes
+one token at a time, with or without a :class:`~attnlib.decoder.kv_cache.KVCache`, and
+:func:`pool_kv_heads` turns a model's key/value heads into fewer by pooling.
+
+One layer of one head, no MLP and no LayerNorm, in NumPy (lesson 14's formula) gives the same
+logits:
+
+>>> import numpy as np
+>>> from attnlib.decoder import DecoderConfig, init_parameters
+>>> config = DecoderConfig(vocab_size=5, n_ctx=4, d_model=8, n_heads=1, n_layers=1)
+>>> p, tokens = init_parameters(config, seed=0), np.array([[1, 2, 3, 1]])
+>>> x = p["embed"][tokens[0]] + p["pos_embed"][:4]                # the residual stream
+>>> S = (x @ p["layer0.W_q"]) @ (x @ p["layer0.W_k"]).T / np.sqrt(8)
+>>> S = np.where(np.tri(4, dtype=bool), S, -np.inf)               # causal
+>>> A = np.exp(S - S.max(axis=-1, keepdims=True))
+>>> A = A / A.sum(axis=-1, keepdims=True)
+>>> x = x + A @ (x @ p["layer0.W_v"]) @ p["layer0.W_o"]           # the head writes to the stream
+>>> bool(np.allclose(forward(config, p, tokens).logits[0], x @ p["unembed"]))
+True
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
 
-from attnlib.decoder.attention import rope_places, visible_keys
-from attnlib.decoder.block import LayerSteps, block
-from attnlib.decoder.checks import as_ablations, as_window, check_parameters, check_tokens
-from attnlib.decoder.config import DecoderConfig, as_config
+from attnlib.core import softmax
+from attnlib.decoder.block import LayerNormSteps, LayerSteps, block, layer_norm, rope_places, visible_keys
+from attnlib.decoder.config import (
+    DecoderConfig,
+    as_ablations,
+    as_config,
+    as_window,
+    check_parameters,
+    check_tokens,
+)
 from attnlib.decoder.kv_cache import KVCache
-from attnlib.decoder.layers import LayerNormSteps, layer_norm
+from attnlib.validation import as_flag, as_positive_int, as_real, as_seed
 
-__all__ = ["DecoderOutput", "ForwardSteps", "forward", "forward_steps"]
+__all__ = [
+    "DecoderOutput",
+    "ForwardSteps",
+    "GenerationTrace",
+    "forward",
+    "forward_steps",
+    "generate",
+    "pool_kv_heads",
+]
 
 
 @dataclass
 class ForwardSteps:
-    """What the forward pass keeps for the backward pass (and for what generate and train read)."""
+    """What the forward pass keeps for the backward pass (and for what generate and train read).
+
+    Lesson 14 · 3. Finding the heads (every step kept).
+    """
 
     residuals: list[np.ndarray]
     layers: list[LayerSteps]
@@ -79,6 +114,8 @@ def forward_steps(
 @dataclass(frozen=True)
 class DecoderOutput:
     """What :func:`forward` computes for a batch of ``B`` sequences of ``n`` tokens.
+
+    Lesson 14 · 3. Finding the heads.
 
     Attributes
     ----------
@@ -157,3 +194,194 @@ def forward(
         np.stack(run.residuals),
         np.stack(writes),
     )
+
+
+@dataclass(frozen=True)
+class GenerationTrace:
+    """What each step of :func:`generate` attended to (``return_trace=True``).
+
+    Lesson 15 · 1. One token at a time.
+
+    Step ``k`` (``0 … n_new − 1``) is the query of the token at position ``n − 1 + k`` (the
+    prompt's last token for ``k = 0``), whose logits chose the token at position ``n + k``.
+
+    Attributes
+    ----------
+    key_positions : list of (L_k,) int64 arrays, one per step
+        Where each key that step's query saw sits in the sequence, in cache order (the first
+        ``sinks``, then the latest): the cache's tokens while it attended, itself included.
+    weights : list of (n_layers, B, n_heads, L_k) arrays, one per step
+        Each layer's and head's attention weights of that query over those keys (each row sums to 1).
+    logits : (n_new, B, vocab_size)
+        The logits each step chose from.
+    cache_bytes : (n_new,) int64 or None
+        What the cache held while each step's query attended (:attr:`KVCache.nbytes`, the new
+        token's keys and values included); ``None`` with ``use_cache=False``.
+    """
+
+    key_positions: list[np.ndarray] = field(repr=False)
+    weights: list[np.ndarray] = field(repr=False)
+    logits: np.ndarray = field(repr=False)
+    cache_bytes: np.ndarray | None = field(repr=False)
+
+    @property
+    def cache_lengths(self) -> np.ndarray:
+        """(n_new,) int: how many tokens each step's query attended over (the cache with itself)."""
+        return np.array([len(k) for k in self.key_positions], dtype=np.int64)
+
+
+def generate(
+    config: DecoderConfig,
+    params: Mapping[str, npt.ArrayLike],
+    prompt: npt.ArrayLike,
+    n_new: int,
+    *,
+    use_cache: bool = True,
+    temperature: float = 0.0,
+    seed: int = 0,
+    window: int | None = None,
+    sinks: int = 0,
+    return_trace: bool = False,
+) -> np.ndarray | tuple[np.ndarray, GenerationTrace]:
+    """The prompt followed by ``n_new`` tokens, each chosen from the model's next-token scores.
+
+    Lesson 15 · 1. One token at a time (and lesson 14 · 7, the model copies).
+
+    Parameters
+    ----------
+    config : DecoderConfig
+    params : dict of str to array
+    prompt : (n,) or (B, n) integers
+        At least one token. With learned positions ``n + n_new`` must not exceed ``n_ctx``. With
+        ``positions="rope"`` there is no limit: with a ``window`` the rolling cache keeps every
+        distance at most ``sinks + window − 1``, so generation can run to any length; without
+        one, past ``n_ctx`` the queries meet distances the model never trained on (allowed, to
+        show what that does).
+    n_new : int
+        How many tokens to add (0 returns the prompt).
+    use_cache : bool
+        Keep every layer's keys and values (:class:`KVCache`), so each new token runs the model
+        on itself alone; without it, each new token reruns the whole sequence with the same mask
+        and positions (:func:`forward` with ``window`` and ``sinks``). Both give the same tokens.
+    temperature : float
+        ``0`` picks the most likely token (greedy); above 0, a token is drawn from
+        ``softmax(logits / temperature)``.
+    seed : int
+        Seed of the draws (unused when greedy).
+    window, sinks : int or None, int
+        Each new token sees the first ``sinks`` tokens and the last ``window`` (itself
+        included), as in :func:`forward`; the cache keeps only those (:meth:`KVCache.evict`).
+        With a window, the cache takes the prompt one token at a time.
+    return_trace : bool
+        Also return a :class:`GenerationTrace`: each step's keys and attention weights.
+
+    Returns
+    -------
+    tokens : (n + n_new,) or (B, n + n_new) int64, the shape of ``prompt``'s
+    trace : GenerationTrace
+        Only with ``return_trace=True``.
+    """
+    c = as_config(config)
+    p = check_parameters(c, params)
+    t = check_tokens(c, prompt, "prompt", any_length=True)
+    new = as_positive_int(n_new, "n_new", minimum=0)
+    cached = as_flag(use_cache, "use_cache")
+    traced = as_flag(return_trace, "return_trace")
+    temp = as_real(temperature, "temperature", example="0.0 (greedy) or 1.0")
+    if temp < 0:
+        raise ValueError(f"temperature must be 0 (greedy) or positive, got {temp}")
+    w, s = as_window(window, sinks)
+    if c.positions != "rope" and t.shape[1] + new > c.n_ctx:
+        raise ValueError(
+            f"the prompt's {t.shape[1]} tokens plus n_new={new} make {t.shape[1] + new}, "
+            f"more than the model's n_ctx={c.n_ctx} (learned positions stop there; positions='rope' does not)"
+        )
+    rng = np.random.default_rng(as_seed(seed))
+    cache = KVCache(c.n_layers, window=w, sinks=s) if cached else None
+    step_input = t
+    if cache is not None and w is not None:  # a rolling cache takes one token at a time
+        for i in range(t.shape[1] - 1):
+            forward_steps(c, p, t[:, i : i + 1], cache=cache, window=w, sinks=s)
+            cache.evict()
+        step_input = t[:, -1:]
+    sequence, keys, weights, logits, held = t, [], [], [], []
+    for _ in range(new):
+        if cache is not None:
+            run = forward_steps(c, p, step_input, cache=cache, window=w, sinks=s)
+            seen = cache.positions.copy()
+            held.append(cache.nbytes)
+            cache.evict()
+            last = [kept.steps.weights[:, :, -1] for kept in run.layers]
+        else:
+            run = forward_steps(c, p, sequence, window=w, sinks=s)
+            n = sequence.shape[1]
+            seen = np.flatnonzero(visible_keys([n - 1], np.arange(n), window=w, sinks=s)[0])
+            last = [kept.steps.weights[:, :, -1, seen] for kept in run.layers]
+        step_logits = run.logits[:, -1]  # (B, vocab)
+        chosen = _choose(step_logits, temp, rng)[:, None]
+        sequence = np.concatenate([sequence, chosen], axis=1)
+        step_input = chosen
+        if traced:
+            keys.append(seen)
+            weights.append(np.stack(last))
+            logits.append(step_logits)
+    tokens = sequence[0] if np.ndim(prompt) == 1 else sequence
+    if not traced:
+        return tokens
+    stacked = np.stack(logits) if logits else np.zeros((0, t.shape[0], c.vocab_size))
+    measured = np.array(held, dtype=np.int64) if cache is not None else None
+    return tokens, GenerationTrace(keys, weights, stacked, measured)
+
+
+def pool_kv_heads(
+    config: DecoderConfig, params: Mapping[str, npt.ArrayLike], n_kv_heads: int
+) -> tuple[DecoderConfig, dict[str, np.ndarray]]:
+    """Convert a model to grouped-query attention by mean-pooling its key and value heads.
+
+    Lesson 15 · 3. Fewer key/value heads: GQA and MQA.
+
+    As Ainslie et al. (2023, arXiv 2305.13245) convert a multi-head checkpoint: the key/value
+    heads are split into ``n_kv_heads`` groups of neighbours, and each group's columns of
+    ``W_k`` and ``W_v`` are replaced by their mean, one head per group. Nothing is retrained;
+    every other parameter is copied.
+
+    Parameters
+    ----------
+    config : DecoderConfig
+    params : dict of str to array
+    n_kv_heads : int
+        Must divide ``config.kv_heads``; ``config.kv_heads`` returns the same model, ``1``
+        makes multi-query attention.
+
+    Returns
+    -------
+    config : DecoderConfig
+        ``config`` with ``n_kv_heads``.
+    params : dict of str to ndarray
+        ``layer{l}.W_k`` and ``.W_v`` of shape ``(d_model, n_kv_heads · d_head)``.
+    """
+    c = as_config(config)
+    p = check_parameters(c, params)
+    target = as_positive_int(n_kv_heads, "n_kv_heads")
+    if c.kv_heads % target:
+        raise ValueError(
+            f"n_kv_heads={target} must divide the model's {c.kv_heads} key/value heads "
+            "(each new head is the mean of a group of equal size)"
+        )
+    pooled = DecoderConfig(**{**vars(c), "n_kv_heads": target})
+    merged = c.kv_heads // target
+    out = {name: value.copy() for name, value in p.items()}
+    for layer in range(c.n_layers):
+        for w in ("W_k", "W_v"):
+            heads = p[f"layer{layer}.{w}"].reshape(c.d_model, target, merged, c.d_head)
+            out[f"layer{layer}.{w}"] = heads.mean(axis=2).reshape(c.d_model, target * c.d_head)
+    return pooled, out
+
+
+def _choose(logits: np.ndarray, temperature: float, rng: np.random.Generator) -> np.ndarray:
+    """One token id per row: the largest logit, or a draw from ``softmax(logits / temperature)``."""
+    if temperature == 0:
+        return logits.argmax(axis=-1)
+    cumulative = np.cumsum(softmax(logits / temperature), axis=-1)
+    draws = rng.random((logits.shape[0], 1))
+    return np.minimum((cumulative < draws).sum(axis=-1), logits.shape[-1] - 1)

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from attnlib.decoder.checks import as_window
+from attnlib.decoder.config import as_window
 from attnlib.validation import as_positive_int
 
 __all__ = ["KVCache"]

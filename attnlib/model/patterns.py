@@ -3,6 +3,14 @@ next one, the token itself, the first ([CLS]) and last ([SEP]) token, and how br
 
 These describe a pattern of weights on given sentences; they are not an explanation of what the
 head computes (the values it mixes, and what later layers do with them, are not looked at).
+
+A head whose every token looks at the one before it scores 1 on ``previous``:
+
+>>> import numpy as np
+>>> previous = np.eye(4, k=-1)
+>>> previous[0, 0] = 1.0                                           # the first token has no previous one
+>>> float(head_patterns(previous[None]).previous[0]), float(head_patterns(previous[None]).itself[0])
+(1.0, 0.25)
 """
 
 from __future__ import annotations
@@ -24,6 +32,8 @@ PATTERNS = ("previous", "next", "itself", "first", "last", "broad")
 @dataclass(frozen=True)
 class HeadPatterns:
     """Each pattern's score for every head, each an array of shape (..., n_heads).
+
+    Lesson 13 · 5. A few heads, looked at closely.
 
     Attributes
     ----------
@@ -53,6 +63,8 @@ class HeadPatterns:
 
 def head_patterns(attentions: npt.ArrayLike) -> HeadPatterns:
     """Score every head's weights on one sentence (no padding) for each of :data:`PATTERNS`.
+
+    Lesson 13 · 5. A few heads, looked at closely.
 
     Parameters
     ----------
