@@ -99,7 +99,7 @@ def as_printed(value: float, decimals: int = 4) -> str:
 
 
 #: Each field's kind, and its value where a manifest may leave it out (``None``: it may not).
-_FIELDS: dict[str, tuple[str, object]] = {
+FIELDS: dict[str, tuple[str, object]] = {
     "number": ("a whole number", None),
     "title": ("a string", None),
     "part": ("a string", None),
@@ -128,7 +128,7 @@ _HIDDEN_FIELDS = ("what", "recipe", "shown")
 
 def _checked(path: Path, name: str, value: object) -> object:
     """``value`` of the field ``name`` (a list as a tuple), refused when it is not of the field's kind."""
-    kind, _default = _FIELDS[name]
+    kind, _default = FIELDS[name]
     if not _KINDS[kind](value):
         raise ManifestError(f"{path}: {name} must be {kind}, got {value!r}")
     return tuple(value) if isinstance(value, list) else value
@@ -163,13 +163,13 @@ def read(path: Path) -> Lesson:
         fields = tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as error:
         raise ManifestError(f"{path}: not TOML: {error}") from error
-    unknown = sorted(set(fields) - set(_FIELDS))
+    unknown = sorted(set(fields) - set(FIELDS))
     if unknown:
-        raise ManifestError(f"{path}: unknown fields {unknown} (the fields: {list(_FIELDS)})")
-    missing = [name for name, (_, default) in _FIELDS.items() if default is None and name not in fields]
+        raise ManifestError(f"{path}: unknown fields {unknown} (the fields: {list(FIELDS)})")
+    missing = [name for name, (_, default) in FIELDS.items() if default is None and name not in fields]
     if missing:
         raise ManifestError(f"{path}: missing fields {missing} (course/template/lesson.toml explains them)")
-    values = {name: _checked(path, name, fields.get(name, default)) for name, (_, default) in _FIELDS.items()}
+    values = {name: _checked(path, name, fields.get(name, default)) for name, (_, default) in FIELDS.items()}
     values["hidden"] = _hidden(path, values["hidden"])
     folder = FOLDER.fullmatch(path.parent.name)
     if folder is None:

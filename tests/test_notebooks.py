@@ -1,9 +1,10 @@
 """The lessons as saved: clean, executed top to bottom, and built like lessons.
 
 nbval (``pytest --nbval``) re-runs every notebook and compares its outputs; these tests check
-what nbval does not: that the stored notebook is one clean top-to-bottom run, that every
-lesson has the parts a lesson needs, and that re-running any cell after Run All means what it
-meant the first time (no cell reads a name that two cells assign).
+what nbval does not: that the stored notebook is one clean run (its execution counts, the map
+and the **Next:** links are CONTRIBUTING's steps, checked in ``tests/test_contributing.py``),
+that every lesson has the parts a lesson needs, and that re-running any cell after Run All means
+what it meant the first time (no cell reads a name that two cells assign).
 """
 
 from __future__ import annotations
@@ -46,8 +47,6 @@ def test_saved_as_one_clean_run(name: str) -> None:
     nbformat.validate(nb)
     assert nb.metadata.kernelspec.name == "python3"
     assert "widgets" not in nb.metadata, "widget state is stored in the notebook metadata"
-    counts = [c.execution_count for c in _code_cells(nb)]
-    assert counts == list(range(1, len(counts) + 1)), f"execution counts {counts}: re-run top to bottom"
     for index, cell in enumerate(_code_cells(nb), start=1):
         for out in cell.outputs:
             assert out.output_type != "error", f"cell [{index}] has an error: {out.get('ename')}"
@@ -83,9 +82,6 @@ def test_built_like_a_lesson(name: str) -> None:
     assert len(summary) == 2, "a '## Summary' section"
     bullets = [line for line in summary[1].splitlines() if line.startswith("- ")]
     assert len(bullets) == 3, f"the summary has three lines, found {len(bullets)}"
-    following = LESSONS[(LESSONS.index(name) + 1) % len(LESSONS)]
-    next_link = rf"\*\*Next:\*\* \[[^\]]+\]\({re.escape(following)}\)"
-    assert re.search(next_link, summary[1]), f"the summary links to {following}"
     assert any("image/png" in out.get("data", {}) for c in _code_cells(nb) for out in c.outputs), "a picture"
 
 
@@ -94,12 +90,6 @@ def test_lessons_ask_questions(name: str) -> None:
     markdown = "\n".join(c.source for c in _read(name).cells if c.cell_type == "markdown")
     assert "**Question" in markdown or "## Exercise" in markdown
     assert "<details>" in markdown, "answers are hidden in <details> blocks"
-
-
-def test_the_map_links_every_lesson() -> None:
-    markdown = "\n".join(c.source for c in _read("00_start_here.ipynb").cells if c.cell_type == "markdown")
-    for name in LESSONS:
-        assert f"]({name})" in markdown, f"00_start_here links {name}"
 
 
 def _cells_reading_a_reassigned_name(sources: list[str]) -> list[str]:
