@@ -79,13 +79,22 @@ class Lesson:
         return NOTEBOOKS / self.notebook
 
     def hidden_values(self, shown: str) -> list[str]:
-        """The values of the hidden answers shown ``shown`` ("solutions" or "nowhere"), as printed."""
+        """The values of the hidden answers shown ``shown`` ("solutions" or "nowhere"), as printed.
+
+        Raises
+        ------
+        ManifestError
+            When a recipe the manifest names is not a function of the folder's ``answers.py``.
+        """
         if shown not in SHOWN:
             raise ValueError(f"shown must be one of {SHOWN}, got {shown!r}")
         wanted = [answer for answer in self.hidden if answer.shown == shown]
         if not wanted:
             return []
         recipes = importlib.import_module(f"course.{self.folder.name}.answers")
+        missing = [answer.recipe for answer in wanted if not callable(getattr(recipes, answer.recipe, None))]
+        if missing:
+            raise ManifestError(f"{self.folder / MANIFEST}: hidden recipes {missing} are not in answers.py")
         return [value for answer in wanted for value in getattr(recipes, answer.recipe)()]
 
 

@@ -8,6 +8,7 @@ from the manifests, so these are the places a contributor writes by hand. None r
 
 from __future__ import annotations
 
+import doctest
 import re
 import tomllib
 from pathlib import Path
@@ -64,6 +65,11 @@ def test_the_manifests_are_read_and_every_one_has_its_notebook() -> None:
     except manifest.ManifestError as error:
         pytest.fail(f"{error} ({_step(1)})")
     assert [lesson.notebook for lesson in found] == LESSONS
+
+
+def test_the_readers_examples_run() -> None:
+    result = doctest.testmod(manifest)
+    assert result.attempted and not result.failed
 
 
 def test_the_template_is_no_lesson_and_names_every_field() -> None:
