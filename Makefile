@@ -70,7 +70,7 @@ lab: $(LAB_STAMP)
 test-env: $(TEST_STAMP) $(HUB_STAMP)
 
 # The book is built first: the book and browser tests serve both editions with no kernel; so are
-# the student copies, which tests/test_student.py reads and runs.
+# the student copies, which tests/test_student.py reads (without running them).
 # The tests run in TEST_WORKERS processes (pytest-xdist), each test file whole in one of them
 # (--dist loadfile: a lesson's cells share one kernel, in order); most tests wait on a kernel or
 # a browser, so two processes keep both cores of a 2-core machine busy.

@@ -6,10 +6,11 @@
 Runs each lesson in a fresh ``python3`` kernel (nbclient, the lesson's folder as the working
 directory, as ``tools/execute_notebooks.py`` and nbval do), then asks the kernel for its
 ``VmHWM`` (the peak resident set size since it started) and ``VmRSS`` (what it holds at the end)
-from ``/proc/self/status``: Linux only. The lesson is not changed. Writes
-``results/kernel_memory.json`` unless ``--no-save``. A classroom hub's memory per student is the
-sum of the open lessons' kernels (the instructor's guide, "Memory"); the target is every lesson
-under 300 MiB at its peak.
+from ``/proc/self/status``: Linux only. The lesson is not changed. Writes the lessons' rows into
+``results/kernel_memory.json`` (the other lessons' rows stay) unless ``--no-save``; each lesson's
+manifest (``course/lNN_slug/lesson.toml``, ``kernel_peak_mib``) quotes its peak. A classroom
+hub's memory per student is the sum of the open lessons' kernels (the instructor's guide,
+"Memory"); the target is every lesson under 300 MiB at its peak.
 """
 
 from __future__ import annotations
@@ -64,6 +65,10 @@ def main(argv: list[str] | None = None) -> int:
         flag = "" if peak < TARGET_MIB else f"  OVER {TARGET_MIB} MiB"
         print(f"{path.name:32s} {peak:9.1f} {final:10.1f}{flag}", flush=True)
     if not args.no_save:
+        measured = {row["lesson"] for row in rows}
+        earlier = json.loads(RESULTS.read_text(encoding="utf-8"))["lessons"]
+        kept = [row for row in earlier if row["lesson"] not in measured]
+        rows = sorted([*kept, *rows], key=lambda row: row["lesson"])
         RESULTS.write_text(
             json.dumps(
                 {

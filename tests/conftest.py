@@ -1,12 +1,13 @@
-"""Helpers shared by the test modules: reading back what a picture holds, the real model,
-skipping (failing under CI) where a build is missing, and bounds on rounding errors for comparing
-results that different code computed.
+"""Helpers shared by the test modules: reading back what a picture holds, the names a notebook
+cell binds and reads, the real model, skipping (failing under CI) where a build is missing, and
+bounds on rounding errors for comparing results that different code computed.
 
 Import them with ``from conftest import ...`` (pytest puts this directory on ``sys.path``).
 """
 
 from __future__ import annotations
 
+import ast
 import io
 import math
 import os
@@ -276,3 +277,112 @@ def attention_backward_error(
     dK = g * (np.swapaxes(M, -1, -2) @ np.abs(Q)).max()
     dV = (rho + gamma(n_q, dtype)) * (np.swapaxes(A, -1, -2) @ np.abs(dZ)).max()
     return float(dQ), float(dK), float(dV)
+
+
+class CellNames(ast.NodeVisitor):
+    """The names one cell binds at top level, and the names it reads before binding them.
+
+    Statements are visited in the order Python runs them (the value of an assignment before its
+    targets, a loop's iterable before its variable); functions, lambdas and comprehensions have
+    their own scope, and only the names they read from outside count.
+    """
+
+    def __init__(self, bound: tuple[str, ...] = ()) -> None:
+        self.bound: set[str] = set(bound)
+        self.read_first: set[str] = set()
+
+    def visit_source(self, source: str) -> CellNames:
+        for statement in ast.parse(source).body:
+            self.visit(statement)
+        return self
+
+    def _read(self, name: str) -> None:
+        if name not in self.bound:
+            self.read_first.add(name)
+
+    def _inner_scope(self, bound: list[str], nodes: list[ast.AST]) -> None:
+        inner = CellNames(tuple(bound))
+        for node in nodes:
+            inner.visit(node)
+        for name in inner.read_first:
+            self._read(name)
+
+    def visit_Name(self, node: ast.Name) -> None:
+        if isinstance(node.ctx, ast.Load):
+            self._read(node.id)
+        else:
+            self.bound.add(node.id)
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        self.visit(node.value)
+        for target in node.targets:
+            self.visit(target)
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        if node.value is not None:
+            self.visit(node.value)
+        self.visit(node.target)
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        self.visit(node.value)
+        if isinstance(node.target, ast.Name):
+            self._read(node.target.id)
+        self.visit(node.target)
+
+    def visit_NamedExpr(self, node: ast.NamedExpr) -> None:
+        self.visit(node.value)
+        self.visit(node.target)
+
+    def visit_For(self, node: ast.For) -> None:
+        self.visit(node.iter)
+        self.visit(node.target)
+        for statement in node.body + node.orelse:
+            self.visit(statement)
+
+    def visit_Import(self, node: ast.Import) -> None:
+        for alias in node.names:
+            self.bound.add(alias.asname or alias.name.split(".")[0])
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        for alias in node.names:
+            self.bound.add(alias.asname or alias.name)
+
+    def _parameters(self, args: ast.arguments) -> list[str]:
+        for default in [*args.defaults, *(d for d in args.kw_defaults if d is not None)]:
+            self.visit(default)
+        names = [a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]]
+        return names + [a.arg for a in (args.vararg, args.kwarg) if a is not None]
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
+        for decorator in node.decorator_list:
+            self.visit(decorator)
+        parameters = self._parameters(node.args)
+        self.bound.add(node.name)
+        self._inner_scope([*parameters, node.name], list(node.body))
+
+    def visit_Lambda(self, node: ast.Lambda) -> None:
+        self._inner_scope(self._parameters(node.args), [node.body])
+
+    def _comprehension(self, generators: list[ast.comprehension], results: list[ast.expr]) -> None:
+        inner = CellNames()
+        for generator in generators:
+            inner.visit(generator.iter)
+            inner.visit(generator.target)
+            for condition in generator.ifs:
+                inner.visit(condition)
+        for result in results:
+            inner.visit(result)
+        for name in inner.read_first:
+            self._read(name)
+
+    def visit_ListComp(self, node: ast.ListComp) -> None:
+        self._comprehension(node.generators, [node.elt])
+
+    def visit_SetComp(self, node: ast.SetComp) -> None:
+        self._comprehension(node.generators, [node.elt])
+
+    def visit_GeneratorExp(self, node: ast.GeneratorExp) -> None:
+        self._comprehension(node.generators, [node.elt])
+
+    def visit_DictComp(self, node: ast.DictComp) -> None:
+        self._comprehension(node.generators, [node.key, node.value])

@@ -3,7 +3,8 @@
 The guide is Markdown for people; the slides take each lesson's part as speaker notes
 (``build_slides.lesson_notes``). Every lesson has a part with its time, idea, explorer to project,
 misconceptions and at least two pauses; every pause sits at a ``## `` heading that exists in its
-lesson, word for word; every explorer the guide tells a teacher to project is one the lesson shows;
+lesson, word for word; every explorer the guide tells a teacher to project is one the lesson shows
+(its manifest's ``explorers``, which ``tests/test_contributing.py`` checks against the lesson);
 every number a part quotes appears in its lesson; the two walkthrough plans add up and name real
 lessons, explorers and sections; the nbgitpuller and Binder links point at this repository and a
 real notebook.
@@ -20,6 +21,8 @@ import nbformat
 import pytest
 from build_slides import lesson_notes
 
+from course import manifest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -27,7 +30,8 @@ GUIDE = ROOT / "docs" / "instructor_guide.md"
 TEXT = GUIDE.read_text(encoding="utf-8")
 NOTEBOOKS = ROOT / "notebooks"
 REPOSITORY = "https://github.com/attention-lessons/attention-lessons"
-LESSONS = {path.name[:2]: path for path in sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))}
+MANIFESTS = {lesson.id: lesson for lesson in manifest.lessons()}
+LESSONS = {number: lesson.path for number, lesson in MANIFESTS.items()}
 FIELDS = ("Time", "One idea", "Project", "Misconceptions")
 
 
@@ -51,15 +55,9 @@ def _headings(path: Path) -> list[str]:
     return [line[3:] for line in _markdown_lines(path) if line.startswith("## ")]
 
 
-def _explorers(path: Path) -> set[str]:
-    """The explorer functions a lesson's code cells call (``widgets.NAME(``)."""
-    cells = nbformat.read(path, as_version=4).cells
-    return {
-        match[1]
-        for cell in cells
-        if cell.cell_type == "code"
-        for match in re.finditer(r"\bwidgets\.([a-z_]+)\(", cell.source)
-    }
+def _explorers(number: str) -> set[str]:
+    """The explorers a lesson shows, as its manifest names them (the widgets.… factories)."""
+    return set(MANIFESTS[number].explorers)
 
 
 def _field(part: str, name: str) -> str:
@@ -86,12 +84,10 @@ def notes() -> dict[str, tuple[str, dict[str, str]]]:
 
 
 def test_every_lesson_has_a_complete_part(notes: dict) -> None:
-    assert len(LESSONS) == 16
     assert list(notes) == list(LESSONS), "one part per lesson, in the lessons' order"
     titles = dict(re.findall(r"^### (\d\d) · (.+)$", TEXT, flags=re.MULTILINE))
     for number, (part, pauses) in notes.items():
-        first = nbformat.read(LESSONS[number], as_version=4).cells[0].source.splitlines()[0]
-        assert first == f"# {number} · {titles[number]}", f"lesson {number}: the title of the notebook"
+        assert titles[number] == MANIFESTS[number].title, f"lesson {number}: the title of the lesson"
         for name in FIELDS:
             assert _field(part, name), f"lesson {number}: empty **{name}:**"
         assert re.fullmatch(r"\d+ minutes", _field(part, "Time")), f"lesson {number}: **Time:** N minutes"
@@ -122,13 +118,13 @@ def test_the_explorer_to_project_is_the_lessons_own(notes: dict) -> None:
     for number, (part, _pauses) in notes.items():
         project = _field(part, "Project")
         named = set(re.findall(r"\bwidgets\.([a-z_]+)", project))
-        shown = _explorers(LESSONS[number])
+        shown = _explorers(number)
         if shown:
             assert named, f"lesson {number} has an explorer ({shown}); the guide must name it"
             assert named <= shown, (
                 f"lesson {number}: the guide names {named - shown}, the lesson shows {shown}"
             )
-            widgets = importlib.import_module(f"course.l{LESSONS[number].stem}.widgets")
+            widgets = importlib.import_module(f"course.{MANIFESTS[number].folder.name}.widgets")
             for name in named:
                 assert callable(getattr(widgets, name, None)), f"{widgets.__name__} has no {name}"
         else:
@@ -150,7 +146,7 @@ def test_the_plans_add_up_and_name_real_lessons(total: int) -> None:
     assert named and set(named) <= set(LESSONS), f"unknown lessons in the {total}-minute plan"
     for _minutes, lessons, what in steps:
         explorers = set(re.findall(r"\bwidgets\.([a-z_]+)", what))
-        shown = set().union(*(_explorers(LESSONS[lesson]) for lesson in lessons))
+        shown = set().union(*(_explorers(lesson) for lesson in lessons))
         assert explorers <= shown, f"{total}-minute plan: {explorers - shown} is not in lessons {lessons}"
         # a section is named in italics by the start of its heading: "*1. The claim*", "*The 2×2 figure*"
         headings = [h.replace("*", "") for lesson in lessons for h in _headings(LESSONS[lesson])]

@@ -14,6 +14,7 @@ from matplotlib.colors import to_hex, to_rgb
 from course.kit import plots
 from course.kit.plots import contrast_ratio, palette
 from course.l10_positions.plots import rope_figure
+from course.manifest import Lesson, lessons
 
 ROOT = Path(__file__).resolve().parents[1]
 COURSE = ROOT / "course"
@@ -31,13 +32,8 @@ LITERALS_ALLOWED = {"kit/plots/palette.py", "kit/plots/styles.py", "kit/plots/co
 #: Figure modules of other lessons that still pick Okabe–Ito colours by position, not by meaning.
 #: Shrink this set; never grow it.
 INDEXING_LEFT = {"l01_embeddings/plots.py", "l05_softmax/plots.py"}
-#: The lessons whose code takes every colour by meaning.
-LESSONS_BY_MEANING = [
-    "09_many_heads.ipynb",
-    "10_positions.ipynb",
-    "11_learning_to_attend.ipynb",
-    "15_generating_text.ipynb",
-]
+#: Every lesson: its manifest says whether its code takes every colour by meaning, and which.
+LESSONS = lessons()
 
 HEX = re.compile(r"""["']#[0-9a-fA-F]{3,8}["']""")
 COLOR_KEYWORDS = {"color", "colors", "facecolor", "edgecolor", "c"}
@@ -97,15 +93,34 @@ def test_the_scan_finds_literal_colours():
     assert _literal_colours('ax.plot(x, color=plots.color("reference"))') == []
 
 
-@pytest.mark.parametrize("name", LESSONS_BY_MEANING)
-def test_lessons_take_colours_by_meaning(name):
-    nb = nbformat.read(ROOT / "notebooks" / name, as_version=4)
+def _colours_not_by_meaning(code: str) -> list[str]:
+    """The colours ``code`` writes as literals, and the old names that pick one by position."""
+    return [
+        *_literal_colours(code),
+        *(old for old in ("OKABE_ITO", "RAW_COLOR", "SCALED_COLOR") if old in code),
+    ]
+
+
+@pytest.mark.parametrize("lesson", LESSONS, ids=lambda lesson: lesson.id)
+def test_lessons_take_colours_by_meaning(lesson: Lesson) -> None:
+    nb = nbformat.read(lesson.path, as_version=4)
     code = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
-    assert not _literal_colours(code), f"{name}: colours as literals {_literal_colours(code)}"
-    for old in ("OKABE_ITO", "RAW_COLOR", "SCALED_COLOR"):
-        assert old not in code, f"{name} uses plots.{old}: take the colour by meaning, plots.color(...)"
-    for meaning in re.findall(r"plots\.color\(\"([^\"]+)\"\)", code):
-        assert meaning in palette.MEANINGS, f"{name}: no meaning {meaning!r}"
+    manifest = lesson.folder / "lesson.toml"
+    if lesson.colours_by_meaning:
+        assert not _colours_not_by_meaning(code), (
+            f"{lesson.notebook}: colours not by meaning {_colours_not_by_meaning(code)}: take the colour "
+            "by meaning, plots.color(...)"
+        )
+    else:  # a lesson left from before the palette: the flag goes as soon as the lesson takes them by meaning
+        assert _colours_not_by_meaning(code), (
+            f"{lesson.notebook} takes every colour by meaning: say so in {manifest}"
+        )
+    meanings = sorted(set(re.findall(r"plots\.color\(\"([^\"]+)\"\)", code)))
+    assert meanings == sorted(lesson.colour_meanings), (
+        f"{lesson.notebook} takes {meanings}; {manifest} says otherwise"
+    )
+    for meaning in meanings:
+        assert meaning in palette.MEANINGS, f"{lesson.notebook}: no meaning {meaning!r}"
 
 
 def _drawn_colours(fig):

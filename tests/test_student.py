@@ -1,13 +1,14 @@
-"""The student copies (``make student``, ``build/student/``): no solution left, and each one runs.
+"""The student copies (``make student``, ``build/student/``): no solution left, and nothing missing.
 
 The lessons tag ``solution`` every cell that holds or prints a right answer (the ``<details>``
 answers, lesson 08's "The solutions in numbers", the cells that compute a question's answer);
 ``tools/build_student.py`` leaves those cells out. These tests check the copies that
-``make student`` wrote: no solution cell, none of the exercises' solution values anywhere in their
-text (computed here with attnlib and formatted as the lessons print them, each one first found in
-the full lesson's solution cells, so that the search can fail), and each copy run top to bottom
-in a fresh kernel, with no error, the outputs stored in it, and every self-check saying
-"No answer yet" to its empty answer.
+``make student`` wrote, without running them: no solution cell; none of the hidden answers that
+each lesson's manifest lists (``course/lNN_slug/lesson.toml``, computed by its recipes) anywhere
+in their text, each one first found in the full lesson's solution cells, so that the search can
+fail; no kept cell that reads a name only a left-out solution cell defines (read from the cells'
+code with ``ast``); every self-check the manifest names saying "No answer yet" to its empty answer
+in the stored outputs; and the files the lesson reads beside the copy.
 """
 
 from __future__ import annotations
@@ -17,30 +18,21 @@ import re
 from pathlib import Path
 
 import nbformat
-import numpy as np
 import pytest
-from conftest import hidden_answers, readable, require_build
-from nbclient import NotebookClient
+from build_student import student_copy
+from conftest import CellNames, hidden_answers, readable, require_build
 
-import attnlib
-from attnlib import backward, counting, positions
-from attnlib.multihead import split_heads
-from course.kit import examples
-from course.l04_scaling import scaling
-from course.l13_real_model.checks import AttentionLayer
-from course.l14_induction_heads import induction
+from course.manifest import Lesson, as_printed, lessons
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"
 COPIES = ROOT / "build" / "student" / "notebooks"
-LESSONS = sorted(path.name for path in NOTEBOOKS.glob("*.ipynb"))
+MANIFESTS = lessons()
+LESSONS = [lesson.notebook for lesson in MANIFESTS]
+BY_NAME = {lesson.notebook: lesson for lesson in MANIFESTS}
 SOLUTION_TAG = "solution"
-IGNORE_TAG = "nbval-ignore-output"
 NO_ANSWER = "No answer yet"
 NOTE_ID = "student-copy"  # the note build_student.py puts after the title
-#: How many self-checks (a check called on an answer that is still ``...`` or ``None``) each
-#: lesson has; a lesson that is not listed has none.
-SELF_CHECKS = {"04": 2, "05": 2, "08": 11, "09": 3, "10": 3, "11": 3, "12": 3, "13": 3, "14": 3, "15": 3}
 
 
 def _lesson(name: str) -> nbformat.NotebookNode:
@@ -68,13 +60,6 @@ def _output_texts(cell: nbformat.NotebookNode) -> list[str]:
     return texts
 
 
-def _printed(cell: nbformat.NotebookNode) -> tuple[str, list[str]]:
-    """What a code cell printed (its streams joined, however they were cut) and what it displayed."""
-    streams = "".join(output.text for output in cell.outputs if output.output_type == "stream")
-    shown = [output.data.get("text/plain", "") for output in cell.outputs if "data" in output]
-    return streams, shown
-
-
 def _text(cells: list[nbformat.NotebookNode]) -> str:
     """Everything a reader can read in ``cells``: sources and text outputs, with ASCII minus signs."""
     return "\n".join(text for cell in cells for text in [cell.source, *_output_texts(cell)]).replace("−", "-")
@@ -85,153 +70,30 @@ def _shows(text: str, value: str) -> bool:
     return re.search(rf"(?<![\d.]){re.escape(value)}(?!\d)", text) is not None
 
 
-def _number(value: float, decimals: int = 4) -> str:
-    """A number as numpy prints it with ``precision=decimals, suppress=True`` (0.576, not 0.5760)."""
-    return np.format_float_positional(round(float(value), decimals), precision=decimals, trim="-")
-
-
-def _lesson_08_values() -> list[str]:
-    """The solutions of exercises 1 to 3 of lesson 08, as its solutions print them."""
-    ex1 = examples.plain_attention_exercise()
-    one = attnlib.attention_steps(ex1.Q, ex1.K, ex1.K, scale=1.0)
-    hand = examples.attention_by_hand()
-    three = attnlib.attention_steps(*hand)
-    (n_q, d_k), (n_k, d_v) = hand.Q.shape, hand.V.shape
-    totals = counting.operation_counts(n_q, n_k, d_k, d_v, stable=False).totals()
-    with np.printoptions(precision=4, suppress=True):  # lesson 08's print options
-        printed = [str(three.raw_scores), str(attnlib.causal_mask(4))]  # 3, step 1: S; 2d: the mask
-    exercise_1 = [*one.weights, one.output[0], one.output[2]]  # a and c (its middle entry, 2, is everywhere)
-    exercise_3 = [*three.scaled_scores.ravel(), *three.weights.ravel(), *three.output.ravel()]
-    return [
-        *printed,
-        *(_number(value) for value in [*exercise_1, *exercise_3]),
-        *(_number(value, 2) for value in three.output.ravel()),  # Z to 2 decimals
-        str((n_q, n_k)),  # 2a: the shape of the weights
-        _number(attnlib.default_scale(6)),  # 2b: the scale of queries and keys of d_k = 6
-        f"{totals['multiplications']} multiplications and {totals['additions']} additions",  # 2c
-    ]
-
-
-def _lesson_11_values() -> list[str]:
-    """Lesson 11's "which way does a score move?": the weighted mean of da, and ds of key 1."""
-    a_row, da = np.array([0.5, 0.3, 0.2]), np.array([-1.0, -0.2, -0.5])
-    return [f"{a_row @ da:.2f}", _number(backward.softmax_backward(a_row, da)[1], 3)]
-
-
-def _lesson_15_values() -> list[str]:
-    """Lesson 15's cache self-check (a decoder's cache for 20,000 tokens, in MiB) and its question of
-    8 sequences of 4,096 tokens with Llama 2 7B and 70B, as its solution cells print them."""
-    exercise = counting.DecoderShape(
-        n_layers=24, d_model=2048, n_heads=16, n_kv_heads=4, d_mlp=5632, vocab=32000
-    )
-    mib = counting.kv_cache_bytes(exercise, 20_000, bytes_per_number=2) / 2**20
-    published = examples.published_decoders()
-    batches = [
-        counting.kv_cache_bytes(published[name].shape, 4096, bytes_per_number=2, batch=8) / 2**30
-        for name in ("Llama 2 7B", "Llama 2 70B")
-    ]
-    return [f"{mib:.1f} MiB", *(f"take {gib:.1f} GiB" for gib in batches)]
-
-
-def _lesson_14_values() -> list[str]:
-    """Where lesson 14's self-check asks the induction head to look: the key after the earlier copy."""
-    half = induction.load_induction_run().half
-    sequence = induction.repeated_sequences(1, half, 16, seed=7)[0]  # the lesson's new sequence
-    query = half + 3
-    earlier = max(p for p in range(query) if sequence[p] == sequence[query])
-    return [f"the induction head looks at position {earlier + 1}"]
-
-
-#: The solution values each lesson's solution cells give, as the lesson prints them.
-SOLUTION_VALUES = {
-    "04": [f"{attnlib.default_scale(4096 // 32):.4f}"],  # the scale of one head: d_model = 4096, 32 heads
-    "08": _lesson_08_values(),
-    "09": [
-        str(split_heads(np.zeros((8, 10, 64)), 4).shape),  # self-check 1
-        f"{counting.multi_head_parameter_counts(768, n_heads=12)['total']:,}".replace(
-            ",", "{,}"
-        ),  # 2, in LaTeX
-        "[True, False, False, False]",  # self-check 3: the row of the sentence of length 1
-        str((4, 7, 20)),  # the question on cross-attention: (heads, n_q, n_k)
-    ],
-    "11": _lesson_11_values(),
-    "13": [
-        str(4 * 384**2 + 4 * 384),  # one attention layer of all-MiniLM-L6-v2: four 384 × 384 and biases
-        "most to 'sat'",  # the token that cat attends to most in layer 1, head 8
-        str(AttentionLayer(768, 12, 3072).d_k),  # BERT-base's d_k, read off its config
-    ],
-    "14": _lesson_14_values(),
-    "15": _lesson_15_values(),
-}
-
-
-def _lesson_04_never_printed() -> list[str]:
-    """The weights of lesson 04's new query (d_k = 64, seed 1), which its self-check asks for."""
-    Q, K = scaling.random_queries_keys(64, n_queries=1, n_keys=8, seed=1)
-    return [_number(value) for value in attnlib.attention_steps(Q[0], K, K).weights]
-
-
-def _lesson_05_never_printed() -> list[str]:
-    """Lesson 05's self-checks: the queries Q_y against K_x, and the real rows of *she likes tea*."""
-    rng = np.random.default_rng(1)  # the 3 queries, 5 keys and 5 values of section 2, in that order
-    _, K_x, V_x = rng.normal(size=(3, 4)), rng.normal(size=(5, 4)), rng.normal(size=(5, 2))
-    Q_y = np.array([[1.0, 0.0, -1.0, 2.0], [0.5, 1.5, 0.0, -1.0]])
-    emb = examples.she_likes_coffee()
-    table = dict(zip(emb.tokens, emb.X, strict=True)) | {"tea": np.array([1.0, 0.1, 0.6, 0.3])}
-    X = np.array([table[word] for word in ("she", "likes", "tea")] + [np.zeros(4)])  # + one padding token
-    real = np.array([True, True, True, False])
-    padded = attnlib.attention_steps(*attnlib.qkv(X, emb.W_q, emb.W_k, emb.W_v), mask=real).weights
-    weights = [*attnlib.attention_steps(Q_y, K_x, V_x).weights.ravel(), *padded[:3, :3].ravel()]
-    return [_number(value) for value in weights]  # the padding's row and column (1/3, 0) are everywhere
-
-
-#: Self-checks' answers that no cell of the lesson prints (a check never shows the answer).
-NEVER_PRINTED = {
-    "04": _lesson_04_never_printed(),
-    "05": _lesson_05_never_printed(),
-    "10": [_number(value) for value in positions.sinusoidal(101, 8)[100, :4]],  # PE[100, :4], d_model = 8
-    "12": [
-        _number(np.exp(2.0 - 5.0)),  # the rescaling factor when the maximum grows from 2 to 5
-        str(counting.tile_counts(2048, 2048, block_q=128, block_k=128, causal=True).skipped),
-        *(  # self-check 1: the GiB of one head's float32 weights at n = 24,576, as a table would print it
-            f"{counting.weights_bytes(24_576, 24_576) / 2**30:{spec}}" for spec in ("", ".2f", ".3f")
-        ),
-    ],
-}
+def _with(shown: str) -> list[Lesson]:
+    """The lessons whose manifest lists hidden answers shown ``shown`` ("solutions" or "nowhere")."""
+    return [lesson for lesson in MANIFESTS if any(answer.shown == shown for answer in lesson.hidden)]
 
 
 def _stale_or_missing() -> str | None:
-    """Why build/student cannot be tested (missing, or older than the lessons or the tool), or None."""
+    """Why build/student cannot be tested (missing, or older than the lessons, their manifests or the
+    tool), or None."""
     copies = [COPIES / name for name in LESSONS]
     missing = [path.name for path in copies if not path.exists()]
     if missing:
         return f"build/student has no {missing}"
+    sources = [ROOT / "tools" / "build_student.py", *(lesson.path for lesson in MANIFESTS)]
     newest = max(
-        path.stat().st_mtime for path in [*NOTEBOOKS.glob("*.ipynb"), ROOT / "tools" / "build_student.py"]
+        path.stat().st_mtime for path in [*sources, *(lesson.folder / "lesson.toml" for lesson in MANIFESTS)]
     )
     stale = [path.name for path in copies if path.stat().st_mtime < newest]
-    return f"build/student is older than the lessons or tools/build_student.py: {stale}" if stale else None
+    return f"build/student is older than the lessons, their manifests or the tool: {stale}" if stale else None
 
 
 @pytest.fixture(scope="module")
 def built() -> None:
     """Skip (fail under CI) when build/student is missing or stale."""
     require_build(_stale_or_missing(), "make student")
-
-
-@pytest.fixture(scope="module", params=LESSONS)
-def executed(request: pytest.FixtureRequest, built: None) -> tuple[str, nbformat.NotebookNode]:
-    """A student copy run top to bottom in a fresh kernel, as a learner runs it (once per lesson)."""
-    notebook = _copy(request.param)
-    client = NotebookClient(
-        notebook,
-        kernel_name="python3",
-        timeout=600,
-        resources={"metadata": {"path": str(COPIES)}},
-        store_widget_state=False,
-    )
-    client.execute()  # raises CellExecutionError, with the cell and its traceback, on an error
-    return request.param, notebook
 
 
 def _answer_names(source: str) -> set[str]:
@@ -251,18 +113,42 @@ def _answer_names(source: str) -> set[str]:
     return names
 
 
-def _self_checks(source: str, answers: set[str]) -> int:
-    """How many calls of a ``check…`` function in ``source`` are given one of ``answers``."""
-    calls = [node for node in ast.walk(ast.parse(source)) if isinstance(node, ast.Call)]
-    return sum(
-        (getattr(call.func, "id", "") or getattr(call.func, "attr", "")).startswith("check")
-        and any(isinstance(arg, ast.Name) and arg.id in answers for arg in call.args)
-        for call in calls
+def _self_checks(source: str, answers: set[str]) -> list[str]:
+    """The answers among ``answers`` that ``source`` gives a ``check…`` function, in call order."""
+    calls = sorted(
+        (node for node in ast.walk(ast.parse(source)) if isinstance(node, ast.Call)),
+        key=lambda call: (call.lineno, call.col_offset),
     )
+    return [
+        arg.id
+        for call in calls
+        if (getattr(call.func, "id", "") or getattr(call.func, "attr", "")).startswith("check")
+        for arg in call.args
+        if isinstance(arg, ast.Name) and arg.id in answers
+    ]
+
+
+def _needs_a_solution(copy: nbformat.NotebookNode, solutions: list[nbformat.NotebookNode]) -> list[str]:
+    """Each code cell of ``copy`` that reads a name which only the left-out ``solutions`` define.
+
+    A name counts as defined for a kept cell when an earlier kept cell binds it (assigns, imports,
+    defines); one that no kept cell before it binds but a solution cell does is a ``NameError``
+    for the learner who runs the copy top to bottom.
+    """
+    only_there = set().union(*(CellNames().visit_source(cell.source).bound for cell in solutions))
+    bound: set[str] = set()
+    problems = []
+    code = [cell for cell in copy.cells if cell.cell_type == "code"]
+    for number, cell in enumerate(code, start=1):
+        names = CellNames().visit_source(cell.source)
+        missing = sorted((names.read_first & only_there) - bound)
+        problems += [f"cell [{number}] {cell.source[:40]!r} reads {name!r}" for name in missing]
+        bound |= names.bound
+    return problems
 
 
 def test_the_number_formats_match_how_numpy_prints() -> None:
-    assert _number(0.57603, 4) == "0.576" and _number(-1.56464, 2) == "-1.56" and _number(8.0) == "8"
+    assert as_printed(0.57603, 4) == "0.576" and as_printed(-1.56464, 2) == "-1.56" and as_printed(8.0) == "8"
     assert _shows("A = [[0.576  0.284  0.14  ]", "0.14")
     assert not _shows("0.1411", "0.14") and not _shows("10.14", "0.14") and not _shows("1120 blocks", "120")
 
@@ -283,6 +169,21 @@ def test_every_answer_block_of_a_lesson_is_a_solution_cell_of_its_own(name: str)
             )
 
 
+@pytest.mark.parametrize("name", LESSONS)
+def test_a_lesson_with_solutions_lists_their_values_or_says_why_not(name: str) -> None:
+    lesson, manifest = _lesson(name), BY_NAME[name].folder / "lesson.toml"
+    listed = [answer for answer in BY_NAME[name].hidden if answer.shown == "solutions"]
+    if any(_is_solution(cell) for cell in lesson.cells):
+        assert listed or BY_NAME[name].no_solution_values, (
+            f"{name} has solution cells, but {manifest} lists no [[hidden]] answer shown in "
+            "solutions: list the values they print, or say in no_solution_values why there is none"
+        )
+    else:
+        assert not listed and not BY_NAME[name].no_solution_values, (
+            f"{name} has no solution cell: {manifest} lists none of its answers"
+        )
+
+
 @pytest.mark.usefixtures("built")
 @pytest.mark.parametrize("name", LESSONS)
 def test_a_copy_has_no_solution_cell_and_no_answer_block(name: str) -> None:
@@ -291,32 +192,47 @@ def test_a_copy_has_no_solution_cell_and_no_answer_block(name: str) -> None:
     assert hidden_answers(_text(copy.cells)) == 0
     kept = [cell.id for cell in lesson.cells if not _is_solution(cell)]
     assert [cell.id for cell in copy.cells if cell.id != NOTE_ID] == kept, "only the solutions are left out"
+    counts = [cell.execution_count for cell in copy.cells if cell.cell_type == "code"]
+    assert counts == list(range(1, len(counts) + 1)), "numbered as a fresh run of the copy numbers them"
 
 
 @pytest.mark.usefixtures("built")
-@pytest.mark.parametrize("number", sorted(SOLUTION_VALUES))
-def test_no_solution_value_is_in_a_copy(number: str) -> None:
-    name = next(name for name in LESSONS if name.startswith(number))
-    lesson = _lesson(name)
-    solutions = _text([cell for cell in lesson.cells if _is_solution(cell)])
-    copy = _text(_copy(name).cells)
-    for value in SOLUTION_VALUES[number]:
-        assert _shows(solutions, value), (
-            f"{value!r} is not in the solutions of {name}: the search would find nothing"
+@pytest.mark.parametrize("name", LESSONS)
+def test_no_kept_cell_needs_a_name_only_a_solution_cell_defines(name: str) -> None:
+    solutions = [cell for cell in _lesson(name).cells if _is_solution(cell) and cell.cell_type == "code"]
+    problems = _needs_a_solution(_copy(name), solutions)
+    assert not problems, f"the student copy of {name} stops with a NameError: " + "; ".join(problems)
+
+
+def test_a_kept_cell_that_needs_a_solution_is_named() -> None:
+    """The check above can fail: lesson 03 with a kept cell that prints what only a solution cell made."""
+    lesson = _lesson("03_raw_scores.ipynb")
+    solution = next(cell for cell in lesson.cells if _is_solution(cell) and cell.cell_type == "code")
+    kept = set().union(
+        *(
+            CellNames().visit_source(c.source).bound
+            for c in lesson.cells
+            if c.cell_type == "code" and not _is_solution(c)
         )
-        assert not _shows(copy, value), f"the student copy of {name} gives away {value!r}"
+    )
+    name = sorted(CellNames().visit_source(solution.source).bound - kept)[0]
+    reader = nbformat.v4.new_code_cell(f"print({name})")
+    lesson.cells.insert(lesson.cells.index(solution) + 1, reader)
+    copy = student_copy(lesson)
+    number = [cell.id for cell in copy.cells if cell.cell_type == "code"].index(reader.id) + 1
+    assert _needs_a_solution(copy, [solution]) == [f"cell [{number}] {reader.source!r} reads {name!r}"]
 
 
-#: Lessons whose hidden answers no other lesson may print either (given to 4 decimals, a value
-#: met in another lesson's outputs is the answer given away). Every answer of theirs with at least
-#: three decimals is searched, except, with the reason, a value an exercise cannot avoid.
-ANSWERED_NOWHERE_ELSE = {
-    "04": (),
-    "08": (
-        # exercise 3's S / √2 holds q₂ · k₃ / √2 = 1/√2: its data are the source exercise set's
-        _number(1 / np.sqrt(2)),
-    ),
-}
+@pytest.mark.usefixtures("built")
+@pytest.mark.parametrize("lesson", _with("solutions"), ids=lambda lesson: lesson.id)
+def test_no_solution_value_is_in_a_copy(lesson: Lesson) -> None:
+    solutions = _text([cell for cell in _lesson(lesson.notebook).cells if _is_solution(cell)])
+    copy = _text(_copy(lesson.notebook).cells)
+    for value in lesson.hidden_values("solutions"):
+        assert _shows(solutions, value), (
+            f"{value!r} is not in the solutions of {lesson.notebook}: the search would find nothing"
+        )
+        assert not _shows(copy, value), f"the student copy of {lesson.notebook} gives away {value!r}"
 
 
 def _distinctive(values: list[str]) -> list[str]:
@@ -324,41 +240,36 @@ def _distinctive(values: list[str]) -> list[str]:
     return [value for value in values if re.fullmatch(r"-?\d+\.\d{3,}", value)]
 
 
-@pytest.mark.parametrize("number", sorted(ANSWERED_NOWHERE_ELSE))
-def test_no_other_lesson_prints_a_hidden_answer(number: str) -> None:
-    hidden = _distinctive([*SOLUTION_VALUES.get(number, []), *NEVER_PRINTED.get(number, [])])
-    searched = [value for value in hidden if value not in ANSWERED_NOWHERE_ELSE[number]]
-    assert searched, f"lesson {number} has no hidden answer with three decimals to search for"
-    others = {name: _text(_lesson(name).cells) for name in LESSONS if not name.startswith(number)}
+@pytest.mark.parametrize(
+    "lesson", [lesson for lesson in MANIFESTS if lesson.answers_nowhere_else], ids=lambda lesson: lesson.id
+)
+def test_no_other_lesson_prints_a_hidden_answer(lesson: Lesson) -> None:
+    """Given to 4 decimals, a hidden answer met in another lesson's outputs is the answer given away."""
+    hidden = _distinctive([*lesson.hidden_values("solutions"), *lesson.hidden_values("nowhere")])
+    searched = [value for value in hidden if value not in lesson.answers_shared]
+    assert searched, f"lesson {lesson.id} has no hidden answer with three decimals to search for"
+    others = {name: _text(_lesson(name).cells) for name in LESSONS if name != lesson.notebook}
     for value in searched:
         shown = [name for name, text in others.items() if _shows(text, value)]
-        assert not shown, f"lesson {number}'s hidden answer {value} is printed in {shown}"
+        assert not shown, f"lesson {lesson.id}'s hidden answer {value} is printed in {shown}"
 
 
 @pytest.mark.usefixtures("built")
-@pytest.mark.parametrize("number", sorted(NEVER_PRINTED))
-def test_no_self_check_answer_is_printed(number: str) -> None:
-    name = next(name for name in LESSONS if name.startswith(number))
-    for value in NEVER_PRINTED[number]:
-        assert not _shows(_text(_lesson(name).cells), value), (
-            f"{name} prints {value!r}, a self-check's answer"
-        )
-        assert not _shows(_text(_copy(name).cells), value), f"the student copy of {name} gives away {value!r}"
+@pytest.mark.parametrize("lesson", _with("nowhere"), ids=lambda lesson: lesson.id)
+def test_no_self_check_answer_is_printed(lesson: Lesson) -> None:
+    text, copy = _text(_lesson(lesson.notebook).cells), _text(_copy(lesson.notebook).cells)
+    for value in lesson.hidden_values("nowhere"):
+        assert not _shows(text, value), f"{lesson.notebook} prints {value!r}, a self-check's answer"
+        assert not _shows(copy, value), f"the student copy of {lesson.notebook} gives away {value!r}"
 
 
-def test_a_copy_runs_and_gives_the_outputs_stored_in_it(executed: tuple[str, nbformat.NotebookNode]) -> None:
-    name, run = executed
-    for stored, fresh in zip(_copy(name).cells, run.cells, strict=True):
-        if stored.cell_type == "code" and IGNORE_TAG not in stored.metadata.get("tags", []):
-            assert _printed(fresh) == _printed(stored), f"{name}: {stored.source[:60]!r} prints otherwise"
-            assert fresh.execution_count == stored.execution_count
-
-
-def test_every_self_check_of_a_copy_says_no_answer_yet(executed: tuple[str, nbformat.NotebookNode]) -> None:
-    name, run = executed
-    cells = [cell for cell in run.cells if cell.cell_type == "code"]
+@pytest.mark.usefixtures("built")
+@pytest.mark.parametrize("name", LESSONS)
+def test_every_self_check_of_a_copy_says_no_answer_yet(name: str) -> None:
+    """The copies keep the lessons' stored outputs: each check given an empty answer said so when it ran."""
+    cells = [cell for cell in _copy(name).cells if cell.cell_type == "code"]
     answers = set().union(*(_answer_names(cell.source) for cell in cells))
-    checks = 0
+    checked = []
     for cell in cells:
         calls = _self_checks(cell.source, answers)
         said = sum(
@@ -366,8 +277,20 @@ def test_every_self_check_of_a_copy_says_no_answer_yet(executed: tuple[str, nbfo
             for output in cell.outputs
             for text in [output.get("text", ""), output.get("data", {}).get("text/plain", "")]
         )
-        assert said == calls, (
-            f"{name}: {cell.source[:60]!r} checks {calls} empty answers, says {NO_ANSWER!r} {said}×"
+        assert said == len(calls), (
+            f"{name}: {cell.source[:60]!r} checks {len(calls)} empty answers, says {NO_ANSWER!r} {said}×"
         )
-        checks += calls
-    assert checks == SELF_CHECKS.get(name[:2], 0), f"{name} has {checks} self-checks"
+        checked += calls
+    manifest = BY_NAME[name].folder / "lesson.toml"
+    assert checked == list(BY_NAME[name].self_checks), f"{name} checks {checked}: {manifest} says otherwise"
+
+
+@pytest.mark.usefixtures("built")
+@pytest.mark.parametrize(
+    "lesson", [lesson for lesson in MANIFESTS if lesson.data], ids=lambda lesson: lesson.id
+)
+def test_the_files_a_lesson_reads_are_beside_its_copy(lesson: Lesson) -> None:
+    code = "\n".join(cell.source for cell in _lesson(lesson.notebook).cells if cell.cell_type == "code")
+    for path in lesson.data:
+        assert Path(path).name in code, f"{lesson.notebook} does not read {path}, which its manifest lists"
+        assert (COPIES.parent / path).is_file(), f"build/student has no {path}, which {lesson.notebook} reads"

@@ -7,9 +7,9 @@ still work, without the cells tagged ``solution`` (the hidden answers, and the c
 draw a right answer). Everything else stays as the lesson was saved, outputs included: the copy
 reads like the lesson, and its self-checks already say "No answer yet", because their answer
 cells hold ``...``. The execution counts of the remaining cells are renumbered 1, 2, 3, …, as a
-fresh run of the copy numbers them (``tests/test_student.py`` runs each copy and compares).
-A short note after the title tells the learner that the solutions are left out. The files the
-lessons read from the repository are copied beside them, at the same relative paths.
+fresh run of the copy numbers them. A short note after the title tells the learner that the
+solutions are left out. The files each lesson reads from the repository (its manifest's ``data``,
+``course/lNN_slug/lesson.toml``) are copied beside them, at the same relative paths.
 """
 
 from __future__ import annotations
@@ -21,16 +21,10 @@ from pathlib import Path
 
 import nbformat
 
+from course.manifest import lessons
+
 ROOT = Path(__file__).resolve().parents[1]
 SOLUTION_TAG = "solution"
-#: Files the lessons read, relative to the repository: lessons 12 and 15 read the committed
-#: benchmark results from ``../benchmarks/results/``, lesson 13 transformers' outputs from ``data/``.
-DATA = [
-    "benchmarks/results/attention.json",
-    "benchmarks/results/gpu-sdpa-h100.json",
-    "benchmarks/results/generation.json",
-    "notebooks/data/bert_reference.npz",
-]
 NOTE_ID = "student-copy"
 NOTE = (
     "> **Student copy:** the answers and solutions of this lesson's questions and exercises are left "
@@ -72,7 +66,8 @@ def build(paths: list[Path], out: Path) -> dict[str, int]:
         lesson = nbformat.read(path, as_version=4)
         nbformat.write(student_copy(lesson), out / "notebooks" / path.name)
         removed[path.name] = sum(is_solution(cell) for cell in lesson.cells)
-    for name in DATA:
+    names = {path.name for path in paths}
+    for name in sorted({name for lesson in lessons() if lesson.notebook in names for name in lesson.data}):
         (out / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(ROOT / name, out / name)
     return removed
