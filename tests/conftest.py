@@ -1,5 +1,5 @@
-"""Helpers shared by the test modules: reading back what a picture holds, the real model,
-skipping (failing under CI) where a build is missing, and bounds on rounding errors for comparing
+"""Helpers shared by the test modules: reading back what a picture holds, the real model, the
+browser, skipping (failing under CI) where a build is missing, and bounds on rounding errors for comparing
 results that different code computed.
 
 Import them with ``from conftest import ...`` (pytest puts this directory on ``sys.path``).
@@ -12,6 +12,7 @@ import math
 import os
 import re
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
@@ -77,6 +78,29 @@ def model():
         return load_model(download=False)
     except ModelNotFoundError as exc:
         pytest.skip(f"the model's files are not installed: {exc}")
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """Debian's Chromium driven by Playwright, one for the whole run (a test opens its own context).
+
+    ``tools/slides_browser.py``'s :func:`chromium` launches it, as it does for ``axe_browser.py``
+    run by hand. Skips with a hint where Chromium or Playwright is missing.
+    """
+    import slides_browser  # tools/slides_browser.py
+
+    if not Path(slides_browser.CHROMIUM).exists():
+        pytest.skip(
+            f"Chromium is not installed at {slides_browser.CHROMIUM}: install Debian's package "
+            "(sudo apt-get install chromium) to run the browser tests"
+        )
+    pytest.importorskip(
+        "playwright",
+        reason="Playwright for Python is not installed: .venv/bin/pip install -r requirements-test.txt "
+        "(no `playwright install` is needed: the tests use Debian's Chromium)",
+    )
+    with slides_browser.chromium() as chromium:
+        yield chromium
 
 
 def require_build(problem: str | None, command: str) -> None:

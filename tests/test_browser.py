@@ -49,8 +49,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import slides_browser
-from slides_browser import CHROMIUM
 
 from attnlib import attention_steps, core, scaling
 from attnlib.projection import qkv
@@ -453,23 +451,6 @@ class Page:
 # --- servers and the browser ---------------------------------------------------------------------
 
 
-def _playwright():
-    if not Path(CHROMIUM).exists():
-        pytest.skip(
-            f"Chromium is not installed at {CHROMIUM}: install Debian's package "
-            "(sudo apt-get install chromium) to run the browser test"
-        )
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        pytest.skip(
-            "Playwright for Python is not installed: .venv/bin/pip install -r requirements-test.txt "
-            "(or pip install playwright==1.65.2); no `playwright install` is needed, the test uses "
-            f"{CHROMIUM}"
-        )
-    return sync_playwright
-
-
 def _free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
@@ -611,20 +592,6 @@ def notebook7(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     """Notebook 7 on a free port, serving a temporary copy of the lessons."""
     with _jupyter(tmp_path_factory.mktemp("notebook7"), "notebook") as server:
         yield server
-
-
-@contextlib.contextmanager
-def chromium() -> Iterator:
-    """Debian's Chromium driven by Playwright (the test skips with a hint where either is missing)."""
-    _playwright()
-    with slides_browser.chromium() as browser:
-        yield browser
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with chromium() as browser:
-        yield browser
 
 
 @pytest.fixture(scope="module")
