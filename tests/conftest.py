@@ -1,6 +1,6 @@
 """Helpers shared by the test modules: reading back what a picture holds, the real model, the
-browser, skipping (failing under CI) where a build is missing, and bounds on rounding errors for comparing
-results that different code computed.
+browser, a fresh run of a training script, skipping (failing under CI) where a build is missing,
+and bounds on rounding errors for comparing results that different code computed.
 
 Import them with ``from conftest import ...`` (pytest puts this directory on ``sys.path``).
 """
@@ -11,6 +11,8 @@ import io
 import math
 import os
 import re
+import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,6 +25,7 @@ from attnlib import scaled_dot_product_attention
 from attnlib.multihead import split_heads
 from attnlib.plots.png import TABLE_SUMMARY
 
+ROOT = Path(__file__).resolve().parent.parent
 #: How a masked (``-inf``) score is written on a cell: U+2212 and the infinity sign.
 MINUS_INF = "−∞"
 #: An image inlined in an HTML output (a figure's PNG beside its alt text): bytes, not text to read.
@@ -101,6 +104,20 @@ def browser():
     )
     with slides_browser.chromium() as chromium:
         yield chromium
+
+
+def run_training_script(script: str, steps: int, folder: Path) -> np.lib.npyio.NpzFile:
+    """The arrays ``tools/<script> --steps <steps>`` saves: a fresh run of a script whose run is
+    committed (``train_induction.py``, ``train_decoder.py``), written into ``folder``."""
+    out = folder / "run.npz"
+    subprocess.run(
+        [sys.executable, str(ROOT / "tools" / script), "--steps", str(steps), "--out", str(out)],
+        check=True,
+        capture_output=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        cwd=ROOT,
+    )
+    return np.load(out)
 
 
 def require_build(problem: str | None, command: str) -> None:
