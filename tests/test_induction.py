@@ -4,11 +4,10 @@ the committed run (its hash, its log against a fresh run of tools/train_inductio
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import run_training_script
+from conftest import ROOT, run_training_script
 
 from attnlib.decoder import DecoderConfig, forward, init_parameters, next_token_losses, parameter_shapes
 from attnlib.induction import (
@@ -28,8 +27,6 @@ from attnlib.induction import (
 )
 
 pytestmark = pytest.mark.reference  # make second-path runs it again on other kernels
-
-ROOT = Path(__file__).resolve().parent.parent
 
 
 def previous_token_pattern(n):

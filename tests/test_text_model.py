@@ -4,11 +4,10 @@ its log against a fresh run of tools/train_decoder.py) and the losses lesson 15 
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import run_training_script
+from conftest import ROOT, run_training_script
 
 from attnlib.decoder import generate, next_token_losses
 from attnlib.text_model import (
@@ -27,8 +26,6 @@ from attnlib.text_model import (
 )
 
 pytestmark = pytest.mark.reference  # make second-path runs it again on other kernels
-
-ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_the_corpus_is_the_lessons_markdown_split_at_paragraphs(monkeypatch):
