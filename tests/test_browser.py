@@ -650,28 +650,22 @@ def run_all_in_jupyter(page: Page, server: Server, path: str) -> None:
 KINDS = list(EXPLORERS)
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("kind", KINDS)
-def test_explorer_in_jupyterlab(lab, page_for, kind):
-    explorer = EXPLORERS[kind]
-    page = page_for(explorer, "lab")
-    try:
-        run_all_in_jupyter(page, lab, f"lab/tree/{explorer.lesson}.ipynb")
-        page.exercise()
-    finally:
-        lab.shut_down_sessions()
+#: The two Jupyter front ends: the fixture of each one's server, and the path it opens a notebook at.
+FRONT_ENDS = {"lab": "lab/tree", "notebook7": "notebooks"}
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("kind", KINDS)
-def test_explorer_in_notebook_7(notebook7, page_for, kind):
+@pytest.mark.parametrize("front_end", FRONT_ENDS)
+def test_explorer_in_jupyter(request, page_for, front_end, kind):
+    server = request.getfixturevalue(front_end)
     explorer = EXPLORERS[kind]
-    page = page_for(explorer, "notebook7")
+    page = page_for(explorer, front_end)
     try:
-        run_all_in_jupyter(page, notebook7, f"notebooks/{explorer.lesson}.ipynb")
+        run_all_in_jupyter(page, server, f"{FRONT_ENDS[front_end]}/{explorer.lesson}.ipynb")
         page.exercise()
     finally:
-        notebook7.shut_down_sessions()
+        server.shut_down_sessions()
 
 
 # --- what the committed lessons hold ------------------------------------------------------------
