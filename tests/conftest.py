@@ -1,6 +1,7 @@
 """Helpers shared by the test modules: reading back what a picture holds, the names a notebook
-cell binds and reads, the real model, skipping (failing under CI) where a build is missing, and
-bounds on rounding errors for comparing results that different code computed.
+cell binds and reads, the real model, the browser, a fresh run of a training script, skipping
+(failing under CI) where a build is missing, and bounds on rounding errors for comparing results
+that different code computed.
 
 Import them with ``from conftest import ...`` (pytest puts this directory on ``sys.path``).
 """
@@ -12,7 +13,10 @@ import io
 import math
 import os
 import re
+import subprocess
+import sys
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
@@ -23,6 +27,7 @@ from attnlib import scaled_dot_product_attention
 from attnlib.multihead import split_heads
 from course.kit.plots.png import TABLE_SUMMARY
 
+ROOT = Path(__file__).resolve().parent.parent
 #: How a masked (``-inf``) score is written on a cell: U+2212 and the infinity sign.
 MINUS_INF = "−∞"
 #: An image inlined in an HTML output (a figure's PNG beside its alt text): bytes, not text to read.
@@ -78,6 +83,43 @@ def model():
         return load_model(download=False)
     except ModelNotFoundError as exc:
         pytest.skip(f"the model's files are not installed: {exc}")
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """Debian's Chromium driven by Playwright, one for the whole run (a test opens its own context).
+
+    ``tools/slides_browser.py``'s :func:`chromium` launches it, as it does for ``axe_browser.py``
+    run by hand. Skips with a hint where Chromium or Playwright is missing.
+    """
+    import slides_browser  # tools/slides_browser.py
+
+    if not Path(slides_browser.CHROMIUM).exists():
+        pytest.skip(
+            f"Chromium is not installed at {slides_browser.CHROMIUM}: install Debian's package "
+            "(sudo apt-get install chromium) to run the browser tests"
+        )
+    pytest.importorskip(
+        "playwright",
+        reason="Playwright for Python is not installed: .venv/bin/pip install -r requirements-test.txt "
+        "(no `playwright install` is needed: the tests use Debian's Chromium)",
+    )
+    with slides_browser.chromium() as chromium:
+        yield chromium
+
+
+def run_training_script(script: str, steps: int, folder: Path) -> np.lib.npyio.NpzFile:
+    """The arrays ``tools/<script> --steps <steps>`` saves: a fresh run of a script whose run is
+    committed (``train_induction.py``, ``train_decoder.py``), written into ``folder``."""
+    out = folder / "run.npz"
+    subprocess.run(
+        [sys.executable, str(ROOT / "tools" / script), "--steps", str(steps), "--out", str(out)],
+        check=True,
+        capture_output=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        cwd=ROOT,
+    )
+    return np.load(out)
 
 
 def require_build(problem: str | None, command: str) -> None:

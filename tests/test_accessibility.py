@@ -22,7 +22,6 @@ from pathlib import Path
 
 import axe_browser
 import pytest
-import slides_browser
 from conftest import require_build
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -56,19 +55,11 @@ def stale_or_missing(built: list[Path]) -> str | None:
 
 
 @pytest.fixture(scope="module")
-def browser():
-    if not Path(slides_browser.CHROMIUM).exists():
-        pytest.skip(f"Chromium is not installed at {slides_browser.CHROMIUM}: sudo apt-get install chromium")
-    pytest.importorskip("playwright", reason="no Playwright: .venv/bin/pip install -r requirements-test.txt")
+def built() -> None:
+    """Skip (fail under CI) when the book or the decks are missing or older than their sources;
+    fail when axe-core is missing."""
     if not axe_browser.AXE.is_file():
         pytest.fail(f"{axe_browser.AXE} is missing: run `npm ci`")
-    with slides_browser.chromium() as chromium:
-        yield chromium
-
-
-@pytest.fixture(scope="module")
-def built() -> None:
-    """Skip (fail under CI) when the book or the decks are missing or older than their sources."""
     sites = [ROOT / "build" / edition for edition in EDITIONS]
     require_build(stale_or_missing([site / "search.html" for site in sites]), "make book")
     decks = [SLIDES / "index.html", *(SLIDES / deck for deck in DECKS)]

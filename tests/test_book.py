@@ -38,7 +38,7 @@ import pytest
 import yaml
 from conftest import hidden_answers, require_build
 from slides_browser import serve
-from test_browser import EXPLORERS, Page, chromium
+from test_browser import EXPLORERS, Page
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -127,12 +127,6 @@ def student_site(student_book: Path) -> Iterator[str]:
     """build/book-student served on 127.0.0.1."""
     with serve(student_book) as url:
         yield url
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with chromium() as browser:
-        yield browser
 
 
 @dataclass

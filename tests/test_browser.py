@@ -49,8 +49,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import slides_browser
-from slides_browser import CHROMIUM
 
 from attnlib import attention_steps, core
 from attnlib.projection import qkv
@@ -454,23 +452,6 @@ class Page:
 # --- servers and the browser ---------------------------------------------------------------------
 
 
-def _playwright():
-    if not Path(CHROMIUM).exists():
-        pytest.skip(
-            f"Chromium is not installed at {CHROMIUM}: install Debian's package "
-            "(sudo apt-get install chromium) to run the browser test"
-        )
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        pytest.skip(
-            "Playwright for Python is not installed: .venv/bin/pip install -r requirements-test.txt "
-            "(or pip install playwright==1.65.2); no `playwright install` is needed, the test uses "
-            f"{CHROMIUM}"
-        )
-    return sync_playwright
-
-
 def _free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
@@ -614,20 +595,6 @@ def notebook7(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         yield server
 
 
-@contextlib.contextmanager
-def chromium() -> Iterator:
-    """Debian's Chromium driven by Playwright (the test skips with a hint where either is missing)."""
-    _playwright()
-    with slides_browser.chromium() as browser:
-        yield browser
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with chromium() as browser:
-        yield browser
-
-
 @pytest.fixture(scope="module")
 def screenshots(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Path:
     folder = tmp_path_factory.mktemp("browser-screenshots")
@@ -684,28 +651,22 @@ def run_all_in_jupyter(page: Page, server: Server, path: str) -> None:
 KINDS = list(EXPLORERS)
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("kind", KINDS)
-def test_explorer_in_jupyterlab(lab, page_for, kind):
-    explorer = EXPLORERS[kind]
-    page = page_for(explorer, "lab")
-    try:
-        run_all_in_jupyter(page, lab, f"lab/tree/{explorer.lesson}.ipynb")
-        page.exercise()
-    finally:
-        lab.shut_down_sessions()
+#: The two Jupyter front ends: the fixture of each one's server, and the path it opens a notebook at.
+FRONT_ENDS = {"lab": "lab/tree", "notebook7": "notebooks"}
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("kind", KINDS)
-def test_explorer_in_notebook_7(notebook7, page_for, kind):
+@pytest.mark.parametrize("front_end", FRONT_ENDS)
+def test_explorer_in_jupyter(request, page_for, front_end, kind):
+    server = request.getfixturevalue(front_end)
     explorer = EXPLORERS[kind]
-    page = page_for(explorer, "notebook7")
+    page = page_for(explorer, front_end)
     try:
-        run_all_in_jupyter(page, notebook7, f"notebooks/{explorer.lesson}.ipynb")
+        run_all_in_jupyter(page, server, f"{FRONT_ENDS[front_end]}/{explorer.lesson}.ipynb")
         page.exercise()
     finally:
-        notebook7.shut_down_sessions()
+        server.shut_down_sessions()
 
 
 # --- what the committed lessons hold ------------------------------------------------------------

@@ -31,7 +31,6 @@ from test_book import (
     explorers_in,
 )
 from test_book import site as book_site  # noqa: F401  (the fixture: build/book served on 127.0.0.1)
-from test_browser import chromium
 
 WIDTHS = {390: 11.0, 1280: 12.0}  # page width (px): the smallest text allowed (px)
 MODES = ("light", "dark")
@@ -78,12 +77,6 @@ def contrast(a: str, b: str) -> float:
     """WCAG contrast ratio of two CSS colours."""
     high, low = sorted((luminance(a), luminance(b)), reverse=True)
     return (high + 0.05) / (low + 0.05)
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with chromium() as browser:
-        yield browser
 
 
 def open_lesson(browser, site: str, path: str, width: int, mode: str):

@@ -5,10 +5,8 @@ refused with a message naming what is wrong."""
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 
-import anywidget
 import numpy as np
 import pytest
 import traitlets
@@ -217,17 +215,6 @@ def test_bad_arguments_are_named() -> None:
         make(settings=[SETTINGS[0], {"window": 6}])
     with pytest.raises(ValueError, match="step must be a whole number from 1 to 12"):
         make(step=13)
-
-
-def test_is_an_anywidget_with_a_summary_no_relative_imports_and_a_small_state() -> None:
-    explorer = make()
-    assert isinstance(explorer, anywidget.AnyWidget)
-    data, _metadata = explorer._repr_mimebundle_()
-    assert "interactive" in data["text/plain"] and "0x" not in data["text/plain"]
-    assert "./" not in "".join(re.findall(r'from\s*"([^"]*)"', explorer._esm))
-    assert set(explorer.colormaps) == {"viridis"}
-    assert {"query", "key"} <= set(explorer.themes["light"])
-    explorer.close()
 
 
 def test_weights_are_sent_as_two_base_36_digits_of_their_thousandths() -> None:

@@ -4,13 +4,10 @@ composition, and the committed run (its hash, its log against a fresh run of too
 from __future__ import annotations
 
 import math
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import ROOT, run_training_script
 
 from attnlib.decoder import DecoderConfig, forward, init_parameters, next_token_losses, parameter_shapes
 from course.l14_induction_heads.induction import (
@@ -30,8 +27,6 @@ from course.l14_induction_heads.induction import (
 )
 
 pytestmark = pytest.mark.reference  # make second-path runs it again on other kernels
-
-ROOT = Path(__file__).resolve().parent.parent
 
 
 def previous_token_pattern(n):
@@ -306,44 +301,22 @@ def test_the_committed_run_has_a_previous_token_head_and_an_induction_head():
     assert k[previous_head, induction_head] == k[:, induction_head].max()
 
 
-def run_script(tmp_path, steps):
-    out = tmp_path / "run.npz"
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    subprocess.run(
-        [
-            sys.executable,
-            str(ROOT / "tools" / "train_induction.py"),
-            "--steps",
-            str(steps),
-            "--out",
-            str(out),
-        ],
-        check=True,
-        capture_output=True,
-        env=env,
-        cwd=ROOT,
-    )
-    return np.load(out)
-
-
 def test_the_script_reproduces_the_first_steps_of_the_committed_run(tmp_path):
-    fresh = run_script(tmp_path, 50)
-    committed = np.load(ROOT / "course" / "l14_induction_heads" / "induction_run.npz")
+    fresh = run_training_script("train_induction.py", 50, tmp_path)
+    committed = load_induction_run()
     for name in ("loss", "first_half_loss", "repeated_half_loss"):
-        np.testing.assert_allclose(fresh[name], committed[name][:50], rtol=1e-10, err_msg=name)
+        np.testing.assert_allclose(fresh[name], getattr(committed, name)[:50], rtol=1e-10, err_msg=name)
     np.testing.assert_array_equal(fresh["snapshot_steps"], [0, 50])
     # float64 weights rounded to float32 on both sides (losses within 1e-10): at most one ulp apart
-    np.testing.assert_array_max_ulp(fresh["probe_weights"], committed["probe_weights"][:2], maxulp=1)
-    np.testing.assert_array_equal(fresh["probe"], committed["probe"])
+    np.testing.assert_array_max_ulp(fresh["probe_weights"], committed.probe_weights[:2], maxulp=1)
+    np.testing.assert_array_equal(fresh["probe"], committed.probe)
 
 
 @pytest.mark.slow
 def test_the_script_reproduces_the_committed_run_and_its_phase_change(tmp_path):
     committed = load_induction_run()
-    fresh = run_script(tmp_path, committed.settings["steps"])
-    assert set(fresh.files) == set(
-        np.load(ROOT / "course" / "l14_induction_heads" / "induction_run.npz").files
-    )
+    fresh = run_training_script("train_induction.py", committed.settings["steps"], tmp_path)
+    assert set(fresh.files) == set(np.load(ROOT / "course" / "l14_induction_heads" / "induction_run.npz").files)
     # the same phase change (1500 steps of a chaotic process: another CPU's last bits may move it a
     # little), the same final losses and the same two heads
     vocab = committed.config.vocab_size

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import re
-
-import anywidget
 import numpy as np
 import pytest
 import traitlets
@@ -109,17 +106,6 @@ def test_bad_moves_and_bad_snapshots_are_named() -> None:
         make(repeat_start=7)
     with pytest.raises(ValueError, match="vocab_size"):
         make(vocab_size=1)
-
-
-def test_is_an_anywidget_with_a_summary_and_no_relative_imports() -> None:
-    replay = make(style="dark")
-    assert isinstance(replay, anywidget.AnyWidget)
-    assert replay.style_name == "dark"
-    data, _metadata = replay._repr_mimebundle_()
-    assert "interactive" in data["text/plain"] and "0x" not in data["text/plain"]
-    assert "./" not in "".join(re.findall(r'from\s*"([^"]*)"', replay._esm))
-    assert set(replay.colormaps) == {"viridis"}
-    replay.close()
 
 
 def test_the_committed_run_is_replayed_from_what_attnlib_induction_computes() -> None:

@@ -8,9 +8,6 @@ tests/js/multihead.test.mjs.
 
 from __future__ import annotations
 
-import re
-
-import anywidget
 import numpy as np
 import pytest
 import traitlets
@@ -86,16 +83,6 @@ def test_one_token_and_eight_tokens() -> None:
     assert_matches_attnlib(eight)
     one.close()
     eight.close()
-
-
-def test_an_anywidget_with_a_summary_and_its_modules_inlined() -> None:
-    ex = explorer()
-    assert isinstance(ex, anywidget.AnyWidget)
-    data, _metadata = ex._repr_mimebundle_()
-    assert data["text/plain"].startswith("Multi-head explorer") and "0x" not in data["text/plain"]
-    assert "./" not in "".join(re.findall(r'from\s*"([^"]*)"', ex._esm))
-    assert ex.keys.count("style") == 0
-    ex.close()
 
 
 @pytest.mark.parametrize(

@@ -61,17 +61,11 @@ def _stale_or_missing_decks() -> str | None:
 
 
 @pytest.fixture(scope="module")
-def decks() -> dict[str, slides_browser.Deck]:
+def decks(browser) -> dict[str, slides_browser.Deck]:
     """Every deck of build/slides, opened and measured once for all the tests (skips with a hint
     without Chromium, Playwright or fresh decks)."""
-    if not Path(slides_browser.CHROMIUM).exists():
-        pytest.skip(
-            f"Chromium is not installed at {slides_browser.CHROMIUM}: install Debian's package "
-            "(sudo apt-get install chromium) to measure the slides"
-        )
-    pytest.importorskip("playwright", reason="no Playwright: .venv/bin/pip install -r requirements-test.txt")
     require_build(_stale_or_missing_decks(), "make slides")
-    with slides_browser.serve(str(DECKS)) as base, slides_browser.chromium() as browser:
+    with slides_browser.serve(str(DECKS)) as base:
         return {lesson: slides_browser.measure(browser, f"{base}/{lesson}.html") for lesson in LESSONS}
 
 

@@ -4,13 +4,10 @@ model (its hash, its log against a fresh run of tools/train_decoder.py) and the 
 from __future__ import annotations
 
 import math
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import ROOT, run_training_script
 
 from attnlib.decoder import generate, next_token_losses
 from course.l15_generating_text.text_model import (
@@ -29,8 +26,6 @@ from course.l15_generating_text.text_model import (
 )
 
 pytestmark = pytest.mark.reference  # make second-path runs it again on other kernels
-
-ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_the_corpus_is_the_lessons_markdown_split_at_paragraphs(monkeypatch):
@@ -151,21 +146,8 @@ def test_long_text_losses_dense_window_and_sinks():
     np.testing.assert_allclose(-log_p[0, tokens[150]], losses[0, 149], atol=1e-10)
 
 
-def run_script(tmp_path, steps):
-    out = tmp_path / "model.npz"
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    subprocess.run(
-        [sys.executable, str(ROOT / "tools" / "train_decoder.py"), "--steps", str(steps), "--out", str(out)],
-        check=True,
-        capture_output=True,
-        env=env,
-        cwd=ROOT,
-    )
-    return np.load(out)
-
-
 def test_the_script_reproduces_the_first_steps_of_the_committed_run(tmp_path):
-    fresh = run_script(tmp_path, 4)
+    fresh = run_training_script("train_decoder.py", 4, tmp_path)
     committed = load_text_model()
     np.testing.assert_allclose(fresh["train_loss"], committed.train_loss[:4], rtol=1e-9)
     assert fresh["validation_loss"][0] == pytest.approx(committed.validation_loss[0], rel=1e-9)

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import re
-
-import anywidget
 import numpy as np
 import pytest
 import traitlets
@@ -58,15 +55,4 @@ def test_bad_steps_and_runs_are_named() -> None:
         with pytest.raises(traitlets.TraitError, match="step"):
             replay.step = step
         assert replay.step == 5
-    replay.close()
-
-
-def test_is_an_anywidget_with_a_summary_and_no_relative_imports() -> None:
-    replay = widgets.training_replay(RUN, style="dark")
-    assert isinstance(replay, anywidget.AnyWidget)
-    assert replay.style_name == "dark"
-    data, _metadata = replay._repr_mimebundle_()
-    assert "interactive" in data["text/plain"] and "0x" not in data["text/plain"]
-    assert "./" not in "".join(re.findall(r'from\s*"([^"]*)"', replay._esm))
-    assert set(replay.colormaps) == {"viridis"}
     replay.close()

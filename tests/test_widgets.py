@@ -4,13 +4,16 @@ Every slider goes to its minimum, its maximum and 20 random values on its step (
 sends them); after each move the explorer holds the value and its on-demand result (``steps``,
 ``weights``, ``measures``; the scaling explorer's table row) equals attnlib's computation on the
 same inputs. Then duplicate names, 1 and 12 tokens, an embedding at the origin, a fully masked row, bad
-arguments, the ES modules as anywidget loads them, and the freeing of a re-run cell's explorers
-in a real kernel. The front end's arithmetic is checked against attnlib in tests/js.
+arguments; the contract every lesson's explorer keeps (an anywidget with its summary, its
+colours, a module anywidget loads, a close that frees it); the ES modules as anywidget loads them,
+and the freeing of a re-run cell's explorers in a real kernel.
+The front end's arithmetic is checked against attnlib in tests/js.
 """
 
 from __future__ import annotations
 
 import base64
+import importlib
 import re
 from pathlib import Path
 
@@ -24,6 +27,7 @@ from attnlib.core import default_scale
 from attnlib.projection import qkv
 from attnlib.training import Model, train
 from course.kit import examples, widgets
+from course.kit.widgets.base import colormap_table, theme
 from course.kit.widgets.modules import module_text
 from course.l01_embeddings.similarity import similarity
 from course.l01_embeddings.widgets import SimilarityExplorer, similarity_explorer
@@ -32,12 +36,15 @@ from course.l04_scaling.scaling import D_K_VALUES, entropy, scaling_statistics
 from course.l04_scaling.widgets import ScalingExplorer, scaling_explorer
 from course.l05_softmax.widgets import SoftmaxExplorer, softmax_explorer
 from course.l07_whole_picture.widgets import Playground, playground
-from course.l09_many_heads.widgets import multi_head_explorer
-from course.l10_positions.widgets import rope_explorer
-from course.l11_learning_to_attend.widgets import training_replay
-from course.l12_attention_at_scale.widgets import online_softmax_explorer
+from course.l09_many_heads.widgets import MultiHeadExplorer, multi_head_explorer
+from course.l10_positions.widgets import RopeExplorer, rope_explorer
+from course.l11_learning_to_attend.widgets import TrainingReplay, training_replay
+from course.l12_attention_at_scale.widgets import OnlineSoftmaxExplorer, online_softmax_explorer
+from course.l13_real_model.widgets import HeadExplorer, head_explorer
+from course.l14_induction_heads.widgets import InductionReplay, induction_replay
 from course.l15_generating_text.text_model import load_text_model
-from course.l15_generating_text.widgets import generation_explorer
+from course.l15_generating_text.widgets import GenerationExplorer, generation_explorer
+from course.manifest import lessons
 
 pytestmark = pytest.mark.filterwarnings("error")
 
@@ -189,16 +196,6 @@ def test_playground_bad_trait_values() -> None:
     with pytest.raises(ValueError, match="style must be one of"):
         pg.style_name = "sepia"
     assert_playground_matches_attnlib(pg)
-
-
-def test_playground_displays_as_a_widget_with_a_plain_text_summary() -> None:
-    pg = playground()
-    data, _metadata = pg._repr_mimebundle_()
-    assert data["application/vnd.jupyter.widget-view+json"]["model_id"] == pg.model_id
-    assert data["text/plain"].startswith("Attention playground")
-    assert "0x" not in data["text/plain"]
-    assert set(pg.colormaps) == {"viridis", "cividis"} and len(pg.colormaps["viridis"]) == 256
-    assert set(pg.themes) == {"light", "dark"}
 
 
 # --- the softmax explorer ------------------------------------------------------------------------
@@ -385,22 +382,31 @@ def test_scaling_bad_d_k_trait() -> None:
     assert sc.d_k == 4
 
 
-def test_every_explorer_is_an_anywidget_with_a_summary() -> None:
-    for explorer in (
-        playground(),
-        softmax_explorer(),
-        similarity_explorer(),
-        scaling_explorer(n_queries=16),
-    ):
-        assert isinstance(explorer, anywidget.AnyWidget)
-        # ipywidgets' front end reads a synced "style" or "layout" as a reference to a model
-        assert explorer.keys.count("style") == 0 and explorer.get_state()["layout"].startswith("IPY_MODEL_")
-        data, _metadata = explorer._repr_mimebundle_()
-        assert "interactive" in data["text/plain"] and "0x" not in data["text/plain"]
-        assert "import" in explorer._esm and "./" not in "".join(
-            re.findall(r'from\s*"([^"]*)"', explorer._esm)
-        )
-        explorer.close()
+# --- what every explorer promises -----------------------------------------------------------------
+
+#: How to make each explorer of every lesson, small, in ``style``; the head explorer needs the
+#: real model (the ``model`` fixture: it skips where the model's files are missing).
+EXPLORERS = {
+    Playground: lambda style, request: playground(style=style),
+    SoftmaxExplorer: lambda style, request: softmax_explorer(style=style),
+    SimilarityExplorer: lambda style, request: similarity_explorer(style=style),
+    ScalingExplorer: lambda style, request: scaling_explorer(n_queries=16, style=style),
+    MultiHeadExplorer: lambda style, request: multi_head_explorer(
+        ["a", "b"], np.eye(2), W_q=np.eye(2), W_k=np.eye(2), W_v=np.eye(2, 4), W_o=np.eye(4, 2), style=style
+    ),
+    RopeExplorer: lambda style, request: rope_explorer(style=style),
+    TrainingReplay: lambda style, request: training_replay(
+        train(Model(vocab_size=4, length=3, d_model=4), steps=2), style=style
+    ),
+    OnlineSoftmaxExplorer: lambda style, request: online_softmax_explorer(style=style),
+    HeadExplorer: lambda style, request: head_explorer(
+        request.getfixturevalue("model"), sentences=["The cat sat."], style=style
+    ),
+    InductionReplay: lambda style, request: induction_replay(style=style),
+    GenerationExplorer: lambda style, request: generation_explorer(
+        load_text_model(), ["a "], n_new=2, style=style
+    ),
+}
 
 
 def live_widgets() -> set[str]:
@@ -410,29 +416,54 @@ def live_widgets() -> set[str]:
     return set(widget._instances)
 
 
-@pytest.mark.parametrize(
-    "make",
-    [
-        playground,
-        softmax_explorer,
-        similarity_explorer,
-        lambda: scaling_explorer(n_queries=16),
-        rope_explorer,
-        online_softmax_explorer,
-        lambda: multi_head_explorer(
-            ["a", "b"], np.eye(2), W_q=np.eye(2), W_k=np.eye(2), W_v=np.eye(2, 4), W_o=np.eye(4, 2)
-        ),
-        lambda: training_replay(train(Model(vocab_size=4, length=3, d_model=4), steps=2)),
-        lambda: generation_explorer(load_text_model(), ["a "], n_new=2),
-    ],
-)
-def test_close_leaves_no_widget_alive(make) -> None:
+def imports(esm: str) -> list[str]:
+    """Where ``esm`` and every module it carries as a ``data:`` URL import from, at any depth."""
+    found = re.findall(r'from\s*"([^"]*)"', esm)
+    carried = [url.removeprefix("data:text/javascript;base64,") for url in found if url.startswith("data:")]
+    return found + [path for url in carried for path in imports(base64.b64decode(url).decode("utf-8"))]
+
+
+def test_every_lessons_explorer_is_held_to_the_contract() -> None:
+    """Every explorer a lesson's manifest names is made by a class of the lesson's widgets.py that
+    has an entry above."""
+    kinds = set()
+    for lesson in lessons():
+        if lesson.explorers:
+            module = importlib.import_module(f"course.{lesson.folder.name}.widgets")
+            made = {name: getattr(module, name) for name in lesson.explorers}
+            assert all(callable(make) for make in made.values()), f"lesson {lesson.id}: {made}"
+            kinds |= {
+                kind
+                for kind in vars(module).values()
+                if isinstance(kind, type)
+                and issubclass(kind, widgets.Explorer)
+                and kind.__module__ == module.__name__
+            }
+    assert kinds == set(EXPLORERS)
+
+
+@pytest.mark.parametrize("kind", EXPLORERS, ids=lambda kind: kind.__name__)
+def test_the_explorer_contract(kind: type[widgets.Explorer], request: pytest.FixtureRequest) -> None:
+    """An anywidget with its own summary, both styles' colours and its colour maps, an ES module
+    loadable without a bundler, a style that refuses a wrong name, and a close that frees it."""
     before = live_widgets()
-    explorer = make()
-    assert live_widgets() - before == {
-        explorer.model_id,
-        explorer.layout.model_id,
-    }  # the explorer and its Layout
+    explorer = EXPLORERS[kind]("dark", request)
+    assert isinstance(explorer, kind) and isinstance(explorer, anywidget.AnyWidget)
+    assert explorer.style_name == "dark"
+    # ipywidgets' front end reads a synced "style" or "layout" as a reference to a model
+    assert explorer.keys.count("style") == 0 and explorer.get_state()["layout"].startswith("IPY_MODEL_")
+    data, _metadata = explorer._repr_mimebundle_()
+    assert data["application/vnd.jupyter.widget-view+json"]["model_id"] == explorer.model_id
+    assert kind.summary != widgets.Explorer.summary and data["text/plain"].startswith(kind.summary)
+    assert "interactive" in data["text/plain"] and "0x" not in data["text/plain"]
+    assert explorer.themes == {style: theme(style) for style in plots.STYLES}
+    assert set(explorer.colormaps) == set(kind.colormap_names)
+    assert all(table == list(colormap_table(name)) for name, table in explorer.colormaps.items())
+    assert "import" in explorer._esm and not [path for path in imports(explorer._esm) if "./" in path]
+    with pytest.raises(ValueError, match="style must be one of"):
+        explorer.style_name = "sepia"
+    assert explorer.style_name == "dark"
+    assert live_widgets() - before == {explorer.model_id, explorer.layout.model_id}  # and its Layout
     explorer.close()
     assert live_widgets() == before
     explorer.close()  # a second close is harmless

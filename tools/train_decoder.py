@@ -28,14 +28,13 @@ import os
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-import argparse
 import hashlib
 import json
 import time
 from pathlib import Path
 
 import numpy as np
-from machine import floating_point_path  # tools/machine.py
+from committed_run import command_line, run_arrays, save  # tools/committed_run.py
 
 from attnlib.decoder import DecoderConfig, next_token_losses, train
 from course.l15_generating_text.text_model import Vocabulary, corpus_from_text, held_out_batch
@@ -112,18 +111,7 @@ def training_run(steps: int = SETTINGS["steps"], batch: int = SETTINGS["batch"])
     )
     validation = [held_out_mean(config, params, evaluation, batch) for params in run.snapshots]
     seconds = time.perf_counter() - start
-    arrays = {
-        f"config.{name}": np.array(getattr(config, name)) for name in ("vocab_size", "n_ctx", "d_model")
-    }
-    arrays |= {f"config.{name}": np.array(getattr(config, name)) for name in ("n_heads", "n_layers", "d_mlp")}
-    arrays |= {
-        "config.layer_norm": np.array(config.layer_norm),
-        "config.positions": np.array(config.positions),
-    }
-    arrays |= {
-        f"setting.{name}": np.array(value)
-        for name, value in {**SETTINGS, "steps": steps, "batch": batch}.items()
-    }
+    arrays = run_arrays(config, ["layer_norm", "positions"], {**SETTINGS, "steps": steps, "batch": batch})
     arrays["vocabulary"] = np.array(vocabulary.chars)
     arrays |= {f"param.{name}": value for name, value in run.params.items()}
     arrays |= {
@@ -136,10 +124,8 @@ def training_run(steps: int = SETTINGS["steps"], batch: int = SETTINGS["batch"])
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--steps", type=int, default=SETTINGS["steps"])
+    parser = command_line(__doc__, SETTINGS["steps"], DEFAULT_OUT)
     parser.add_argument("--batch", type=int, default=SETTINGS["batch"])
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument(
         "--extract", action="store_true", help="re-freeze the corpus from notebooks/ and stop"
     )
@@ -150,19 +136,13 @@ def main() -> None:
         print(f"SHA-256 {hashlib.sha256(CORPUS.read_bytes()).hexdigest()}")
         return
     arrays = training_run(args.steps, args.batch)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    np.savez_compressed(args.out, **arrays)
-    digest = hashlib.sha256(args.out.read_bytes()).hexdigest()
     loss, validation = arrays["train_loss"], arrays["validation_loss"]
-    print(
-        f"{args.steps} steps in {float(arrays['seconds']):.1f} s; "
-        f"wrote {args.out} ({args.out.stat().st_size / 1024:.0f} KiB)"
-    )
-    print(f"training loss: {loss[:10].mean():.3f} (first 10 steps), {loss[-50:].mean():.3f} (last 50)")
-    for step, value in zip(arrays["eval_steps"], validation, strict=True):
-        print(f"held-out loss at step {int(step):5d}: {value:.3f}")
-    print(f"SHA-256 {digest}")
-    print(f"made on {floating_point_path()}")
+    log = [f"training loss: {loss[:10].mean():.3f} (first 10 steps), {loss[-50:].mean():.3f} (last 50)"]
+    log += [
+        f"held-out loss at step {int(step):5d}: {value:.3f}"
+        for step, value in zip(arrays["eval_steps"], validation, strict=True)
+    ]
+    save(args.out, arrays, args.steps, float(arrays["seconds"]), log)
 
 
 if __name__ == "__main__":

@@ -25,13 +25,11 @@ import os
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-import argparse
-import hashlib
 import time
 from pathlib import Path
 
 import numpy as np
-from machine import floating_point_path  # tools/machine.py
+from committed_run import command_line, run_arrays, save  # tools/committed_run.py
 
 from attnlib.decoder import DecoderConfig, next_token_losses, train
 from course.l14_induction_heads.induction import half_losses, induction_batch, repeated_sequences
@@ -69,12 +67,7 @@ def training_run(steps: int = SETTINGS["steps"]) -> dict[str, np.ndarray]:
         probe=probe,
         measure=halves,
     )
-    arrays = {
-        f"config.{name}": np.array(getattr(CONFIG, name)) for name in ("vocab_size", "n_ctx", "d_model")
-    }
-    arrays |= {f"config.{name}": np.array(getattr(CONFIG, name)) for name in ("n_heads", "n_layers", "d_mlp")}
-    arrays["config.positions"] = np.array(CONFIG.positions)
-    arrays |= {f"setting.{name}": np.array(value) for name, value in {**SETTINGS, "steps": steps}.items()}
+    arrays = run_arrays(CONFIG, ["positions"], {**SETTINGS, "steps": steps})
     arrays |= {"half": np.array(HALF), "eval_batch": np.array(EVAL_BATCH)}
     arrays |= {f"param.{name}": value for name, value in run.params.items()}
     arrays |= {
@@ -89,24 +82,16 @@ def training_run(steps: int = SETTINGS["steps"]) -> dict[str, np.ndarray]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--steps", type=int, default=SETTINGS["steps"])
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
-    args = parser.parse_args()
+    args = command_line(__doc__, SETTINGS["steps"], DEFAULT_OUT).parse_args()
     start = time.perf_counter()
     arrays = training_run(args.steps)
     seconds = time.perf_counter() - start
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    np.savez_compressed(args.out, **arrays)
-    digest = hashlib.sha256(args.out.read_bytes()).hexdigest()
     first, repeated = arrays["first_half_loss"], arrays["repeated_half_loss"]
-    print(
-        f"{args.steps} steps in {seconds:.1f} s; wrote {args.out} ({args.out.stat().st_size / 1024:.0f} KiB)"
-    )
-    print(f"loss on the repeated half: {repeated[0]:.3f} at step 0, {repeated[-1]:.3f} at the end")
-    print(f"loss on the first half:    {first[0]:.3f} at step 0, {first[-1]:.3f} at the end")
-    print(f"SHA-256 {digest}")
-    print(f"made on {floating_point_path()}")
+    log = [
+        f"loss on the repeated half: {repeated[0]:.3f} at step 0, {repeated[-1]:.3f} at the end",
+        f"loss on the first half:    {first[0]:.3f} at step 0, {first[-1]:.3f} at the end",
+    ]
+    save(args.out, arrays, args.steps, seconds, log)
 
 
 if __name__ == "__main__":

@@ -111,9 +111,7 @@ class ScalingExplorer(Explorer):
 
     @traitlets.validate("d_k")
     def _check_d_k(self, proposal: traitlets.Bunch) -> int:
-        if proposal["value"] not in D_K_VALUES:
-            raise traitlets.TraitError(f"d_k must be one of {D_K_VALUES}, got {proposal['value']!r}")
-        return int(proposal["value"])
+        return self._checked_index(proposal, D_K_VALUES)
 
     @traitlets.observe("seed")
     def _new_draw(self, _change: traitlets.Bunch) -> None:

@@ -74,11 +74,7 @@ class TrainingReplay(Explorer):
     @traitlets.validate("step")
     def _check_step(self, proposal: traitlets.Bunch) -> int:
         saved = [row["step"] for row in self.table]
-        if saved and proposal["value"] not in saved:
-            raise traitlets.TraitError(
-                f"step must be one of the saved steps {saved}, got {proposal['value']!r}"
-            )
-        return int(proposal["value"])
+        return self._checked_index(proposal, saved, "the saved steps") if saved else int(proposal["value"])
 
 
 def training_replay(

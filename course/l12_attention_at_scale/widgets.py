@@ -81,10 +81,9 @@ class OnlineSoftmaxExplorer(Explorer):
 
     @traitlets.validate("block_size")
     def _check_block_size(self, proposal: traitlets.Bunch) -> int:
-        if proposal["value"] not in BLOCK_SIZES:
-            raise traitlets.TraitError(f"block_size must be one of {BLOCK_SIZES}, got {proposal['value']!r}")
-        self._check_blocks(self.blocks_read, proposal["value"])
-        return int(proposal["value"])
+        block_size = self._checked_index(proposal, BLOCK_SIZES)
+        self._check_blocks(self.blocks_read, block_size)
+        return block_size
 
     @traitlets.validate("blocks_read")
     def _check_blocks_read(self, proposal: traitlets.Bunch) -> int:

@@ -115,19 +115,12 @@ class HeadExplorer(Explorer):
 
     @traitlets.validate("sentence")
     def _check_sentence(self, proposal: traitlets.Bunch) -> int:
-        if not 0 <= proposal["value"] < len(self.sentences):
-            raise traitlets.TraitError(
-                f"sentence must be from 0 to {len(self.sentences) - 1}, got {proposal['value']}"
-            )
-        return int(proposal["value"])
+        return self._checked_index(proposal, range(len(self.sentences)))
 
     @traitlets.validate("layer", "head")
     def _check_layer_head(self, proposal: traitlets.Bunch) -> int:
-        name = proposal["trait"].name
-        size = self.n_layers if name == "layer" else self.n_heads
-        if not 0 <= proposal["value"] < size:
-            raise traitlets.TraitError(f"{name} must be from 0 to {size - 1}, got {proposal['value']}")
-        return int(proposal["value"])
+        size = self.n_layers if proposal["trait"].name == "layer" else self.n_heads
+        return self._checked_index(proposal, range(size))
 
     @traitlets.validate("view")
     def _check_view(self, proposal: traitlets.Bunch) -> str:

@@ -190,11 +190,7 @@ class GenerationExplorer(Explorer):
 
     @traitlets.validate("prompt")
     def _check_prompt(self, proposal: traitlets.Bunch) -> int:
-        if not 0 <= proposal["value"] < len(self.runs):
-            raise traitlets.TraitError(
-                f"prompt must be from 0 to {len(self.runs) - 1}, got {proposal['value']}"
-            )
-        return int(proposal["value"])
+        return self._checked_index(proposal, range(len(self.runs)))
 
     @traitlets.validate("window")
     def _check_window(self, proposal: traitlets.Bunch) -> int | None:
@@ -207,18 +203,12 @@ class GenerationExplorer(Explorer):
 
     @traitlets.validate("sinks")
     def _check_sinks(self, proposal: traitlets.Bunch) -> int:
-        sinks = [s["sinks"] for s in self.settings]
-        if self.settings and proposal["value"] not in sinks:
-            raise traitlets.TraitError(
-                f"sinks must be one of {sorted(set(sinks))}, got {proposal['value']!r}"
-            )
-        return int(proposal["value"])
+        sinks = sorted({s["sinks"] for s in self.settings})
+        return self._checked_index(proposal, sinks) if sinks else int(proposal["value"])
 
     @traitlets.validate("step")
     def _check_step(self, proposal: traitlets.Bunch) -> int:
-        if not 1 <= proposal["value"] <= self.n_new:
-            raise traitlets.TraitError(f"step must be from 1 to {self.n_new}, got {proposal['value']}")
-        return int(proposal["value"])
+        return self._checked_index(proposal, range(1, self.n_new + 1))
 
     @traitlets.observe("text")
     def _new_text(self, change: traitlets.Bunch) -> None:

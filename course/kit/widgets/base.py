@@ -3,6 +3,7 @@ colour maps it draws with, and the freeing of explorers whose cell is run again.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import cache
 from typing import Any, ClassVar
 
@@ -109,6 +110,40 @@ class Explorer(anywidget.AnyWidget):
         layout = self.layout
         super().close()
         layout.close()
+
+    @staticmethod
+    def _checked_index(proposal: traitlets.Bunch, allowed: Sequence[int], named: str = "") -> int:
+        """The value proposed for an integer trait (a step, a layer, a head, a choice), checked.
+
+        Parameters
+        ----------
+        proposal : traitlets.Bunch
+            What ``@traitlets.validate`` hands over: the trait and the value proposed for it.
+        allowed : range or sequence of int
+            The values it may take: a ``range`` is named by its first and last value
+            (``"head must be from 0 to 11, got 12"``), any other sequence as it is
+            (``"step must be one of the saved steps [0, 5, 10], got 7"``).
+        named : str, optional
+            What the sequence is (``"the saved steps"``), said before it.
+
+        Returns
+        -------
+        int
+            The value.
+
+        Raises
+        ------
+        traitlets.TraitError
+            Naming the trait, the values it may take and the value proposed.
+        """
+        name, value = proposal["trait"].name, proposal["value"]
+        if value in allowed:
+            return int(value)
+        if isinstance(allowed, range):
+            values = f"from {allowed.start} to {allowed.stop - 1}, got {value}"
+        else:
+            values = f"one of {named + ' ' if named else ''}{allowed}, got {value!r}"
+        raise traitlets.TraitError(f"{name} must be {values}")
 
     @traitlets.validate("style_name")
     def _check_style(self, proposal: traitlets.Bunch) -> str:
