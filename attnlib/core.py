@@ -55,6 +55,7 @@ from attnlib.validation import (
     AttentionArguments,
     all_finite,
     as_axis,
+    as_distributions,
     as_mask,
     as_positive_int,
     as_queries_keys,
@@ -74,6 +75,7 @@ __all__ = [
     "attention_steps",
     "causal_mask",
     "default_scale",
+    "entropy",
     "raw_scores",
     "scale_scores",
     "scaled_dot_product_attention",
@@ -118,6 +120,36 @@ def _softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
     exps = np.exp(x - row_max)
     sums = exps.sum(axis=axis, keepdims=True)
     return np.divide(exps, sums, out=np.zeros_like(exps), where=sums > 0)
+
+
+def entropy(weights: npt.ArrayLike, axis: int = -1) -> np.ndarray:
+    """Entropy ``-Σ p log p`` (in nats) of probability distributions along ``axis``: how spread
+    attention weights are (lesson 04 · 3. Big scores saturate the softmax).
+
+    ``log(n)`` for uniform weights over ``n`` keys, 0 when all weight is on one key (and 0 for a
+    row of zeros: a query whose every key is masked).
+
+    Parameters
+    ----------
+    weights : array_like, shape (..., n)
+        Probabilities: entries in [0, 1] that sum to 1 along ``axis``, such as softmax outputs.
+    axis : int
+        The axis along which each distribution lies.
+
+    Returns
+    -------
+    numpy.ndarray, shape (...)
+        The weights' shape without ``axis``.
+
+    Examples
+    --------
+    >>> float(entropy([0.5, 0.5]))  # log 2
+    0.6931471805599453
+    """
+    p = as_distributions(weights, axis=axis)
+    terms = np.zeros_like(p)
+    np.multiply(p, np.log(p, where=p > 0, out=np.zeros_like(p)), out=terms, where=p > 0)
+    return 0.0 - terms.sum(axis=axis)  # not -sum: a sum of zeros would print as -0.000
 
 
 def default_scale(d_k: int) -> float:

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from attnlib.core import entropy
 from attnlib.validation import as_real_array
-from course.l04_scaling.scaling import entropy
 
 __all__ = ["PATTERNS", "HeadPatterns", "head_patterns"]
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from attnlib.core import default_scale, raw_scores, softmax
+from attnlib.core import default_scale, entropy, raw_scores, softmax
 from attnlib.validation import as_distributions, as_positive_int
 
 __all__ = [
@@ -58,35 +58,6 @@ def random_queries_keys(
         raise ValueError(
             f"{n_queries} queries and {n_keys} keys of d_k={d_k} are too many to draw ({exc})"
         ) from None
-
-
-def entropy(weights: npt.ArrayLike, axis: int = -1) -> np.ndarray:
-    """Entropy ``-Σ p log p`` (in nats) of probability distributions along ``axis``.
-
-    ``log(n)`` for uniform weights over ``n`` keys, 0 when all weight is on one key (and 0 for a
-    row of zeros: a query whose every key is masked).
-
-    Parameters
-    ----------
-    weights : array_like, shape (..., n)
-        Probabilities: entries in [0, 1] that sum to 1 along ``axis``, such as softmax outputs.
-    axis : int
-        The axis along which each distribution lies.
-
-    Returns
-    -------
-    numpy.ndarray, shape (...)
-        The weights' shape without ``axis``.
-
-    Examples
-    --------
-    >>> float(entropy([0.5, 0.5]))  # log 2
-    0.6931471805599453
-    """
-    p = as_distributions(weights, axis=axis)
-    terms = np.zeros_like(p)
-    np.multiply(p, np.log(p, where=p > 0, out=np.zeros_like(p)), out=terms, where=p > 0)
-    return 0.0 - terms.sum(axis=axis)  # not -sum: a sum of zeros would print as -0.000
 
 
 def softmax_jacobian(weights: npt.ArrayLike) -> np.ndarray:
