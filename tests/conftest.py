@@ -131,6 +131,21 @@ def require_build(problem: str | None, command: str) -> None:
         pytest.skip(message)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def one_torch_thread():
+    """PyTorch, where a test module imported it, computes on one thread.
+
+    The references compare small matrices: a second thread only waits for the first, and on a
+    busy 2-core machine each call then takes 10 ms instead of 0.1 ms. Only this process: the
+    kernels that nbval starts are not touched.
+    """
+    import sys  # torch is never imported here: only the modules that compare with it import it
+
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        torch.set_num_threads(1)
+
+
 def unit_roundoff(dtype: npt.DTypeLike) -> float:
     """u = eps/2: the largest relative error of one rounding in ``dtype``.
 
