@@ -16,7 +16,7 @@ HUB_STAMP  := $(VENV)/.hub-installed
 help:
 	@echo "make lab             open the lessons in JupyterLab (http://127.0.0.1:8888, with a token)"
 	@echo "make test            run everything: ruff, unit/property/widget/node tests, nbval, binder, book, slides, browser"
-	@echo "make unit            the Python tests not marked slow (no browser, no fresh environment)"
+	@echo "make unit            attnlib's tests (tests/attnlib: the mechanisms and their references), under a minute"
 	@echo "make notebooks       only nbval over the lessons"
 	@echo "make second-path     nbval over the lessons and the reference tests again, on other kernels"
 	@echo "                     of this CPU (SECOND_FP_PATH): stored outputs must not depend on them"
@@ -70,7 +70,7 @@ lab: $(LAB_STAMP)
 test-env: $(TEST_STAMP) $(HUB_STAMP)
 
 # The book is built first: the book and browser tests serve both editions with no kernel; so are
-# the student copies, which tests/test_student.py reads (without running them).
+# the student copies, which tests/lessons/test_student.py reads (without running them).
 # The tests run in TEST_WORKERS processes (pytest-xdist), each test file whole in one of them
 # (--dist loadfile: a lesson's cells share one kernel, in order); most tests wait on a kernel or
 # a browser, so two processes keep both cores of a 2-core machine busy.
@@ -82,7 +82,7 @@ test: $(TEST_STAMP) $(HUB_STAMP) book student
 	$(MAKE) --no-print-directory second-path
 
 unit: $(TEST_STAMP)
-	$(BIN)/python -m pytest tests -m "not slow" $(PYTEST_ARGS)
+	$(BIN)/python -m pytest tests/attnlib $(PYTEST_ARGS)
 
 notebooks: $(TEST_STAMP)
 	$(BIN)/python -m pytest --nbval notebooks $(PYTEST_ARGS)
@@ -92,7 +92,7 @@ notebooks: $(TEST_STAMP)
 # Sandybridge kernels (AVX without FMA; CPUs since Haswell, 2013, get FMA kernels), NumPy's
 # AVX2 and AVX-512 loops switched off (its baseline SSE4.2 loops), PyTorch's vectorised ATen
 # kernels off, and MKL (PyTorch's BLAS, on Intel CPUs; it ignores this on AMD ones) held to SSE4.2.
-# tests/test_fp_path.py fails where this path gives the first path's bits.
+# tests/site/test_fp_path.py fails where this path gives the first path's bits.
 SECOND_FP_PATH := OPENBLAS_CORETYPE=Sandybridge NPY_DISABLE_CPU_FEATURES="X86_V3 X86_V4 AVX512_ICL AVX512_SPR" \
 	ATEN_CPU_CAPABILITY=default MKL_ENABLE_INSTRUCTIONS=SSE4_2
 
@@ -153,7 +153,7 @@ student: $(LAB_STAMP)
 # Slides: one reveal.js deck per lesson in build/slides/ (1280×720, speaker notes from the
 # instructor's guide), a slide at each `## ` heading and where a lesson's metadata cuts a section
 # too tall for one; reveal.js 4 and MathJax 3 are copied from the exact npm versions of
-# package-lock.json, so a deck loads nothing from another host. tests/test_slides.py checks in
+# package-lock.json, so a deck loads nothing from another host. tests/site/test_slides.py checks in
 # Chromium that every slide fits and names the ones that do not.
 .PHONY: slides
 
@@ -166,7 +166,7 @@ test: slides
 
 # The classroom hub: JupyterHub, its idle culler and nbgitpuller (requirements-hub.txt) installed
 # into the lessons' environment, so that every student's server runs the pins of `make lab`;
-# configurable-http-proxy from npm. tests/test_hub.py and benchmarks/classroom.py start the same
+# configurable-http-proxy from npm. tests/site/test_hub.py and benchmarks/classroom.py start the same
 # hub with 127.0.0.1 ports and a state folder of their own.
 $(HUB_STAMP): $(LAB_STAMP) requirements-hub.txt
 	$(BIN)/python -m pip install --quiet -r requirements-hub.txt

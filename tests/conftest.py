@@ -9,6 +9,8 @@ Import them with ``from conftest import ...`` (pytest puts this directory on ``s
 from __future__ import annotations
 
 import ast
+import doctest
+import importlib
 import io
 import math
 import os
@@ -17,6 +19,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 
 import numpy as np
 import numpy.typing as npt
@@ -25,7 +28,6 @@ from PIL import Image
 
 from attnlib import scaled_dot_product_attention
 from attnlib.multihead import split_heads
-from course.kit.plots.png import TABLE_SUMMARY
 
 ROOT = Path(__file__).resolve().parent.parent
 #: How a masked (``-inf``) score is written on a cell: U+2212 and the infinity sign.
@@ -36,6 +38,8 @@ DATA_URI = re.compile(r"data:[\w/+.-]+;base64,[A-Za-z0-9+/=]+")
 
 def hidden_answers(text: str) -> int:
     """How many ``<details>`` blocks of ``text`` are not a figure's folded table of numbers."""
+    from course.kit.plots.png import TABLE_SUMMARY  # here: the fast tier does not load matplotlib
+
     return text.count("<details") - text.count(f"<details><summary>{TABLE_SUMMARY}</summary>")
 
 
@@ -443,3 +447,38 @@ class CellNames(ast.NodeVisitor):
 
     def visit_DictComp(self, node: ast.DictComp) -> None:
         self._comprehension(node.generators, [node.key, node.value])
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test under tests/site/ is slow (a browser, a build, a fresh environment): by folder.
+
+    The hook is here, not in a tests/site/conftest.py: a second ``conftest`` module would replace
+    this one in ``sys.modules``, and the ``from conftest import ...`` of every module collected
+    after it would fail.
+    """
+    site = ROOT / "tests" / "site"
+    for item in items:
+        if item.path.is_relative_to(site):
+            item.add_marker(pytest.mark.slow)
+
+
+def modules_with_examples(package: ModuleType) -> list[str]:
+    """The modules of ``package`` whose source holds a docstring example (``>>>``), by name; only
+    those are imported, so a tier loads matplotlib only if a drawing module has an example."""
+    root = Path(package.__file__).resolve().parent
+    names = []
+    for path in sorted(root.rglob("*.py")):
+        if ">>>" in path.read_text(encoding="utf-8"):
+            parts = path.relative_to(root.parent).with_suffix("").parts
+            names.append(".".join(parts[:-1] if parts[-1] == "__init__" else parts))
+    return names
+
+
+def run_doctests(module: str) -> None:
+    """Run the docstring examples of ``module``; fail naming how many printed something else."""
+    flags = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
+    result = doctest.testmod(importlib.import_module(module), optionflags=flags, verbose=False)
+    assert result.attempted > 0, f"{module} has '>>>' but doctest found no example"
+    assert result.failed == 0, (
+        f"{result.failed} of {result.attempted} examples in {module} failed (see stdout)"
+    )

@@ -5,7 +5,7 @@
 Each committed lesson becomes ``NN_name.html`` through nbconvert's SlidesExporter and the template
 ``tools/nbconvert_templates/attnlib_slides``; the deck is 1280×720. A slide starts at the lesson's
 first cell and at every cell that starts with a ``## `` heading. Where a section is too tall for
-one slide (``tests/test_slides.py`` names the slide and its first cell), the lesson says where to
+one slide (``tests/site/test_slides.py`` names the slide and its first cell), the lesson says where to
 cut it, in the cells' ``slideshow`` metadata:
 - ``"slide_type": "subslide"`` starts a sub-slide at that cell (JupyterLab: the property
   inspector's *Slide Type*);

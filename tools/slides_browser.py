@@ -1,6 +1,6 @@
 """Open the decks of ``make slides`` in Chromium and measure every slide, as a presenter shows it.
 
-Used by ``tests/test_slides.py``. A folder of decks is served by ``http.server`` on 127.0.0.1; each
+Used by ``tests/site/test_slides.py``. A folder of decks is served by ``http.server`` on 127.0.0.1; each
 deck is opened in a 1280×720 page, MathJax is let finish, then every slide and sub-slide is shown
 in turn through reveal.js's API and its content box is measured at reveal's unscaled size
 (``scrollWidth``, ``scrollHeight``), along with every element inside it that shows a scrollbar or

@@ -1,7 +1,7 @@
 """The worked examples of the lessons, as named data.
 
 Each function returns the *inputs* of one example; the numbers it is known to give are in its
-docstring, and ``tests/test_examples.py`` checks that attnlib reproduces them. Lessons call these
+docstring, and ``tests/course/test_examples.py`` checks that attnlib reproduces them. Lessons call these
 functions rather than typing the numbers again.
 
 Where they come from: each example and its "known values" were given, at the precision quoted
@@ -13,7 +13,7 @@ example https://github.com/Manikanta-Rajulapati2002/Deep_Learning_NLP_spacy_tran
 
 :func:`published_decoders` is different: the shapes of four published language models (lesson 15),
 each with its Hugging Face ``config.json`` and its paper, and its exact parameter count, which
-``tests/test_counting_generation.py`` reproduces with :func:`attnlib.counting.llama_parameter_counts`
+``tests/attnlib/test_counting_generation.py`` reproduces with :func:`attnlib.counting.llama_parameter_counts`
 (and, where ``transformers`` is installed, by building each model on PyTorch's meta device).
 
 Three examples are this course's own: :func:`plain_attention_exercise`, made for lesson 08's

@@ -33,7 +33,7 @@ class SimilarityExplorer(Explorer):
     ``limits`` (both axes, :func:`course.kit.plots.similarity_limits`), ``style_name``, ``themes``.
 
     The front end computes what it draws (``course/kit/widgets/js/mirror.js``, checked against attnlib in
-    ``tests/js``); :attr:`measures` is the same computed by attnlib, when read.
+    ``tests/course/js``); :attr:`measures` is the same computed by attnlib, when read.
     """
 
     _esm = module_text("course.l01_embeddings", "similarity.js")

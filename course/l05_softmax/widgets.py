@@ -45,7 +45,7 @@ class SoftmaxExplorer(Explorer):
     ``themes``.
 
     The front end computes what it draws (the weights and their entropy, ``course/kit/widgets/js/mirror.js``,
-    checked against attnlib in ``tests/js``); :attr:`weights` is the same computed by attnlib,
+    checked against attnlib in ``tests/course/js``); :attr:`weights` is the same computed by attnlib,
     when read.
     """
 

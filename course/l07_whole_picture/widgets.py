@@ -44,7 +44,7 @@ class Playground(EmbeddingExplorer):
     and ``max_d_k``.
 
     The front end computes what it draws (``course/kit/widgets/js/mirror.js``, checked against attnlib in
-    ``tests/js``); :attr:`steps` is the same computed by attnlib, when read.
+    ``tests/course/js``); :attr:`steps` is the same computed by attnlib, when read.
     """
 
     _esm = module_text("course.l07_whole_picture", "playground.js")

@@ -54,7 +54,7 @@ class MultiHeadExplorer(EmbeddingExplorer):
     ``step``, ``initial``, ``style_name``), and ``W_o`` (4 × 2).
 
     The front end computes what it draws (``multihead.js``, checked against attnlib in
-    ``tests/js``); :attr:`heads` is the same computed by attnlib, when read.
+    ``tests/course/js``); :attr:`heads` is the same computed by attnlib, when read.
     """
 
     _esm = module_text("course.l09_many_heads", "multihead.js")

@@ -39,7 +39,7 @@ class RopeExplorer(Explorer):
     ``style_name``, ``themes``.
 
     The front end computes what it draws (``rotary.js``, checked against attnlib in
-    ``tests/js``); :attr:`rotated` is the same computed by attnlib, when read.
+    ``tests/course/js``); :attr:`rotated` is the same computed by attnlib, when read.
     """
 
     _esm = module_text("course.l10_positions", "rope.js")

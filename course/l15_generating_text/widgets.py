@@ -51,7 +51,7 @@ MAX_PROMPT = 32
 N_NEW = 48
 #: The prompts precomputed (a page without a kernel offers these).
 #: With a window of 16 the committed model writes unlike the full cache from step 10, 9 and 29;
-#: with 4 sinks as well, from step 36, never, never (tests/test_generation_explorer.py).
+#: with 4 sinks as well, from step 36, never, never (tests/course/test_generation_explorer.py).
 PROMPTS = ("The query ", "The cache ", "attention ")
 #: The cache settings precomputed for every prompt: the full cache, a window, the window with sinks.
 SETTINGS = ({"window": None, "sinks": 0}, {"window": 16, "sinks": 0}, {"window": 16, "sinks": 4})

@@ -2,7 +2,7 @@
 
     python tools/hub/z2jh.py > config.yaml
 
-The instructor's guide shows this file (``tests/test_hub.py`` checks that it is the same); the
+The instructor's guide shows this file (``tests/site/test_hub.py`` checks that it is the same); the
 local hub of ``make hub`` reads the same settings in ``jupyterhub_config.py``. The image, the
 authenticator and the address are the teacher's own (the guide says which).
 """

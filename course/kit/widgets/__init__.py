@@ -39,7 +39,7 @@ How they work
   anything reaches the kernel, and also in a static page with no kernel at all. ``svg.js`` draws
   heatmaps, arrows, bars and axes; ``colors.js`` looks colours up in matplotlib's colour maps
   (sent from Python as lookup tables) and picks, for every number on a cell, black or white text,
-  whichever contrasts more (at least 4.5:1). ``tests/js`` checks the mirror against attnlib with
+  whichever contrasts more (at least 4.5:1). ``tests/course/js`` checks the mirror against attnlib with
   Node's test runner.
 - **Precomputed where the input is random.** The scaling explorer's d_k slider selects among
   results that Python computed with attnlib for every d_k of

@@ -1,0 +1,74 @@
+// What a screen reader gets from an explorer (course/kit/widgets/js/a11y.js) and which mode it takes
+// from the page (course/kit/widgets/js/page.js): pure functions, on hand-made numbers.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { announcement, numberTables, regionOf, shownNumber } from "../../../course/kit/widgets/js/a11y.js";
+import { pageStyleOf } from "../../../course/kit/widgets/js/page.js";
+import { powerOfTwoLabel } from "../../../course/l04_scaling/scaling.js";
+
+const weight = (col, colLabel, value, shown) => ({ quantity: "weights", col, colLabel, value: String(value), shown });
+
+test("the page's mode wins: the book's resolved theme, then JupyterLab's, then the system's under auto", () => {
+  assert.equal(pageStyleOf({ theme: "dark", jpThemeLight: "true" }), "dark");
+  assert.equal(pageStyleOf({ theme: "light", prefersDark: true, mode: "auto" }), "light");
+  assert.equal(pageStyleOf({ jpThemeLight: "false" }), "dark");
+  assert.equal(pageStyleOf({ jpThemeLight: "true" }), "light");
+  assert.equal(pageStyleOf({ mode: "auto", prefersDark: true }), "dark");
+  assert.equal(pageStyleOf({ mode: "auto", prefersDark: false }), "light");
+  assert.equal(pageStyleOf({ prefersDark: true }), null, "a page that says nothing leaves the explorer its style");
+});
+
+test("a move is said in one sentence: the number that moved most for its quantity's size, and how many more", () => {
+  const t = (value, shown) => ({ quantity: "temperature", value: String(value), shown });
+  const before = [weight(0, "h1", 0.88, "0.880"), weight(1, "h2", 0.12, "0.120"), weight(2, "h3", 0.001, "0.00"), t(1, "1.00")];
+  const after = [weight(0, "h1", 0.92, "0.920"), weight(1, "h2", 0.0888, "0.089"), weight(2, "h3", 0.0012, "0.00"), t(1, "1.00")];
+  assert.equal(announcement(before, after), "weights of h1: 0.880 \u2192 0.920 (and 1 more number).", "h3's shown 0.00 did not change");
+  const hotter = [weight(0, "h1", 0.5, "0.500"), weight(1, "h2", 0.5, "0.500"), weight(2, "h3", 0, "0.00"), t(100, "100.00")];
+  assert.equal(announcement(after, hotter), "temperature: 1.00 \u2192 100.00 (and 2 more numbers).", "sizes are relative to the quantity's");
+  assert.equal(announcement(after, after), "", "nothing changed, nothing said");
+  const matrix = [{ quantity: "raw_scores", row: 0, col: 1, rowLabel: "it", colLabel: "the", value: "1", shown: "1.00" }];
+  const moved = [{ ...matrix[0], value: "-Infinity", shown: "\u2212\u221e" }];
+  assert.equal(announcement(matrix, moved), "raw scores of it, the: 1.00 \u2192 \u2212\u221e.");
+});
+
+test("the numbers become tables with row and column headers: values, vectors by their columns, matrices", () => {
+  const numbers = [
+    { quantity: "entropy", value: "0.5", shown: "0.500 nats" },
+    weight(1, "h2", 0.12, "0.120"),
+    weight(0, "h1", 0.88, "0.880"),
+    { quantity: "scores", col: 0, colLabel: "h1", value: "2", shown: "2.00" },
+    { quantity: "scores", col: 1, colLabel: "h2", value: "0", shown: "0.00" },
+    { quantity: "raw_weights", col: 0, value: "0.25" }, // a bar: a value, no text
+    { quantity: "W", row: 1, col: 0, value: "3", shown: "3" },
+    { quantity: "W", row: 0, col: 0, value: "1", shown: "1" },
+  ];
+  assert.deepEqual(numberTables(numbers), [
+    { caption: "values", corner: "quantity", columns: ["value"], rows: [{ header: "entropy", cells: ["0.500 nats"] }] },
+    {
+      caption: "weights, scores",
+      corner: "quantity",
+      columns: ["h1", "h2"],
+      rows: [
+        { header: "weights", cells: ["0.880", "0.120"] },
+        { header: "scores", cells: ["2.00", "0.00"] },
+      ],
+    },
+    { caption: "raw weights", corner: "quantity", columns: ["1"], rows: [{ header: "raw weights", cells: ["0.250"] }] },
+    { caption: "W", corner: "W", columns: ["1"], rows: [{ header: "1", cells: ["1"] }, { header: "2", cells: ["3"] }] },
+  ]);
+  assert.equal(shownNumber({ value: "-Infinity" }), "-Infinity");
+});
+
+test("an element drawn goes to the panel holding its centre, else the nearest one", () => {
+  const regions = [[0, 0, 100, 100], [100, 0, 100, 100], [0, 100, 200, 50]];
+  assert.equal(regionOf(regions, 50, 50), 0);
+  assert.equal(regionOf(regions, 150, 99), 1);
+  assert.equal(regionOf(regions, 190, 120), 2);
+  assert.equal(regionOf(regions, 400, 10), 1, "outside every panel: the nearest centre");
+});
+
+test("the variance axis writes powers of two with superscript digits (no smaller text)", () => {
+  assert.equal(powerOfTwoLabel(4), "2\u2074");
+  assert.equal(powerOfTwoLabel(-2), "2\u207b\u00b2");
+  assert.equal(powerOfTwoLabel(10), "2\u00b9\u2070");
+});

@@ -1,0 +1,80 @@
+// What the softmax, similarity and scaling explorers draw: every number in their SVG carries the
+// value of the mirror (checked against attnlib) or of the table Python computed with attnlib.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { computeSoftmax, drawSoftmax } from "../../../course/l05_softmax/softmax.js";
+import { computeSimilarity, drawSimilarity } from "../../../course/l01_embeddings/similarity.js";
+import { drawScaling } from "../../../course/l04_scaling/scaling.js";
+import { assertClose, entropyScale, fixtures } from "./fixtures.mjs";
+
+/** Every element with data-quantity in an SVG string: {quantity, row, col, value}. */
+function numbersIn(svg) {
+  const found = [];
+  for (const [, attrs] of svg.matchAll(/<(?:text|rect)([^>]*data-quantity[^>]*)>/g)) {
+    const get = (name) => attrs.match(new RegExp(` ${name}="([^"]*)"`))?.[1];
+    found.push({
+      quantity: get("data-quantity"),
+      row: get("data-row") === undefined ? undefined : Number(get("data-row")),
+      col: get("data-col") === undefined ? undefined : Number(get("data-col")),
+      value: get("data-value"),
+    });
+  }
+  return found;
+}
+
+const pick = (numbers, quantity) => numbers.filter((x) => x.quantity === quantity);
+
+test("the softmax explorer's weights equal attnlib's and its SVG shows them, keys by position", () => {
+  for (const c of fixtures.softmax) {
+    const result = computeSoftmax(c);
+    assertClose(result.weights, c.expected.weights, "weights");
+    assertClose(result.entropy, c.expected.entropy, "entropy", entropyScale(c.scores.length));
+    const labels = c.scores.map(() => "k"); // every key named alike
+    const state = { ...c, labels, limits: [-12.4, 12.4] };
+    const numbers = numbersIn(drawSoftmax(state, result, fixtures.themes.light));
+    const weights = pick(numbers, "weights");
+    const scores = pick(numbers, "scores");
+    assert.equal(weights.length, c.scores.length);
+    weights.forEach((x) => assert.equal(x.value, String(result.weights[x.col])));
+    scores.forEach((x) => assert.equal(x.value, String(c.masks[x.col] ? -Infinity : c.scores[x.col])));
+    assert.equal(pick(numbers, "temperature")[0].value, String(c.temperature));
+  }
+});
+
+test("the similarity explorer's numbers equal attnlib's; a zero vector leaves cosine and angle empty", () => {
+  for (const c of fixtures.similarity) {
+    const sim = computeSimilarity({ vectors: [c.a, c.b] });
+    const state = { labels: ["v", "v"], vectors: [c.a, c.b], limits: [-1.8, 1.8] };
+    const numbers = numbersIn(drawSimilarity(state, sim, fixtures.themes.dark));
+    assertClose(Number(pick(numbers, "dot")[0].value), c.expected.dot, "dot");
+    assertClose(Number(pick(numbers, "norm_a")[0].value), c.expected.normA, "norm_a");
+    if (c.expected.cosine === null) {
+      assert.equal(pick(numbers, "cosine")[0].value, "");
+      assert.equal(pick(numbers, "angle_degrees")[0].value, "");
+    } else {
+      assertClose(Number(pick(numbers, "cosine")[0].value), c.expected.cosine, "cosine");
+      assertClose(Number(pick(numbers, "angle_degrees")[0].value), c.expected.angleDegrees, "angle");
+    }
+  }
+});
+
+test("the scaling explorer shows, for every d_k, exactly the statistics Python computed", () => {
+  const { table, n_queries: nQueries, n_keys: nKeys, seed } = fixtures.scalingTable;
+  assert.equal(table.length, 20);
+  for (const row of table) {
+    const svg = drawScaling({ table, dK: row.d_k, nQueries, nKeys, seed }, fixtures.themes.light);
+    const numbers = numbersIn(svg);
+    for (const name of ["raw_variance", "scaled_variance", "raw_max_weight", "scaled_max_weight", "raw_entropy", "scaled_entropy"]) {
+      assert.equal(pick(numbers, name).length, 1, name);
+      assert.equal(pick(numbers, name)[0].value, String(row[name]), `${name} at d_k ${row.d_k}`);
+    }
+    for (const name of ["raw_weights", "scaled_weights"]) {
+      const bars = pick(numbers, name);
+      assert.equal(bars.length, nKeys);
+      bars.forEach((x) => assert.equal(x.value, String(row[name][x.col])));
+    }
+    assert.ok(svg.includes(`All ${nQueries * nKeys} scores at d_k = ${row.d_k}`));
+    assert.equal(row.raw_counts.reduce((a, b) => a + b, 0), nQueries * nKeys);
+  }
+  assert.throws(() => drawScaling({ table, dK: 5, nQueries, nKeys, seed }, fixtures.themes.light), /d_k = 5/);
+});

@@ -1,0 +1,147 @@
+// The generation explorer of lesson 15 draws, at every step, prompt and cache setting, exactly
+// what Python generated with attnlib.decoder: the weights over the cached positions, the cache's
+// size, and each position as kept, a sink or evicted (by a letter and a hatch, not colour alone).
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import {
+  cacheRoles,
+  describeStep,
+  firstDifference,
+  drawGeneration,
+  groupDigits,
+  moveSentence,
+  queryPosition,
+  settingIndex,
+  settingWords,
+  shownChar,
+  textLines,
+  weightsOf,
+} from "../../../course/l15_generating_text/generation.js";
+import { fixtures, numbersIn } from "./fixtures.mjs";
+
+const g = fixtures.generation;
+const stateOf = (run, step, setting, full) => ({
+  run,
+  full,
+  step,
+  setting,
+  nLayers: g.n_layers,
+  nHeads: g.n_heads,
+  bytesPerPosition: g.bytes_per_position,
+  decimals: g.decimals,
+});
+
+test("every step of every prompt and setting shows the weights and the cache Python computed", () => {
+  assert.equal(g.runs.length, 2);
+  for (const { settings } of g.runs) {
+    settings.forEach((run, k) => {
+      const setting = g.settings[k];
+      for (let step = 1; step <= g.n_new; step += 1) {
+        const style = step % 2 ? "light" : "dark";
+        const svg = drawGeneration(stateOf(run, step, setting, settings[0]), fixtures.themes[style], fixtures.colormaps);
+        const numbers = numbersIn(svg);
+        const kept = run.kept[step - 1];
+        for (let layer = 0; layer < g.n_layers; layer += 1) {
+          const cells = numbers.filter((x) => x.quantity === `weights_layer_${layer}`);
+          assert.equal(cells.length, g.n_heads * kept.length);
+          for (const x of cells) {
+            const k = kept.indexOf(Number(x.col));
+            assert.ok(k >= 0, `position ${x.col} is not cached at step ${step}`);
+            const code = run.weights[step - 1][layer][Number(x.row)].slice(2 * k, 2 * k + 2);
+            assert.equal(x.value, String(Number.parseInt(code, 36) / 10 ** g.decimals));
+          }
+        }
+        const one = (quantity) => numbers.filter((x) => x.quantity === quantity).map((x) => x.value);
+        assert.deepEqual(one("cache_bytes"), [String(run.bytes[step - 1])]);
+        assert.deepEqual(one("positions_cached"), [String(kept.length)]);
+        assert.deepEqual(one("step"), [String(step)]);
+        assert.deepEqual(one("bytes_per_position"), [String(g.bytes_per_position)]);
+        assert.equal(run.bytes[step - 1], kept.length * g.bytes_per_position);
+        // evicted positions: hatched in the character row and in every head's row, plus the legend's
+        const evicted = cacheRoles(run, step, setting.sinks).filter((r) => r === "evicted").length;
+        assert.equal((svg.match(/data-hatch/g) ?? []).length, evicted * (1 + g.n_layers * g.n_heads) + 1);
+        assert.ok(svg.includes(fixtures.themes[style].background));
+        const differs = firstDifference(run, settings[0]);
+        assert.deepEqual(one("first_step_unlike_the_full_cache"), setting.window === null ? [] : [String(differs ?? "")]);
+      }
+    });
+  }
+});
+
+test("each position's role: sinks and the window kept, the rest evicted, the next character marked", () => {
+  const run = g.runs[1].settings[2]; // "a cat": BOS and 5 characters, a window of 5 with 2 sinks
+  assert.equal(run.prompt_length, 6);
+  assert.equal(queryPosition(run, 1), 5);
+  const roles = cacheRoles(run, 4, 2); // the query at 8 sees 0, 1 (sinks) and 4 … 8 (the window)
+  assert.deepEqual(run.kept[3], [0, 1, 4, 5, 6, 7, 8]);
+  assert.deepEqual(roles.slice(0, 10), ["sink", "sink", "evicted", "evicted", "kept", "kept", "kept", "kept", "kept", "next"]);
+  assert.ok(roles.slice(10).every((r) => r === null));
+  const plain = g.runs[1].settings[1];
+  assert.deepEqual(plain.kept[3], [4, 5, 6, 7, 8]);
+  assert.deepEqual(cacheRoles(plain, 4, 0).slice(0, 4), ["evicted", "evicted", "evicted", "evicted"]);
+  assert.ok(cacheRoles(g.runs[1].settings[0], 4, 0).slice(0, 9).every((r) => r === "kept"));
+  assert.throws(() => queryPosition(run, 0), /step must be from 1 to 10, got 0/);
+  assert.throws(() => queryPosition(run, 11), /step must be from 1 to 10, got 11/);
+});
+
+test("the first step a window writes unlike the full cache is found, or none", () => {
+  const full = { tokens: ["\u25b8", "a", " ", "c", "a", "t", "s"], prompt_length: 3 };
+  assert.equal(firstDifference(full, full), null);
+  assert.equal(firstDifference({ ...full, tokens: ["\u25b8", "a", " ", "c", "u", "t", "s"] }, full), 2);
+  assert.equal(firstDifference({ ...full, tokens: ["\u25b8", "a", " ", "b", "a", "t", "s"] }, full), 1);
+  for (const { settings } of g.runs) {
+    settings.forEach((run) => {
+      const k = firstDifference(run, settings[0]);
+      const written = (r) => r.tokens.slice(r.prompt_length);
+      if (k === null) assert.deepEqual(written(run), written(settings[0]));
+      else {
+        assert.deepEqual(written(run).slice(0, k - 1), written(settings[0]).slice(0, k - 1));
+        assert.notEqual(written(run)[k - 1], written(settings[0])[k - 1]);
+      }
+    });
+  }
+});
+
+test("a setting is found by its window and sinks; sinks mean nothing without a window", () => {
+  assert.equal(settingIndex(g.settings, null, 0), 0);
+  assert.equal(settingIndex(g.settings, null, 2), 0);
+  assert.equal(settingIndex(g.settings, 5, 0), 1);
+  assert.equal(settingIndex(g.settings, 5, 2), 2);
+  assert.throws(() => settingIndex(g.settings, 7, 0), /no precomputed setting has window 7 and 0 sinks/);
+  assert.equal(settingWords(g.settings[0]), "the full cache");
+  assert.equal(settingWords(g.settings[2]), "a window of 5 with 2 sinks");
+  assert.equal(settingWords({ window: 5, sinks: 1 }), "a window of 5 with 1 sink");
+});
+
+test("a move is one sentence naming what changed, with an arrow", () => {
+  const run = g.runs[0].settings[0]; // "the ": BOS and 4 characters
+  const was = describeStep(run, 1, g.settings[0], "the ");
+  const now = describeStep(run, 2, g.settings[0], "the ");
+  const said = moveSentence(was, now);
+  const q = queryPosition(run, 2);
+  assert.ok(said.startsWith("Step 1 \u2192 2: the query "), said);
+  assert.ok(said.includes(`at position ${q} reads ${q + 1} cached positions (${groupDigits(run.bytes[1])} bytes)`), said);
+  assert.ok(said.endsWith(`writes "${shownChar(run.tokens[q + 1])}".`), said);
+  const windowed = describeStep(g.runs[0].settings[2], 2, g.settings[2], "the ");
+  assert.ok(moveSentence(now, windowed).startsWith("Cache the full cache \u2192 a window of 5 with 2 sinks: "));
+  assert.equal(moveSentence(now, now), `${now.reads[0].toUpperCase()}${now.reads.slice(1)}.`);
+});
+
+test("characters, numbers and the text so far are shown as the picture needs them", () => {
+  assert.equal(shownChar(" "), "\u2423");
+  assert.equal(shownChar("\n"), "\u21b5");
+  assert.equal(shownChar("a"), "a");
+  assert.equal(groupDigits(20480), "20,480");
+  assert.equal(groupDigits(512), "512");
+  assert.equal(groupDigits(1234567), "1,234,567");
+  assert.deepEqual(weightsOf("3f00rs", 3), [0.123, 0, 1]);
+  assert.deepEqual(weightsOf("", 3), []);
+  const run = { tokens: ["\u25b8", "a", " ", "c", "a", "t", "\n", "s", "!"], prompt_length: 3 };
+  assert.deepEqual(textLines(run, 7, 5), [
+    [
+      ["a ", false],
+      ["cat", true],
+    ],
+    [["\u21b5s", true]],
+  ]);
+});

@@ -1,0 +1,60 @@
+// The training replay of lesson 14 draws, at every saved step and head, exactly what Python
+// computed; future keys are drawn masked (hatched, "masked"), never as a weight of 0.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { drawInduction, labelledPositions, lossAt, pictureWidth } from "../../../course/l14_induction_heads/induction_replay.js";
+import { fixtures, numbersIn } from "./fixtures.mjs";
+
+const replay = fixtures.inductionReplay;
+const stateAt = (step, heads) => ({
+  table: replay.table,
+  tokens: replay.tokens,
+  repeatStart: replay.repeat_start,
+  lossSteps: replay.loss_steps,
+  lossFirst: replay.loss_first,
+  lossSecond: replay.loss_second,
+  chance: replay.chance,
+  heads,
+  step,
+});
+
+test("every step and head shows its weights, scores and losses as Python computed them", () => {
+  assert.deepEqual(replay.table.map((r) => r.step), [0, 5, 10]);
+  for (const r of replay.table) {
+    for (const heads of [[0, 0], [1, 2], [2, 1]]) {
+      for (const style of ["light", "dark"]) {
+        const svg = drawInduction(stateAt(r.step, heads), fixtures.themes[style], fixtures.colormaps);
+        const numbers = numbersIn(svg);
+        heads.forEach((head, layer) => {
+          const cells = numbers.filter((x) => x.quantity === `weights_layer_${layer}_head_${head}`);
+          assert.equal(cells.length, 36);
+          for (const x of cells) {
+            const w = r.weights[layer][head][Number(x.row)][Number(x.col)];
+            assert.equal(x.value, w === null ? "masked" : String(w));
+            assert.equal(w === null, Number(x.col) > Number(x.row));
+          }
+          assert.equal(numbers.find((x) => x.quantity === `previous-token_score_layer_${layer}`).value, String(r.previous[layer][head]));
+          assert.equal(numbers.find((x) => x.quantity === `induction_score_layer_${layer}`).value, String(r.induction[layer][head]));
+        });
+        const k = replay.loss_steps.indexOf(r.step);
+        assert.equal(numbers.find((x) => x.quantity === "loss_first_half").value, String(replay.loss_first[k]));
+        assert.equal(numbers.find((x) => x.quantity === "loss_repeated_half").value, String(replay.loss_second[k]));
+        assert.equal((svg.match(/data-hatch/g) ?? []).length, 2 * 15); // 15 future keys in each 6 × 6 pattern
+        assert.ok(svg.includes(`step ${r.step}`) && svg.includes(`Layer 1, head ${heads[1]}`));
+        assert.ok(svg.includes(fixtures.themes[style].background));
+      }
+    }
+  }
+});
+
+test("a step, a head or a loss not saved is named", () => {
+  assert.throws(() => drawInduction(stateAt(3, [0, 0]), fixtures.themes.light, fixtures.colormaps), /step 3 was not saved/);
+  assert.throws(() => drawInduction(stateAt(5, [0, 3]), fixtures.themes.light, fixtures.colormaps), /layer 1 has no head 3/);
+  assert.throws(() => lossAt([0, 1], [2, 1], 5), /no loss measured at step 5/);
+});
+
+test("positions are labelled sparsely enough not to overlap, and the picture widens per layer", () => {
+  assert.deepEqual(labelledPositions(6, 35), [0, 1, 2, 3, 4, 5]);
+  assert.deepEqual(labelledPositions(20, 10.5), [0, 2, 4, 6, 8, 10, 12, 14, 16, 18]);
+  assert.equal(pictureWidth(2) - pictureWidth(1), pictureWidth(3) - pictureWidth(2));
+});

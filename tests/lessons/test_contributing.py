@@ -1,0 +1,211 @@
+"""Every lesson in every place a lesson must be: each failure names the step of CONTRIBUTING.md's
+checklist, "Adding a lesson", that was missed.
+
+The lessons are the files ``notebooks/NN_name.ipynb``, each with its folder ``course/lNN_name/``
+and manifest ``lesson.toml`` (``course/manifest.py``); the other tests take their list of lessons
+from the manifests, so these are the places a contributor writes by hand. None runs a lesson.
+"""
+
+from __future__ import annotations
+
+import doctest
+import re
+import tomllib
+from pathlib import Path
+
+import nbformat
+import pytest
+from conftest import ROOT
+
+from course import manifest
+
+LESSONS = sorted(path.name for path in (ROOT / "notebooks").glob("*.ipynb"))
+TEMPLATE = ROOT / "course" / "template"
+CONTRIBUTING = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
+#: The checklist's steps, as CONTRIBUTING.md names them in bold; each failure names its step.
+STEPS = ("The folder", "The notebook", "The manifest", "The guide and the lists", "Run it")
+
+
+def _step(number: int) -> str:
+    """How a failure names the step it misses: "step 3, The manifest, of CONTRIBUTING.md's …"."""
+    return f"step {number}, {STEPS[number - 1]}, of CONTRIBUTING.md's 'Adding a lesson'"
+
+
+def _folder(name: str) -> Path:
+    """The course folder of the lesson ``NN_slug.ipynb``: ``course/lNN_slug``."""
+    return ROOT / "course" / f"l{name.removesuffix('.ipynb')}"
+
+
+def _manifest(name: str) -> manifest.Lesson:
+    return manifest.read(_folder(name) / manifest.MANIFEST)
+
+
+def test_the_checklist_has_five_steps_each_checked_here() -> None:
+    section = CONTRIBUTING.split("## Adding a lesson\n", 1)[1].split("\n## ", 1)[0]
+    steps = re.findall(r"^(\d)\. \*\*([^*:]+):\*\*", section, flags=re.MULTILINE)
+    assert steps == [(str(n), step) for n, step in enumerate(STEPS, start=1)], (
+        f"CONTRIBUTING.md's 'Adding a lesson' has the steps {steps}; this test names {STEPS}"
+    )
+
+
+# --- step 1: the folder, copied from course/template -------------------------------------------
+
+
+@pytest.mark.parametrize("name", LESSONS)
+def test_every_lesson_has_its_folder_and_manifest(name: str) -> None:
+    folder = _folder(name)
+    assert (folder / manifest.MANIFEST).is_file(), (
+        f"{name} has no {folder.relative_to(ROOT)}/{manifest.MANIFEST}: copy course/template ({_step(1)})"
+    )
+
+
+def test_the_manifests_are_read_and_every_one_has_its_notebook() -> None:
+    try:
+        found = manifest.lessons()
+    except manifest.ManifestError as error:
+        pytest.fail(f"{error} ({_step(1)})")
+    assert [lesson.notebook for lesson in found] == LESSONS
+
+
+def test_the_readers_examples_run() -> None:
+    result = doctest.testmod(manifest)
+    assert result.attempted and not result.failed
+
+
+def test_the_template_is_no_lesson_and_names_every_field() -> None:
+    fields = tomllib.loads((TEMPLATE / manifest.MANIFEST).read_text(encoding="utf-8"))
+    required = {name for name, (_kind, default) in manifest.FIELDS.items() if default is None}
+    assert set(fields) == required, "course/template/lesson.toml gives every field a lesson must fill"
+    for name in set(manifest.FIELDS) - required:
+        assert name in (TEMPLATE / manifest.MANIFEST).read_text(encoding="utf-8"), (
+            f"the template explains {name}"
+        )
+    assert (TEMPLATE / "README.md").is_file()
+    assert all(lesson.folder != TEMPLATE for lesson in manifest.lessons())
+
+
+def test_a_broken_manifest_is_named_with_its_field(tmp_path: Path) -> None:
+    notebooks, course = tmp_path / "notebooks", tmp_path / "course"
+    notebooks.mkdir()
+    (course / "l00_first").mkdir(parents=True)
+    template = (TEMPLATE / manifest.MANIFEST).read_text(encoding="utf-8")
+    lesson = template.replace("number = 99", "number = 0").replace("99_template", "00_first")
+    (course / "l00_first" / manifest.MANIFEST).write_text(lesson, encoding="utf-8")
+    with pytest.raises(manifest.ManifestError, match=r"manifests of no notebook .*'00_first\.ipynb'"):
+        manifest.lessons(course, notebooks)
+    (notebooks / "00_first.ipynb").touch()
+    (notebooks / "01_second.ipynb").touch()
+    with pytest.raises(
+        manifest.ManifestError, match=r"no manifest for \['01_second\.ipynb'\]: copy course/template"
+    ):
+        manifest.lessons(course, notebooks)
+    (notebooks / "01_second.ipynb").unlink()
+    assert [found.notebook for found in manifest.lessons(course, notebooks)] == ["00_first.ipynb"]
+    broken = {
+        lesson.replace('part = "III"', 'part = "IV"'): r"l00_first/lesson\.toml: part must be one of",
+        lesson.replace(
+            "kernel_peak_mib = 0.0", 'kernel_peak_mib = "low"'
+        ): r"kernel_peak_mib must be a number",
+        lesson.replace("explorers = []\n", ""): r"l00_first/lesson\.toml: missing fields \['explorers'\]",
+        lesson + "explorer = []\n": r"unknown fields \['explorer'\]",
+        lesson.replace("number = 0", "number = 1"): r"number is 1, but the folder is lesson 00",
+        lesson + '[[hidden]]\nwhat = "x"\nrecipe = "y"\n': r"hidden\[0\] must be a table with exactly",
+    }
+    for text, message in broken.items():
+        (course / "l00_first" / manifest.MANIFEST).write_text(text, encoding="utf-8")
+        with pytest.raises(manifest.ManifestError, match=message):
+            manifest.lessons(course, notebooks)
+
+
+# --- step 2: the notebook ----------------------------------------------------------------------
+
+
+def test_lessons_are_numbered_from_00_without_gaps() -> None:
+    numbers = [name[:3] for name in LESSONS]
+    expected = [f"{n:02d}_" for n in range(len(LESSONS))]
+    assert numbers == expected, (
+        f"lesson files must be 00_name.ipynb, 01_name.ipynb, … ({_step(2)}): {LESSONS}"
+    )
+    for name in LESSONS:
+        assert re.fullmatch(r"\d\d_[a-z0-9_]+\.ipynb", name), (
+            f"{name}: name a lesson NN_words.ipynb ({_step(2)})"
+        )
+
+
+# --- step 3: the manifest, filled --------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", LESSONS)
+def test_the_manifest_says_what_the_lesson_is(name: str) -> None:
+    lesson, cells = _manifest(name), nbformat.read(ROOT / "notebooks" / name, as_version=4).cells
+    where = f"{lesson.folder.relative_to(ROOT)}/{manifest.MANIFEST} ({_step(3)})"
+    assert cells[0].source.splitlines()[0] == f"# {lesson.id} · {lesson.title}", f"{where}: title"
+    code = "\n".join(cell.source for cell in cells if cell.cell_type == "code")
+    shown = sorted(set(re.findall(r"\bwidgets\.([a-z_]+)\(", code)))
+    assert sorted(lesson.explorers) == shown, f"{where}: explorers, the lesson shows {shown}"
+    for path in lesson.data:
+        assert (ROOT / path).is_file(), f"{where}: data, {path} is not in the repository"
+
+
+def test_the_parts_follow_each_other() -> None:
+    parts = [lesson.part for lesson in manifest.lessons()]
+    assert parts == sorted(parts, key=manifest.PARTS.index), (
+        f"part I, then II, then III ({_step(3)}): {parts}"
+    )
+
+
+# --- step 4: the guide and the lists -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", LESSONS)
+def test_the_readme_table_lists_the_lesson(name: str) -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    row = rf"^\| {name[:2]} \| \[[^\]]+\]\(notebooks/{re.escape(name)}\) \|"
+    assert re.search(row, readme, re.MULTILINE), f"README.md's lesson table lacks {name} ({_step(4)})"
+
+
+@pytest.mark.parametrize("name", LESSONS)
+def test_the_book_lists_the_lesson(name: str) -> None:
+    toc = (ROOT / "book" / "_toc.yml").read_text(encoding="utf-8")
+    entry = f"- file: notebooks/{name.removesuffix('.ipynb')}\n"
+    assert entry in toc, f"book/_toc.yml has no chapter for {name} ({_step(4)})"
+
+
+@pytest.mark.parametrize("name", LESSONS)
+def test_the_guide_has_a_part_for_the_lesson(name: str) -> None:
+    guide = (ROOT / "docs" / "instructor_guide.md").read_text(encoding="utf-8")
+    assert re.search(rf"^### {name[:2]} · \S", guide, re.MULTILINE), (
+        f"docs/instructor_guide.md has no part '### {name[:2]} · <title>' ({_step(4)})"
+    )
+
+
+def _markdown(name: str) -> str:
+    cells = nbformat.read(ROOT / "notebooks" / name, as_version=4).cells
+    return "\n".join(cell.source for cell in cells if cell.cell_type == "markdown")
+
+
+@pytest.mark.parametrize("name", LESSONS)
+def test_the_map_of_lesson_00_links_the_lesson(name: str) -> None:
+    assert f"]({name})" in _markdown(LESSONS[0]), f"{LESSONS[0]}'s map does not link {name} ({_step(4)})"
+
+
+@pytest.mark.parametrize("name", LESSONS)
+def test_the_lesson_before_links_to_the_lesson(name: str) -> None:
+    """Each summary ends with **Next:** the following lesson; the last one's, lesson 00."""
+    before = LESSONS[LESSONS.index(name) - 1]
+    summary = _markdown(before).split("## Summary", 1)[-1]
+    assert re.search(rf"\*\*Next:\*\* \[[^\]]+\]\({re.escape(name)}\)", summary), (
+        f"the summary of {before} does not end with **Next:** [...]({name}) ({_step(4)})"
+    )
+
+
+# --- step 5: make execute ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", LESSONS)
+def test_the_lesson_is_saved_run_top_to_bottom(name: str) -> None:
+    cells = nbformat.read(ROOT / "notebooks" / name, as_version=4).cells
+    counts = [cell.execution_count for cell in cells if cell.cell_type == "code" and cell.source.strip()]
+    assert counts == list(range(1, len(counts) + 1)), (
+        f"{name}: execution counts {counts}: run make execute ({_step(5)})"
+    )

@@ -1,0 +1,185 @@
+"""The decks of ``make slides``, measured in Chromium, and the slide metadata they are built from.
+
+``build/slides/`` as ``make slides`` left it (``make test`` builds it first; the decks must be newer
+than the lessons, the guide and the tools, else the test skips with a hint, and fails under CI) is
+served by ``http.server`` on 127.0.0.1 and each deck is opened in a 1280×720 page
+(tools/slides_browser.py). Every slide and sub-slide is shown in turn, and each must fit 1280×720
+at reveal's unscaled size with nothing on it that scrolls or clips what overflows; no request may
+leave 127.0.0.1 and no page may log a console error or throw; every formula must be typeset (no
+``$`` left in the text); the title slide and the slide of every heading where the instructor's
+guide pauses carry its speaker notes.
+
+The metadata tests need no browser: every cell's ``slideshow`` metadata is one that
+tools/build_slides.py reads, and cutting a cell where it says loses nothing.
+
+The browser tests need Debian's Chromium (``apt-get install chromium``) and Playwright for Python
+(requirements-test.txt); Playwright's own browser download is not needed.
+"""
+
+from __future__ import annotations
+
+import re
+
+import build_slides
+import nbformat
+import pytest
+import slides_browser
+from conftest import ROOT, require_build
+
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+LESSONS = [path.stem for path in NOTEBOOKS]
+DECKS = ROOT / "build" / "slides"
+SOURCES = [
+    *NOTEBOOKS,
+    ROOT / "docs" / "instructor_guide.md",
+    ROOT / "package-lock.json",
+    *(ROOT / "tools").glob("*.py"),
+    *(ROOT / "tools" / "nbconvert_templates" / "attnlib_slides").rglob("*.*"),
+]
+SLIDESHOW_KEYS = {"slide_type", "cut_lines", "cut_outputs"}
+SLIDE_TYPES = {"slide", "subslide", "fragment", "skip", "notes", "-"}
+HOW_TO_FIX = (
+    "cut the section in the lesson's metadata (see tools/build_slides.py): a sub-slide at a cell "
+    '("slideshow": {"slide_type": "subslide"}), or inside a cell too tall by itself '
+    '("cut_lines": [n] or "cut_outputs": [0]); then `make slides` and this test again'
+)
+
+
+def _stale_or_missing_decks() -> str | None:
+    """Why build/slides cannot be tested as it is (missing or older than its sources), or None."""
+    decks = [DECKS / f"{lesson}.html" for lesson in LESSONS]
+    missing = [deck.name for deck in decks if not deck.exists()]
+    if missing:
+        return f"build/slides has no {missing}"
+    newest = max(path.stat().st_mtime for path in SOURCES)
+    stale = [deck.name for deck in decks if deck.stat().st_mtime < newest]
+    return f"build/slides is older than the lessons, the guide or the tools: {stale}" if stale else None
+
+
+@pytest.fixture(scope="module")
+def decks(browser) -> dict[str, slides_browser.Deck]:
+    """Every deck of build/slides, opened and measured once for all the tests (skips with a hint
+    without Chromium, Playwright or fresh decks)."""
+    require_build(_stale_or_missing_decks(), "make slides")
+    with slides_browser.serve(str(DECKS)) as base:
+        return {lesson: slides_browser.measure(browser, f"{base}/{lesson}.html") for lesson in LESSONS}
+
+
+@pytest.fixture(scope="module")
+def notes() -> dict[str, tuple[str, dict[str, str]]]:
+    return build_slides.lesson_notes((ROOT / "docs" / "instructor_guide.md").read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_every_slide_fits_1280_by_720(decks, lesson):
+    deck = decks[lesson]
+    lesson_notebook = nbformat.read(ROOT / "notebooks" / f"{lesson}.ipynb", as_version=4)
+    assert len(deck.slides) == build_slides.slide_count(build_slides.deck_notebook(lesson_notebook))
+    too_big = [
+        f"{slide.where()}: {slide.width}×{slide.height}, scrolling or clipped: {slide.scrollbars}"
+        for slide in deck.slides
+        if not slide.fits
+    ]
+    assert not too_big, (
+        f"{lesson}: slides that do not fit 1280×720:\n" + "\n".join(too_big) + f"\n{HOW_TO_FIX}"
+    )
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_deck_stays_on_this_machine_without_errors(decks, lesson):
+    deck = decks[lesson]
+    assert deck.outside == [], f"{lesson} requested from other hosts: {deck.outside}"
+    assert deck.console_errors == [], f"{lesson} logged console errors: {deck.console_errors}"
+    assert deck.page_errors == [], f"{lesson} threw: {deck.page_errors}"
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_math_is_typeset(decks, lesson):
+    deck = decks[lesson]
+    raw = [f"{slide.where()}: {slide.prose[:200]!r}" for slide in deck.slides if "$" in slide.prose]
+    assert not raw, f"{lesson}: math left as TeX:\n" + "\n".join(raw)
+    lesson_has_math = "$" in (ROOT / "notebooks" / f"{lesson}.ipynb").read_text(encoding="utf-8")
+    assert sum(slide.math for slide in deck.slides) > 0 or not lesson_has_math
+
+
+def _words(markdown: str) -> str:
+    """Letters and digits only: Markdown and its rendered text compare equal."""
+    return re.sub(r"[^0-9a-z]+", "", markdown.lower())
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_speaker_notes_from_the_guide(decks, notes, lesson):
+    title_notes, pauses = notes[lesson[:2]]
+    slides = decks[lesson].slides
+    assert _words(title_notes)[:60] in _words(slides[0].notes), f"{lesson}: the title slide lacks its notes"
+    for heading, text in pauses.items():
+        # the slide's heading without its typeset math, which keeps no TeX
+        shown = [
+            slide for slide in slides if _words(slide.heading) == _words(re.sub(r"\$[^$]+\$", "", heading))
+        ]
+        assert shown, f"{lesson}: no slide shows the heading {heading!r}"
+        assert _words(text)[:60] in _words(shown[0].notes), f"{lesson}: no speaker notes at {heading!r}"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=LESSONS)
+def test_slide_metadata_is_what_the_build_reads(path):
+    for cell in nbformat.read(path, as_version=4).cells:
+        slideshow = cell.metadata.get("slideshow", {})
+        assert set(slideshow) <= SLIDESHOW_KEYS, f"{path.name}, cell {cell.id}: unknown keys in {slideshow}"
+        assert slideshow.get("slide_type", "-") in SLIDE_TYPES, f"{path.name}, cell {cell.id}: {slideshow}"
+        assert cell.cell_type == "code" or "cut_outputs" not in slideshow, f"{path.name}, cell {cell.id}"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=LESSONS)
+def test_cutting_cells_loses_nothing(path):
+    for cell in nbformat.read(path, as_version=4).cells:
+        pieces = build_slides.pieces(cell)
+        shown = [piece for piece in pieces if not piece.metadata.get("transient", {}).get("remove_source")]
+        assert "\n".join(piece.source for piece in shown) == cell.source.rstrip("\n")
+        assert [output for piece in pieces for output in piece.get("outputs", [])] == cell.get("outputs", [])
+        assert all(piece.metadata["slideshow"]["slide_type"] != "-" for piece in pieces[1:])
+
+
+def test_a_cut_outside_the_cell_is_named():
+    cell = nbformat.v4.new_code_cell("a = 1\nb = 2", metadata={"slideshow": {"cut_lines": [2]}})
+    with pytest.raises(
+        ValueError, match=rf"cell {cell.id}: cut_lines \[2\] must rise, each inside its 2 lines"
+    ):
+        build_slides.pieces(cell)
+    cell.metadata.slideshow = {"cut_outputs": [0]}
+    with pytest.raises(ValueError, match=r"cut_outputs \[0\] must rise, each below its 0 outputs"):
+        build_slides.pieces(cell)
+
+
+def test_a_section_starts_a_slide_and_a_pause_its_notes():
+    lesson = nbformat.v4.new_notebook()
+    lesson.cells = [
+        nbformat.v4.new_markdown_cell("# 99 · A lesson"),
+        nbformat.v4.new_code_cell("x = 1"),
+        nbformat.v4.new_markdown_cell(
+            "Text.\n\n## 1. A section\n\nMore.", metadata={"slideshow": {"cut_lines": [2]}}
+        ),
+    ]
+    deck = build_slides.deck_notebook(lesson, ("**Time:** 5 minutes", {"1. A section": "ask."}))
+    types = [(cell.source[:12], cell.metadata["slideshow"]["slide_type"]) for cell in deck.cells]
+    assert types == [
+        ("# 99 · A les", "slide"),
+        ("**Time:** 5 ", "notes"),
+        ("x = 1", "-"),
+        ("Text.\n", "-"),
+        ("## 1. A sect", "slide"),
+        ("**Pause:** a", "notes"),
+    ]
+    with pytest.raises(ValueError, match=r"pauses at headings the lesson lacks: \['2. Another'\]"):
+        build_slides.deck_notebook(lesson, ("", {"2. Another": "ask."}), "99_a_lesson")
+
+
+def test_a_page_that_loads_from_another_host_is_caught():
+    page = '<script src="static/reveal.js/dist/reveal.js"></script><link href="//cdn.example/a.css">'
+    assert build_slides.external_urls(
+        page + "<style>b { background: url('https://x.example/i.png') }</style>"
+    ) == [
+        "//cdn.example/a.css",
+        "https://x.example/i.png",
+    ]
+    assert build_slides.external_urls(page.split("<link")[0]) == []
