@@ -21,10 +21,9 @@ query (the current token) against those keys (K-composition).
 
 from __future__ import annotations
 
-import hashlib
+import io
 from collections.abc import Mapping
 from dataclasses import dataclass
-from importlib import resources
 from typing import NamedTuple
 
 import numpy as np
@@ -37,6 +36,7 @@ from attnlib.decoder import (
     next_token_losses,
 )
 from attnlib.validation import as_positive_int, as_real_array, as_seed, is_number
+from course.kit.committed import read_committed
 
 __all__ = [
     "RUN_FILE",
@@ -537,17 +537,8 @@ def load_induction_run(path: str | None = None) -> InductionRun:
     The committed file's SHA-256 is checked against :data:`RUN_SHA256`.
     """
     if path is None:
-        data_file = resources.files("course.l14_induction_heads") / RUN_FILE
-        raw = data_file.read_bytes()
-        digest = hashlib.sha256(raw).hexdigest()
-        if digest != RUN_SHA256:
-            raise ValueError(
-                f"course/l14_induction_heads/{RUN_FILE} has SHA-256 {digest}, not the committed "
-                f"{RUN_SHA256}: the file was changed; restore it with git, or re-run "
-                "tools/train_induction.py and record its hash"
-            )
-        with data_file.open("rb") as handle:
-            return run_from_arrays(np.load(handle))
+        raw = read_committed("course.l14_induction_heads", RUN_FILE, RUN_SHA256, "tools/train_induction.py")
+        return run_from_arrays(np.load(io.BytesIO(raw)))
     return run_from_arrays(np.load(path))
 
 

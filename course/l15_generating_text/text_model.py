@@ -17,12 +17,11 @@
 
 from __future__ import annotations
 
-import hashlib
+import io
 import re
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from importlib import resources
 
 import numpy as np
 import numpy.typing as npt
@@ -36,6 +35,7 @@ from attnlib.decoder import (
     pool_kv_heads,
 )
 from attnlib.validation import as_positive_int
+from course.kit.committed import read_committed
 
 __all__ = [
     "CORPUS_FILE",
@@ -60,6 +60,9 @@ __all__ = [
     "pooled_kv_losses",
 ]
 
+#: The lesson's package, where its committed files lie, and the script that writes them.
+PACKAGE = "course.l15_generating_text"
+SCRIPT = "tools/train_decoder.py"
 #: The frozen corpus, in the package's data directory.
 CORPUS_FILE = "lessons_text.txt"
 #: Its SHA-256; ``tools/train_decoder.py --extract`` prints it when it writes a new corpus.
@@ -126,20 +129,9 @@ def _split(body: str) -> tuple[str, str]:
     return body[:cut], body[cut + 2 :]
 
 
-def _read_checked(name: str, expected: str) -> bytes:
-    raw = (resources.files("course.l15_generating_text") / name).read_bytes()
-    digest = hashlib.sha256(raw).hexdigest()
-    if digest != expected:
-        raise ValueError(
-            f"course/l15_generating_text/{name} has SHA-256 {digest}, not the committed {expected}: "
-            "the file was changed; restore it with git, or re-run tools/train_decoder.py and record its hash"
-        )
-    return raw
-
-
 def load_corpus() -> Corpus:
     """The committed corpus (its SHA-256 checked against :data:`CORPUS_SHA256`)."""
-    return corpus_from_text(_read_checked(CORPUS_FILE, CORPUS_SHA256).decode("utf-8"))
+    return corpus_from_text(read_committed(PACKAGE, CORPUS_FILE, CORPUS_SHA256, SCRIPT).decode("utf-8"))
 
 
 # --- characters and token ids -----------------------------------------------------------------
@@ -276,10 +268,8 @@ def load_text_model(path: str | None = None) -> TextModel:
     The committed file's SHA-256 is checked against :data:`MODEL_SHA256`.
     """
     if path is None:
-        data_file = resources.files("course.l15_generating_text") / MODEL_FILE
-        _read_checked(MODEL_FILE, MODEL_SHA256)
-        with data_file.open("rb") as handle:
-            return model_from_arrays(np.load(handle))
+        raw = read_committed(PACKAGE, MODEL_FILE, MODEL_SHA256, SCRIPT)
+        return model_from_arrays(np.load(io.BytesIO(raw)))
     return model_from_arrays(np.load(path))
 
 
