@@ -1,0 +1,1 @@
+"""Lesson NN · Title: its figures, explorer, self-checks and data."""
