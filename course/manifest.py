@@ -34,8 +34,25 @@ PARTS = ("I", "II", "III")
 SHOWN = ("solutions", "nowhere")
 
 
+#: CONTRIBUTING.md's "Adding a lesson", step by step: a failing test names the step it misses.
+STEPS = ("The folder", "The notebook", "The manifest", "The guide and the lists", "Run it")
+
+
+def step(number: int) -> str:
+    """How a failure names the step of "Adding a lesson" it misses.
+
+    >>> step(3)
+    "step 3, The manifest, of CONTRIBUTING.md's 'Adding a lesson'"
+    """
+    return f"step {number}, {STEPS[number - 1]}, of CONTRIBUTING.md's 'Adding a lesson'"
+
+
 class ManifestError(ValueError):
-    """A manifest that cannot be read as a lesson's: the message names the file and the field."""
+    """A manifest that cannot be read as a lesson's: the message names the file, the field and the
+    step of "Adding a lesson" that fills it (3, the manifest, unless said otherwise)."""
+
+    def __init__(self, message: str, *, missed: int = 3) -> None:
+        super().__init__(f"{message} ({step(missed)})")
 
 
 @dataclass(frozen=True)
@@ -207,18 +224,25 @@ def lessons(course: Path = COURSE, notebooks: Path = NOTEBOOKS) -> list[Lesson]:
     folders = sorted(path for path in course.iterdir() if path.is_dir() and FOLDER.fullmatch(path.name))
     bare = [folder.name for folder in folders if not (folder / MANIFEST).is_file()]
     if bare:
-        raise ManifestError(f"{course}: lesson folders without a {MANIFEST}: {bare} (copy course/template's)")
+        raise ManifestError(
+            f"{course}: lesson folders without a {MANIFEST}: {bare} (copy course/template's)", missed=1
+        )
     found = [read(folder / MANIFEST) for folder in folders]
     numbers = [lesson.number for lesson in found]
     if len(set(numbers)) != len(numbers):
-        raise ManifestError(f"{course}: two lesson folders share a number: {[f.name for f in folders]}")
+        raise ManifestError(
+            f"{course}: two lesson folders share a number: {[f.name for f in folders]}", missed=1
+        )
     described = {lesson.notebook for lesson in found}
     saved = {path.name for path in notebooks.glob("[0-9][0-9]_*.ipynb")}
     if saved - described:
         raise ManifestError(
             f"{course}: no manifest for {sorted(saved - described)}: copy course/template to "
-            "course/lNN_slug/ and fill its lesson.toml"
+            "course/lNN_slug/ and fill its lesson.toml",
+            missed=1,
         )
     if described - saved:
-        raise ManifestError(f"{course}: manifests of no notebook in {notebooks}: {sorted(described - saved)}")
+        raise ManifestError(
+            f"{course}: manifests of no notebook in {notebooks}: {sorted(described - saved)}", missed=2
+        )
     return found

@@ -1,1 +1,1 @@
-"""Lesson 01 · Embeddings: its figures, explorer, self-checks and data."""
+"""Lesson 01 · Embeddings: tokens as vectors: its figures, explorer, self-checks and data."""

@@ -1,1 +1,2 @@
-"""Lesson 02 · Queries, keys and values: its figures, explorer, self-checks and data."""
+"""Lesson 02 · Queries, keys and values: three projections:
+its figures, explorer, self-checks and data."""

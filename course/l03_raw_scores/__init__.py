@@ -1,1 +1,1 @@
-"""Lesson 03 · Raw scores: its figures, explorer, self-checks and data."""
+"""Lesson 03 · Raw scores: Q Kᵀ: its figures, explorer, self-checks and data."""

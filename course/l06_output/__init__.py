@@ -1,1 +1,1 @@
-"""Lesson 06 · The output: its figures, explorer, self-checks and data."""
+"""Lesson 06 · The output: a weighted sum of values: its figures, explorer, self-checks and data."""

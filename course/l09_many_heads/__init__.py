@@ -1,1 +1,2 @@
-"""Lesson 09 · Many heads: its figures, explorer, self-checks and data."""
+"""Lesson 09 · Many heads: multi-head attention, cross-attention and padding:
+its figures, explorer, self-checks and data."""

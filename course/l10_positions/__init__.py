@@ -1,1 +1,2 @@
-"""Lesson 10 · Positions: its figures, explorer, self-checks and data."""
+"""Lesson 10 · Positions: attention cannot see word order until we tell it:
+its figures, explorer, self-checks and data."""

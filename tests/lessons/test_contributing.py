@@ -23,12 +23,6 @@ LESSONS = sorted(path.name for path in (ROOT / "notebooks").glob("*.ipynb"))
 TEMPLATE = ROOT / "course" / "template"
 CONTRIBUTING = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
 #: The checklist's steps, as CONTRIBUTING.md names them in bold; each failure names its step.
-STEPS = ("The folder", "The notebook", "The manifest", "The guide and the lists", "Run it")
-
-
-def _step(number: int) -> str:
-    """How a failure names the step it misses: "step 3, The manifest, of CONTRIBUTING.md's …"."""
-    return f"step {number}, {STEPS[number - 1]}, of CONTRIBUTING.md's 'Adding a lesson'"
 
 
 def _folder(name: str) -> Path:
@@ -43,8 +37,8 @@ def _manifest(name: str) -> manifest.Lesson:
 def test_the_checklist_has_five_steps_each_checked_here() -> None:
     section = CONTRIBUTING.split("## Adding a lesson\n", 1)[1].split("\n## ", 1)[0]
     steps = re.findall(r"^(\d)\. \*\*([^*:]+):\*\*", section, flags=re.MULTILINE)
-    assert steps == [(str(n), step) for n, step in enumerate(STEPS, start=1)], (
-        f"CONTRIBUTING.md's 'Adding a lesson' has the steps {steps}; this test names {STEPS}"
+    assert steps == [(str(n), step) for n, step in enumerate(manifest.STEPS, start=1)], (
+        f"CONTRIBUTING.md's 'Adding a lesson' has the steps {steps}; this test names {manifest.STEPS}"
     )
 
 
@@ -55,21 +49,34 @@ def test_the_checklist_has_five_steps_each_checked_here() -> None:
 def test_every_lesson_has_its_folder_and_manifest(name: str) -> None:
     folder = _folder(name)
     assert (folder / manifest.MANIFEST).is_file(), (
-        f"{name} has no {folder.relative_to(ROOT)}/{manifest.MANIFEST}: copy course/template ({_step(1)})"
+        f"{name} has no {folder.relative_to(ROOT)}/{manifest.MANIFEST}: "
+        f"copy course/template ({manifest.step(1)})"
     )
+
+
+def test_every_lesson_folder_says_which_lesson_it_is() -> None:
+    for lesson in manifest.lessons():
+        init = lesson.folder / "__init__.py"
+        said = init.read_text(encoding="utf-8") if init.is_file() else ""
+        assert said.startswith(f'"""Lesson {lesson.id} · {lesson.title}'), (
+            f"{init.relative_to(ROOT)}: its docstring names the lesson, "
+            f'"""Lesson {lesson.id} · {lesson.title}: … ({manifest.step(1)})'
+        )
 
 
 def test_the_manifests_are_read_and_every_one_has_its_notebook() -> None:
     try:
         found = manifest.lessons()
     except manifest.ManifestError as error:
-        pytest.fail(f"{error} ({_step(1)})")
+        pytest.fail(str(error))
     assert [lesson.notebook for lesson in found] == LESSONS
 
 
 def test_the_readers_examples_run() -> None:
     result = doctest.testmod(manifest)
-    assert result.attempted and not result.failed
+    assert result.attempted and not result.failed, (
+        "the examples in course/manifest.py read the lessons' manifests: see the output above"
+    )
 
 
 def test_the_template_is_no_lesson_and_names_every_field() -> None:
@@ -80,7 +87,6 @@ def test_the_template_is_no_lesson_and_names_every_field() -> None:
         assert name in (TEMPLATE / manifest.MANIFEST).read_text(encoding="utf-8"), (
             f"the template explains {name}"
         )
-    assert (TEMPLATE / "README.md").is_file()
     assert all(lesson.folder != TEMPLATE for lesson in manifest.lessons())
 
 
@@ -124,11 +130,11 @@ def test_lessons_are_numbered_from_00_without_gaps() -> None:
     numbers = [name[:3] for name in LESSONS]
     expected = [f"{n:02d}_" for n in range(len(LESSONS))]
     assert numbers == expected, (
-        f"lesson files must be 00_name.ipynb, 01_name.ipynb, … ({_step(2)}): {LESSONS}"
+        f"lesson files must be 00_name.ipynb, 01_name.ipynb, … ({manifest.step(2)}): {LESSONS}"
     )
     for name in LESSONS:
         assert re.fullmatch(r"\d\d_[a-z0-9_]+\.ipynb", name), (
-            f"{name}: name a lesson NN_words.ipynb ({_step(2)})"
+            f"{name}: name a lesson NN_words.ipynb ({manifest.step(2)})"
         )
 
 
@@ -138,7 +144,7 @@ def test_lessons_are_numbered_from_00_without_gaps() -> None:
 @pytest.mark.parametrize("name", LESSONS)
 def test_the_manifest_says_what_the_lesson_is(name: str) -> None:
     lesson, cells = _manifest(name), nbformat.read(ROOT / "notebooks" / name, as_version=4).cells
-    where = f"{lesson.folder.relative_to(ROOT)}/{manifest.MANIFEST} ({_step(3)})"
+    where = f"{lesson.folder.relative_to(ROOT)}/{manifest.MANIFEST} ({manifest.step(3)})"
     assert cells[0].source.splitlines()[0] == f"# {lesson.id} · {lesson.title}", f"{where}: title"
     code = "\n".join(cell.source for cell in cells if cell.cell_type == "code")
     shown = sorted(set(re.findall(r"\bwidgets\.([a-z_]+)\(", code)))
@@ -150,7 +156,7 @@ def test_the_manifest_says_what_the_lesson_is(name: str) -> None:
 def test_the_parts_follow_each_other() -> None:
     parts = [lesson.part for lesson in manifest.lessons()]
     assert parts == sorted(parts, key=manifest.PARTS.index), (
-        f"part I, then II, then III ({_step(3)}): {parts}"
+        f"part I, then II, then III ({manifest.step(3)}): {parts}"
     )
 
 
@@ -161,21 +167,21 @@ def test_the_parts_follow_each_other() -> None:
 def test_the_readme_table_lists_the_lesson(name: str) -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     row = rf"^\| {name[:2]} \| \[[^\]]+\]\(notebooks/{re.escape(name)}\) \|"
-    assert re.search(row, readme, re.MULTILINE), f"README.md's lesson table lacks {name} ({_step(4)})"
+    assert re.search(row, readme, re.MULTILINE), f"README.md's lesson table lacks {name} ({manifest.step(4)})"
 
 
 @pytest.mark.parametrize("name", LESSONS)
 def test_the_book_lists_the_lesson(name: str) -> None:
     toc = (ROOT / "book" / "_toc.yml").read_text(encoding="utf-8")
     entry = f"- file: notebooks/{name.removesuffix('.ipynb')}\n"
-    assert entry in toc, f"book/_toc.yml has no chapter for {name} ({_step(4)})"
+    assert entry in toc, f"book/_toc.yml has no chapter for {name} ({manifest.step(4)})"
 
 
 @pytest.mark.parametrize("name", LESSONS)
 def test_the_guide_has_a_part_for_the_lesson(name: str) -> None:
     guide = (ROOT / "docs" / "instructor_guide.md").read_text(encoding="utf-8")
     assert re.search(rf"^### {name[:2]} · \S", guide, re.MULTILINE), (
-        f"docs/instructor_guide.md has no part '### {name[:2]} · <title>' ({_step(4)})"
+        f"docs/instructor_guide.md has no part '### {name[:2]} · <title>' ({manifest.step(4)})"
     )
 
 
@@ -186,7 +192,9 @@ def _markdown(name: str) -> str:
 
 @pytest.mark.parametrize("name", LESSONS)
 def test_the_map_of_lesson_00_links_the_lesson(name: str) -> None:
-    assert f"]({name})" in _markdown(LESSONS[0]), f"{LESSONS[0]}'s map does not link {name} ({_step(4)})"
+    assert f"]({name})" in _markdown(LESSONS[0]), (
+        f"{LESSONS[0]}'s map does not link {name} ({manifest.step(4)})"
+    )
 
 
 @pytest.mark.parametrize("name", LESSONS)
@@ -195,7 +203,7 @@ def test_the_lesson_before_links_to_the_lesson(name: str) -> None:
     before = LESSONS[LESSONS.index(name) - 1]
     summary = _markdown(before).split("## Summary", 1)[-1]
     assert re.search(rf"\*\*Next:\*\* \[[^\]]+\]\({re.escape(name)}\)", summary), (
-        f"the summary of {before} does not end with **Next:** [...]({name}) ({_step(4)})"
+        f"the summary of {before} does not end with **Next:** [...]({name}) ({manifest.step(4)})"
     )
 
 
@@ -207,5 +215,5 @@ def test_the_lesson_is_saved_run_top_to_bottom(name: str) -> None:
     cells = nbformat.read(ROOT / "notebooks" / name, as_version=4).cells
     counts = [cell.execution_count for cell in cells if cell.cell_type == "code" and cell.source.strip()]
     assert counts == list(range(1, len(counts) + 1)), (
-        f"{name}: execution counts {counts}: run make execute ({_step(5)})"
+        f"{name}: execution counts {counts}: run make execute ({manifest.step(5)})"
     )

@@ -87,9 +87,9 @@ def test_every_lesson_has_a_complete_part(notes: dict) -> None:
     for number, (part, pauses) in notes.items():
         assert titles[number] == MANIFESTS[number].title, f"lesson {number}: the title of the lesson"
         for name in FIELDS:
-            assert _field(part, name), f"lesson {number}: empty **{name}:**"
+            assert _field(part, name), f"lesson {number}: empty **{name}:** ({manifest.step(4)})"
         assert re.fullmatch(r"\d+ minutes", _field(part, "Time")), f"lesson {number}: **Time:** N minutes"
-        assert len(pauses) >= 2, f"lesson {number}: at least two places to pause"
+        assert len(pauses) >= 2, f"lesson {number}: at least two places to pause ({manifest.step(4)})"
 
 
 def test_every_pause_is_at_a_heading_of_its_lesson(notes: dict) -> None:
@@ -118,7 +118,9 @@ def test_the_explorer_to_project_is_the_lessons_own(notes: dict) -> None:
         named = set(re.findall(r"\bwidgets\.([a-z_]+)", project))
         shown = _explorers(number)
         if shown:
-            assert named, f"lesson {number} has an explorer ({shown}); the guide must name it"
+            assert named, (
+                f"lesson {number} has an explorer ({shown}); its **Project:** names it ({manifest.step(4)})"
+            )
             assert named <= shown, (
                 f"lesson {number}: the guide names {named - shown}, the lesson shows {shown}"
             )
@@ -127,7 +129,9 @@ def test_the_explorer_to_project_is_the_lessons_own(notes: dict) -> None:
                 assert callable(getattr(widgets, name, None)), f"{widgets.__name__} has no {name}"
         else:
             assert not named, f"lesson {number} has no explorer, but the guide names {named}"
-            assert "no explorer" in project, f"lesson {number}: say that there is no explorer"
+            assert "no explorer" in project, (
+                f"lesson {number}: its **Project:** says 'no explorer' ({manifest.step(4)})"
+            )
 
 
 def test_the_times_are_called_estimates() -> None:

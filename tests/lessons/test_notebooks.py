@@ -15,6 +15,8 @@ import nbformat
 import pytest
 from conftest import ROOT, CellNames, readable
 
+from course.manifest import step
+
 NOTEBOOKS = ROOT / "notebooks"
 LESSONS = sorted(
     path.name for path in NOTEBOOKS.glob("*.ipynb")
@@ -76,21 +78,25 @@ def test_built_like_a_lesson(name: str) -> None:
     number = name[:2]
     first = nb.cells[0]
     assert first.cell_type == "markdown"
-    assert re.match(rf"# {number} · \S", first.source), "the first line is the title '# NN · …'"
+    assert re.match(rf"# {number} · \S", first.source), f"the first line is the title '# NN · …' ({step(2)})"
     assert "**Goal:**" in first.source and "**You need:**" in first.source
     markdown = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
     summary = markdown.split("## Summary", 1)
-    assert len(summary) == 2, "a '## Summary' section"
+    assert len(summary) == 2, f"a '## Summary' section ({step(2)})"
     bullets = [line for line in summary[1].splitlines() if line.startswith("- ")]
-    assert len(bullets) == 3, f"the summary has three lines, found {len(bullets)}"
-    assert any("image/png" in out.get("data", {}) for c in _code_cells(nb) for out in c.outputs), "a picture"
+    assert len(bullets) == 3, f"the summary has three lines, found {len(bullets)} ({step(2)})"
+    assert any("image/png" in out.get("data", {}) for c in _code_cells(nb) for out in c.outputs), (
+        f"a picture: a figure function's image ({step(2)})"
+    )
 
 
 @pytest.mark.parametrize("name", LESSONS[1:])
 def test_lessons_ask_questions(name: str) -> None:
     markdown = "\n".join(c.source for c in _read(name).cells if c.cell_type == "markdown")
-    assert "**Question" in markdown or "## Exercise" in markdown
-    assert "<details>" in markdown, "answers are hidden in <details> blocks"
+    assert "**Question" in markdown or "## Exercise" in markdown, (
+        f"a **Question** or an ## Exercise ({step(2)})"
+    )
+    assert "<details>" in markdown, f"answers are hidden in <details> blocks ({step(2)})"
 
 
 def _cells_reading_a_reassigned_name(sources: list[str]) -> list[str]:

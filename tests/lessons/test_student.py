@@ -22,7 +22,7 @@ import pytest
 from build_student import student_copy
 from conftest import ROOT, CellNames, hidden_answers, readable, require_build
 
-from course.manifest import Lesson, as_printed, lessons
+from course.manifest import Lesson, as_printed, lessons, step
 
 NOTEBOOKS = ROOT / "notebooks"
 COPIES = ROOT / "build" / "student" / "notebooks"
@@ -161,7 +161,10 @@ def test_every_lesson_has_a_copy_with_the_same_name() -> None:
 def test_every_answer_block_of_a_lesson_is_a_solution_cell_of_its_own(name: str) -> None:
     for cell in _lesson(name).cells:
         if "<details" in cell.source:
-            assert _is_solution(cell), f"a <details> block in an untagged cell: {cell.source[:80]!r}"
+            assert _is_solution(cell), (
+                f"a <details> block in an untagged cell: {cell.source[:80]!r}: an answer is a markdown "
+                f"cell of its own, tagged solution ({step(2)})"
+            )
             source = cell.source.strip()
             assert source.startswith("<details") and source.endswith("</details>"), (
                 f"a solution cell holds more than its <details> block: {cell.source[:80]!r}"
