@@ -7,7 +7,8 @@ Runs each lesson in a fresh ``python3`` kernel (nbclient, the lesson's folder as
 directory, as ``tools/execute_notebooks.py`` and nbval do), then asks the kernel for its
 ``VmHWM`` (the peak resident set size since it started) and ``VmRSS`` (what it holds at the end)
 from ``/proc/self/status``: Linux only. The lesson is not changed. Writes the lessons' rows into
-``results/kernel_memory.json`` (the other lessons' rows stay) unless ``--no-save``; each lesson's
+``results/kernel_memory.json`` unless ``--no-save`` (a run of some lessons keeps the others'
+rows, each with the date and machine it was measured on); each lesson's
 manifest (``course/lNN_slug/lesson.toml``, ``kernel_peak_mib``) quotes its peak. A classroom
 hub's memory per student is the sum of the open lessons' kernels (the instructor's guide,
 "Memory"); the target is every lesson under 300 MiB at its peak.
@@ -65,15 +66,19 @@ def main(argv: list[str] | None = None) -> int:
         flag = "" if peak < TARGET_MIB else f"  OVER {TARGET_MIB} MiB"
         print(f"{path.name:32s} {peak:9.1f} {final:10.1f}{flag}", flush=True)
     if not args.no_save:
-        measured = {row["lesson"] for row in rows}
-        earlier = json.loads(RESULTS.read_text(encoding="utf-8"))["lessons"]
-        kept = [row for row in earlier if row["lesson"] not in measured]
-        rows = sorted([*kept, *rows], key=lambda row: row["lesson"])
+        # a run of some lessons keeps the others' rows, which keep the date and machine of theirs
+        earlier = json.loads(RESULTS.read_text(encoding="utf-8"))
+        when = {"date": date.today().isoformat(), "machine": machine_description()}
+        if len(rows) < len(earlier["lessons"]):
+            rows = [{**row, **when} for row in rows]
+            stamp = {"date": earlier["date"], "machine": earlier["machine"]}
+            measured = {row["lesson"] for row in rows}
+            kept = [{**stamp, **row} for row in earlier["lessons"] if row["lesson"] not in measured]
+            rows = sorted([*kept, *rows], key=lambda row: row["lesson"])
         RESULTS.write_text(
             json.dumps(
                 {
-                    "date": date.today().isoformat(),
-                    "machine": machine_description(),
+                    **when,
                     "what": "kernel VmHWM (peak) and VmRSS (final) after running each lesson top to bottom",
                     "target_mib": TARGET_MIB,
                     "lessons": rows,
