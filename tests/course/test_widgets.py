@@ -27,6 +27,7 @@ from attnlib.core import default_scale
 from attnlib.projection import qkv
 from attnlib.training import Model, train
 from course.kit import examples, widgets
+from course.kit.plots import STYLES
 from course.kit.widgets.base import colormap_table, theme
 from course.kit.widgets.modules import module_text
 from course.l01_embeddings.similarity import similarity
@@ -456,7 +457,7 @@ def test_the_explorer_contract(kind: type[widgets.Explorer], request: pytest.Fix
     assert data["application/vnd.jupyter.widget-view+json"]["model_id"] == explorer.model_id
     assert kind.summary != widgets.Explorer.summary and data["text/plain"].startswith(kind.summary)
     assert "interactive" in data["text/plain"] and "0x" not in data["text/plain"]
-    assert explorer.themes == {style: theme(style) for style in plots.STYLES}
+    assert explorer.themes == {style: theme(style) for style in STYLES}
     assert set(explorer.colormaps) == set(kind.colormap_names)
     assert all(table == list(colormap_table(name)) for name, table in explorer.colormaps.items())
     assert "import" in explorer._esm and not [path for path in imports(explorer._esm) if "./" in path]
