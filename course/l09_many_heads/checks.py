@@ -203,7 +203,10 @@ def check_head_scale(answer: object, d_model: int, n_heads: int, *, decimals: in
     d_model, n_heads : int
         The layer; ``d_model`` must divide into ``n_heads`` heads.
     decimals : int
-        Passes when the answer is within ``10**-decimals`` of ``1/√d_k``.
+        Decimals asked; the rule of :func:`course.kit.checks.values.number_verdict`: passes
+        when less than ``10**-decimals`` from the right value, or than one unit of its
+        second significant digit where that is finer (a small right value), so 0 and a
+        mistake off by a factor never pass.
 
     Returns
     -------

@@ -24,7 +24,7 @@ from attnlib.validation import as_positive_int, as_real
 from course.kit.checks.answers import placeholder, read_array
 from course.kit.checks.mistakes import Mistake, describe, matching
 from course.kit.checks.result import CheckResult, failed, passed
-from course.kit.checks.values import number_verdict, tolerance
+from course.kit.checks.values import entry_unit, number_verdict
 from course.kit.checks.wording import shape_text
 
 __all__ = [
@@ -157,7 +157,10 @@ def check_sinusoidal(
     base : float
         The wavelength base (10000 in the paper).
     decimals : int
-        Passes when every entry is within ``10**-decimals`` of attnlib's.
+        Decimals asked; each entry passes within ``10**-decimals`` of attnlib's, or within
+        one unit of the second significant digit of the largest entry where that is finer
+        (:func:`course.kit.checks.values.entry_unit`), so zeros or a mistake off by a factor
+        never pass at any scale.
 
     Returns
     -------
@@ -181,7 +184,7 @@ def check_sinusoidal(
         raise ValueError(f"columns must be at most d_model = {ex.d_model}, got {n_columns}")
     ex = EncodingExercise(ex.position, ex.d_model, n_columns, ex.base)
     right = sinusoidal(1, ex.d_model, base=ex.base, start=ex.position)[0, : ex.columns]
-    atol, _ = tolerance(decimals)
+    atol = entry_unit(right, decimals)
     name = f"PE[{ex.position}, :{ex.columns}]"
     arr = read_array(answer, name)
     if isinstance(arr, CheckResult):
@@ -291,7 +294,10 @@ def check_shifted_score(
     base : float
         RoPE's frequency base.
     decimals : int
-        Passes within ``10**-decimals``.
+        Decimals asked; the rule of :func:`course.kit.checks.values.number_verdict`: passes
+        when less than ``10**-decimals`` from the right value, or than one unit of its
+        second significant digit where that is finer (a small right value), so 0 and a
+        mistake off by a factor never pass.
 
     Returns
     -------

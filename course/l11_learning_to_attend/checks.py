@@ -22,7 +22,7 @@ from attnlib.validation import as_positive_int
 from course.kit.checks.answers import placeholder, read_array, read_number
 from course.kit.checks.mistakes import Mistake, describe, matching
 from course.kit.checks.result import CheckResult, failed, passed
-from course.kit.checks.values import tolerance
+from course.kit.checks.values import entry_unit
 from course.kit.checks.wording import numpy_index, shape_text
 
 __all__ = [
@@ -167,7 +167,10 @@ def check_value_gradient(
     d_output : array_like, shape (n_q, d_v)
         ``dZ``, the gradient of the loss with respect to the output.
     decimals : int
-        Entries within ``10**-decimals`` of attnlib's pass.
+        Decimals asked; each entry passes within ``10**-decimals`` of attnlib's, or within
+        one unit of the second significant digit of the largest entry where that is finer
+        (:func:`course.kit.checks.values.entry_unit`), so zeros or a mistake off by a factor
+        never pass at any scale.
 
     Returns
     -------
@@ -197,6 +200,7 @@ def check_softmax_gradient(
     d_weights : array_like, shape (n,)
         ``da``, the gradient of the loss with respect to the weights.
     decimals : int
+        Decimals asked, with the kit's rule for arrays (:func:`course.kit.checks.values.entry_unit`).
 
     Returns
     -------
@@ -304,7 +308,7 @@ def _array_verdict(
     name: str,
     decimals: int,
 ) -> CheckResult:
-    atol, _ = tolerance(decimals)
+    atol = entry_unit(right, decimals)
     arr = read_array(answer, f"your {name}")
     if isinstance(arr, CheckResult):
         return arr

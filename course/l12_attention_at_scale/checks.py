@@ -106,7 +106,10 @@ def check_weights_memory(
     itemsize : int
         Bytes per number: 4 (float32) or 8 (float64).
     decimals : int
-        Passes within ``10**-decimals`` GiB.
+        Decimals asked; the rule of :func:`course.kit.checks.values.number_verdict`: passes
+        when less than ``10**-decimals`` from the right value, or than one unit of its
+        second significant digit where that is finer (a small right value), so 0 and a
+        mistake off by a factor never pass.
 
     Returns
     -------
@@ -187,6 +190,7 @@ def check_rescale_factor(answer: object, m: float, m_new: float, *, decimals: in
     m, m_new : float
         The maximum before and after the new block (``m_new >= m``).
     decimals : int
+        Decimals asked, with the kit's rule (:func:`course.kit.checks.values.number_verdict`).
 
     Returns
     -------
@@ -270,7 +274,7 @@ def check_skipped_blocks(answer: object, n: int, block: int) -> CheckResult:
         raise ValueError(
             f"n = {ex.n} in blocks of {ex.block} skips more blocks than a float can hold; take a smaller n"
         )
-    return _verdict(answer, right, SKIP_MISTAKES, ex, 1, "the number of skipped blocks")  # counts: within 0.1
+    return _verdict(answer, right, SKIP_MISTAKES, ex, 1, "the number of skipped blocks")  # counts: < 0.1 off
 
 
 def _exp(x: float) -> float | None:

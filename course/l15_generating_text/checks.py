@@ -200,7 +200,10 @@ def check_kv_cache_bytes(
     batch : int
     unit : {"bytes", "KiB", "MiB", "GiB"}
     decimals : int
-        Passes within ``10**-decimals`` of the right size in ``unit``.
+        Decimals asked; the rule of :func:`course.kit.checks.values.number_verdict`: passes
+        when less than ``10**-decimals`` from the right value, or than one unit of its
+        second significant digit where that is finer (a small right value), so 0 and a
+        mistake off by a factor never pass.
 
     Returns
     -------

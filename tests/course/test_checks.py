@@ -496,7 +496,7 @@ def test_check_value_says_too_high_or_too_low_without_giving_the_answer_away():
     fails_with(result, "0.75 is too high", "Check your formula", "at least 2 decimals")
     assert not revealed(result.message, 0.7310585786)
     assert str(check_value(29, 30)) == "✘ Not yet: 29 is too low. Check your formula step by step."
-    fails_with(check_value(0.1, 0.7071, decimals=1), "at least 1 decimal.")
+    fails_with(check_value(1.2, 1.7071, decimals=1), "at least 1 decimal.")
 
 
 def test_check_value_answer_rounded_to_too_few_decimals():

@@ -26,8 +26,13 @@ Two kinds of argument, two kinds of failure:
   validated like everywhere in attnlib and raise ``ValueError`` or ``TypeError`` naming the
   argument.
 
-Numbers computed by hand are compared with a tolerance: ``decimals=2`` accepts an answer within
-``0.01`` of attnlib's, entry by entry.
+Numbers computed by hand are compared with a tolerance that follows the decimals asked and the
+size of the right answer: ``decimals=2`` accepts an answer less than ``0.01`` from attnlib's (the
+right answer rounded or cut off to 2 decimals passes), unless the right answer is so small that 2
+decimals keep fewer than two of its significant digits: then the answer must be that close at its
+second significant digit (right 0.0047: give 0.0047; 0.00, 0, half or double it are refused). An
+array is compared entry by entry at the scale of its largest entry. See
+:func:`course.kit.checks.values.number_verdict`.
 """
 
 from course.kit.checks.attention import ATTENTION_MISTAKES, check_attention

@@ -23,7 +23,7 @@ from course.kit.checks.answers import read_array
 from course.kit.checks.mistakes import Mistake, describe, matching
 from course.kit.checks.result import CheckResult, failed, passed
 from course.kit.checks.scale import SCALE_MISTAKES, ScaleMistake, Sizes
-from course.kit.checks.values import tolerance
+from course.kit.checks.values import entry_unit, tolerance
 from course.kit.checks.wording import numpy_index, shape_text, where
 
 __all__ = ["ATTENTION_MISTAKES", "STAGES", "AttentionExercise", "check_attention"]
@@ -363,7 +363,10 @@ def check_attention(
         Which result the answer is: the output ``weights @ V``, the weights, the raw scores
         ``Q Kᵀ`` or the scaled scores (before any mask).
     decimals : int
-        The answer passes when every entry is within ``10**-decimals`` of attnlib's.
+        Decimals asked; each entry passes within ``10**-decimals`` of attnlib's, or within
+        one unit of the second significant digit of the largest entry where that is finer
+        (:func:`course.kit.checks.values.entry_unit`), so zeros or a mistake off by a factor
+        never pass at any scale.
     d_model : int, optional
         The width of the embeddings ``Q``, ``K`` and ``V`` were projected from; given, a scale of
         ``1/√d_model`` is recognised.
@@ -384,7 +387,7 @@ def check_attention(
     """
     if what not in STAGES:
         raise ValueError(f"what must be one of {sorted(STAGES)}, got {what!r}")
-    atol, _ = tolerance(decimals)
+    tolerance(decimals)  # validates decimals before the exercise is computed
     if d_model is not None:
         d_model = as_positive_int(d_model, "d_model")
     steps = attention_steps(Q, K, V, mask=mask, causal=causal, scale=scale)
@@ -398,6 +401,7 @@ def check_attention(
         d_model=d_model,
     )
     expected = exercise.expected()
+    atol = entry_unit(expected, decimals)
 
     arr = read_array(answer, what)
     if isinstance(arr, CheckResult):

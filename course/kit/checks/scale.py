@@ -134,7 +134,10 @@ def check_scale(
         The exercise's other sizes: give them, and a scale computed from one of them by mistake
         is named.
     decimals : int
-        Passes when the answer is within ``10**-decimals`` of ``1/√d_k``.
+        Decimals asked; the rule of :func:`course.kit.checks.values.number_verdict`: passes
+        when less than ``10**-decimals`` from the right value, or than one unit of its
+        second significant digit where that is finer (a small right value), so 0 and a
+        mistake off by a factor never pass.
     name : str
         What the number is, for the message.
 

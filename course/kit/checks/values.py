@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import numbers
 from collections.abc import Mapping, Sequence
+from decimal import Decimal
 
 import numpy as np
 
@@ -13,10 +14,23 @@ from course.kit.checks.answers import placeholder, read_number
 from course.kit.checks.result import CheckResult, failed, passed
 from course.kit.checks.wording import number_text, one_of, ordinal, shape_text
 
-__all__ = ["MAX_DECIMALS", "check_shape", "check_value", "known_mistakes", "number_verdict", "tolerance"]
+__all__ = [
+    "MAX_DECIMALS",
+    "SIGNIFICANT_DIGITS",
+    "answer_unit",
+    "check_shape",
+    "check_value",
+    "entry_unit",
+    "known_mistakes",
+    "number_verdict",
+    "tolerance",
+]
 
 #: More decimals than float64 holds cannot be asked of a learner.
 MAX_DECIMALS = 15
+
+#: However few decimals are asked, an answer keeps this many significant digits of the right one.
+SIGNIFICANT_DIGITS = 2
 
 
 def check_value(
@@ -37,7 +51,11 @@ def check_value(
     expected : float
         The right number.
     decimals : int
-        Passes when ``|answer − expected| <= 10**-decimals`` (0 to 15).
+        The decimals asked for (0 to 15). Passes when ``|answer − expected|`` is less than one unit
+        of the last place asked, ``10**-decimals``, so the right value rounded (or cut off) to
+        ``decimals`` places passes; for a right value so small that those places keep fewer than
+        two of its significant digits, the place is its second significant digit instead (see
+        :func:`answer_unit`), so 0, half or double the right value never pass.
     name : str
         What the number is, for the message.
     mistakes : mapping of str to float, optional
@@ -64,17 +82,29 @@ def check_value(
 def number_verdict(
     answer: object, right: float, *, decimals: object, name: str, mistakes: Sequence[tuple[str, float]]
 ) -> CheckResult:
-    """The verdict on one number, given the right one and ``(diagnosis, wrong value)`` pairs."""
-    atol, digits = tolerance(decimals)
+    """The verdict on one number, given the right one and ``(diagnosis, wrong value)`` pairs.
+
+    The rule, for every numeric self-check: with ``unit, places = answer_unit(right, decimals)``,
+    the answer passes when ``|answer − right| < unit``. ``unit`` is one unit of the last place
+    asked, ``10**-decimals``, so the right answer rounded or cut off to ``decimals`` places passes;
+    when the right answer is so small that those places would keep fewer than
+    :data:`SIGNIFICANT_DIGITS` of its significant digits, the place is its second significant digit
+    (``right = 0.0047`` with ``decimals=2``: give ``0.0047``; ``0.00`` is refused and told to give
+    more decimals). So 0 never passes for a right answer that is not 0, and neither does a named
+    mistake that differs from the right answer by a unit or more, whatever the scale. A named
+    mistake is recognised within the same unit.
+    """
+    unit, digits = answer_unit(right, decimals)
+    asked = tolerance(decimals)[1]
     value = read_number(answer, name)
     if isinstance(value, CheckResult):
         return value
-    if abs(value - right) <= atol:
+    if abs(value - right) < unit:
         return passed(f"Correct: {name} = {number_text(value, digits)}.")
     shown = number_text(value, digits)
     fits = []
     for why, wrong in mistakes:
-        if abs(value - wrong) <= atol and abs(wrong - right) > atol and why not in fits:
+        if abs(value - wrong) < unit and abs(wrong - right) >= unit and why not in fits:
             fits.append(why)
     if fits:
         several = ". Several mistakes give this number" if len(fits) > 1 else ""
@@ -86,9 +116,16 @@ def number_verdict(
             math.isclose(value, short, rel_tol=1e-9, abs_tol=1e-12)
             for short in (round(right * cut) / cut, math.trunc(right * cut) / cut)
         ):
+            plural = "" if places == 1 else "s"
+            if places < asked and value != 0:
+                return failed(
+                    f"Close: {value:.{places}f} is rounded to {places} decimal{plural}; "
+                    f"give at least {digits} decimals (the check accepts a difference of {unit:g})."
+                )
             return failed(
-                f"Close: {value:.{places}f} is rounded to {places} decimal{'' if places == 1 else 's'}; "
-                f"give at least {digits} decimals (the check accepts a difference of {atol:g})."
+                f"Rounded away: {value:.{places}f} is the answer rounded to {places} decimal{plural}, which "
+                f"keeps fewer than {SIGNIFICANT_DIGITS} of its significant digits; give at least {digits} "
+                f"decimals (the check accepts a difference of {unit:g})."
             )
     direction = "too high" if value > right else "too low"
     decimals_hint = (
@@ -179,6 +216,35 @@ def tolerance(decimals: object) -> tuple[float, int]:
             f"decimals must be at most {MAX_DECIMALS} (float64 holds about 16 digits), got {digits}"
         )
     return 10.0**-digits, digits
+
+
+def answer_unit(right: object, decimals: object) -> tuple[float, int]:
+    """``(unit, places)``: the difference an answer must stay under, and the decimals it needs.
+
+    ``unit = 10**-places`` with ``places = decimals``, or more when the right answer is so small
+    that ``decimals`` places keep fewer than :data:`SIGNIFICANT_DIGITS` of its significant digits:
+    then ``places`` reaches its second significant digit. ``right`` is the right number, or for an
+    array its largest entry in absolute value (entries are compared at that scale).
+
+    >>> answer_unit(937.5, 2), answer_unit(0.41, 4), answer_unit(0.0047, 2)
+    ((0.01, 2), (0.0001, 4), (0.0001, 4))
+    """
+    _, asked = tolerance(decimals)
+    size = abs(float(right))
+    places = asked
+    if size > 0 and math.isfinite(size):
+        first = Decimal(repr(size)).adjusted()  # the place of the first significant digit: 10**first
+        places = max(asked, SIGNIFICANT_DIGITS - 1 - first)
+    return 10.0**-places, places
+
+
+def entry_unit(right: object, decimals: object) -> float:
+    """The tolerance of an array check: each entry passes within ``answer_unit``'s unit at the scale
+    of the right array's largest entry (``10**-decimals`` unless every entry is small), so an array of
+    zeros or a mistake off by a factor never passes at any scale."""
+    values = np.abs(np.asarray(right, dtype=np.float64))
+    finite = values[np.isfinite(values)]
+    return answer_unit(float(finite.max()) if finite.size else 0.0, decimals)[0]
 
 
 def known_mistakes(mistakes: object) -> list[tuple[str, float]]:
