@@ -13,7 +13,10 @@ query (the current token) against those keys (K-composition).
 - :func:`half_losses`, :func:`in_context_score`: the loss on each half, and the repeated half's
   minus the first half's (Olsson et al.'s in-context-learning score, for sequences this short).
 - :func:`phase_change_step`: when the repeated half's loss fell below half of ``ln(vocab)``.
+- :func:`earlier_token_mass`: the probability a model puts on tokens already in the sequence (the
+  plateau's "bag of earlier tokens").
 - :func:`ablation_losses`: the repeated half's loss with each head zeroed.
+- :func:`token_ov_circuit`: what a head's value and output matrices copy, in token space.
 - :func:`composition_scores`: how much a layer-1 head's keys (or queries, or values) read what a
   layer-0 head writes, from the weights alone.
 - :func:`load_induction_run`: the committed run of ``tools/train_induction.py``.
@@ -33,8 +36,10 @@ from attnlib.decoder import (
     DecoderConfig,
     check_parameters,
     check_tokens,
+    forward,
     next_token_losses,
 )
+from attnlib.training import log_softmax
 from attnlib.validation import as_positive_int, as_real_array, as_seed, is_number
 from course.kit.committed import read_committed
 
@@ -46,6 +51,7 @@ __all__ = [
     "ablation_losses",
     "composition_baseline",
     "composition_scores",
+    "earlier_token_mass",
     "half_losses",
     "in_context_score",
     "induction_batch",
@@ -57,6 +63,7 @@ __all__ = [
     "repeated_sequences",
     "run_from_arrays",
     "token_k_circuit",
+    "token_ov_circuit",
 ]
 
 
@@ -280,6 +287,41 @@ def phase_change_step(repeated_half_loss: npt.ArrayLike, vocab_size: int, *, win
     return int(below[0]) + w - 1 if below.size else None
 
 
+def earlier_token_mass(
+    config: DecoderConfig, params: Mapping[str, npt.ArrayLike], tokens: npt.ArrayLike
+) -> np.ndarray:
+    """The probability each prediction puts on tokens that already appeared in the sequence.
+
+    A model that has learned "the next token is probably one I have already seen" without knowing
+    which one (a bag of earlier tokens, the plateau before induction heads form) puts much of its
+    probability there; so does an induction head, on exactly the right one.
+
+    Parameters
+    ----------
+    config : DecoderConfig
+    params : dict of str to array
+    tokens : (B, n) or (n,) integers
+
+    Returns
+    -------
+    (B, n − 1)
+        ``[b, i]``: the total probability that position ``i``'s prediction (of token ``i + 1``)
+        puts on the tokens among ``tokens[b, 0 … i]``, aligned with
+        :func:`attnlib.decoder.next_token_losses` (so :func:`half_losses` averages it by half).
+    """
+    p = check_parameters(config, params)
+    t = check_tokens(config, tokens)
+    probs = np.exp(log_softmax(forward(config, p, t).logits[:, :-1]))  # (B, n − 1, vocab)
+    n = t.shape[1]
+    seen = np.zeros(probs.shape, dtype=bool)
+    rows = np.arange(t.shape[0])
+    for i in range(n - 1):  # the tokens up to position i, cumulatively
+        if i:
+            seen[:, i] = seen[:, i - 1]
+        seen[rows, i, t[:, i]] = True
+    return (probs * seen).sum(axis=-1)
+
+
 def _halves(tokens: np.ndarray) -> int:
     if tokens.shape[1] % 2 or tokens.shape[1] < 4:
         raise ValueError(
@@ -457,6 +499,46 @@ def token_k_circuit(
     qk_reader, _ = _head_matrices(config, p, heads["reader"][0])
     embed = p["embed"]
     return embed @ qk_reader[heads["reader"][1]] @ ov_writer[heads["writer"][1]].T @ embed.T
+
+
+def token_ov_circuit(
+    config: DecoderConfig, params: Mapping[str, npt.ArrayLike], head: tuple[int, int]
+) -> np.ndarray:
+    """What a head copies, in token space: ``embed W_OV unembed``.
+
+    Entry ``[a, b]`` is how much the head, attending to a key holding token ``a``, raises the
+    logit of token ``b`` through its direct path to the output (row vectors: see the module's
+    docstring). A matrix whose rows peak on the diagonal copies: looking at an ``a`` makes the
+    model predict ``a``. It reads the weights only and leaves out what the head's value reads
+    from earlier heads; exact for the direct path of a model without LayerNorm.
+
+    Returns
+    -------
+    (vocab_size, vocab_size)
+        ``[token attended to, token predicted]``.
+    """
+    p = check_parameters(config, params)
+    if config.layer_norm:
+        raise ValueError("token_ov_circuit needs a model without LayerNorm: the circuit is not linear")
+    layer, index = _as_head(config, head, "head")
+    _, ov = _head_matrices(config, p, layer)
+    return p["embed"] @ ov[index] @ p["unembed"]
+
+
+def _as_head(config: DecoderConfig, head: object, name: str) -> tuple[int, int]:
+    """``head`` as (layer, head) of ``config``'s model, or a ValueError naming ``name``."""
+    if not (
+        isinstance(head, tuple)
+        and len(head) == 2
+        and all(is_number(i, whole=True) for i in head)
+        and 0 <= head[0] < config.n_layers
+        and 0 <= head[1] < config.n_heads
+    ):
+        raise ValueError(
+            f"{name} must be (layer, head) with layer < {config.n_layers} and head < "
+            f"{config.n_heads}, got {head!r}"
+        )
+    return int(head[0]), int(head[1])
 
 
 def composition_baseline(

@@ -26,6 +26,7 @@ __all__ = [
     "ablation_figure",
     "composition_figure",
     "induction_patterns_figure",
+    "patterns_figure",
     "phase_change_figure",
     "replay_figure",
     "token_circuit_figure",
@@ -317,6 +318,72 @@ def composition_figure(scores: npt.ArrayLike, *, style: str = "light") -> Figure
     return fig
 
 
+def _pattern_panel(
+    ax: Axes, name: str, matrix: npt.ArrayLike, repeat_start: int, tokens: npt.ArrayLike, title: str, rc: dict
+) -> tuple[object, str, tuple[str, str]]:
+    """One head's causal weights on ``tokens``: the image, a sentence with its scores, a table row."""
+    w = as_real_array(matrix, name, dtype=np.float64)
+    n = w.shape[0]
+    if w.shape != (n, n) or not 0 < repeat_start < n:
+        raise ValueError(f"{name} must be (n, n) weights with 0 < repeat_start < n, got {w.shape}")
+    future = np.triu(np.ones((n, n), dtype=bool), k=1)
+    image = ax.imshow(np.ma.masked_array(w, future), cmap="viridis", vmin=0.0, vmax=1.0)
+    _masked_triangle(ax, n, str(rc["grid.color"]))
+    ax.axvline(repeat_start - 0.5, color=str(rc["text.color"]), linestyle="--", linewidth=0.8)
+    ax.axhline(repeat_start - 0.5, color=str(rc["text.color"]), linestyle="--", linewidth=0.8)
+    ax.set_title(title, fontsize=10)
+    ax.set_xlabel("key position")
+    ax.set_ylabel("query position")
+    previous = float(induction.previous_token_scores(w[None, None])[0, 0])
+    stripe = float(induction.induction_scores(w[None, None], tokens)[0, 0])
+    sentence = f"{name}: previous-token score {previous:.2f}, induction score {stripe:.2f}"
+    return image, sentence, (f"{previous:.3f}", f"{stripe:.3f}")
+
+
+def patterns_figure(
+    patterns: Mapping[str, np.ndarray],
+    repeat_start: int,
+    *,
+    tokens: npt.ArrayLike,
+    title: str,
+    style: str = "light",
+) -> Figure:
+    """Heads' weights on one sequence side by side, such as one head intact and with another ablated.
+
+    Parameters
+    ----------
+    patterns : dict of str to (n, n)
+        A title per panel and its causal weights.
+    repeat_start : int
+        The position where the repeat begins (dashed lines).
+    tokens : (n,) int
+        The sequence the weights were computed on (for each panel's scores).
+    title : str
+        What the panels show, the text alternative's first sentence.
+    style : {"light", "dark"}
+    """
+    if not patterns:
+        raise ValueError("patterns must name at least one panel")
+    rc = STYLES[style]
+    fig, axes = figure(1, len(patterns), figsize=(0.6 + 3.4 * len(patterns), 3.6), style=style)
+    said, scores = [title], []
+    with style_context(style):
+        for ax, (name, matrix) in zip(axes[0], patterns.items(), strict=True):
+            image, sentence, row = _pattern_panel(ax, name, matrix, repeat_start, tokens, name, rc)
+            said.append(sentence)
+            scores.append(row)
+        fig.colorbar(image, ax=axes[0], shrink=0.8, pad=0.02).set_label("weight")
+    table = Table(
+        caption="Each panel's scores on the sequence",
+        columns=("previous-token score", "induction score"),
+        rows=tuple(patterns),
+        cells=tuple(scores),
+        corner="panel",
+    )
+    describe(fig, join_sentences(said), [table])
+    return fig
+
+
 def replay_figure(
     steps: npt.ArrayLike,
     loss_first: npt.ArrayLike,
@@ -378,22 +445,10 @@ def replay_figure(
             f"repeated half {repeated[k]:.2f} nats"
         ]
         for ax, (name, matrix) in zip(axes[0, 1:], patterns.items(), strict=True):
-            w = as_real_array(matrix, name, dtype=np.float64)
-            n = w.shape[0]
-            if w.shape != (n, n) or not 0 < repeat_start < n:
-                raise ValueError(f"{name} must be (n, n) weights with 0 < repeat_start < n, got {w.shape}")
-            future = np.triu(np.ones((n, n), dtype=bool), k=1)
-            image = ax.imshow(np.ma.masked_array(w, future), cmap="viridis", vmin=0.0, vmax=1.0)
-            _masked_triangle(ax, n, str(rc["grid.color"]))
-            ax.axvline(repeat_start - 0.5, color=str(rc["text.color"]), linestyle="--", linewidth=0.8)
-            ax.axhline(repeat_start - 0.5, color=str(rc["text.color"]), linestyle="--", linewidth=0.8)
-            ax.set_title(f"{name}, step {step}", fontsize=10)
-            ax.set_xlabel("key position")
-            ax.set_ylabel("query position")
-            previous = float(induction.previous_token_scores(w[None, None])[0, 0])
-            stripe = float(induction.induction_scores(w[None, None], tokens)[0, 0])
-            said.append(f"{name}: previous-token score {previous:.2f}, induction score {stripe:.2f}")
-            scores.append((f"{previous:.3f}", f"{stripe:.3f}"))
+            title = f"{name}, step {step}"
+            image, sentence, row = _pattern_panel(ax, name, matrix, repeat_start, tokens, title, rc)
+            said.append(sentence)
+            scores.append(row)
         fig.colorbar(image, ax=axes[0, 1:], shrink=0.8, pad=0.02).set_label("weight")
     table = Table(
         caption=f"Each head's scores on the probe at step {step}",

@@ -14,6 +14,7 @@ from course.l14_induction_heads.induction import (
     ablation_losses,
     composition_baseline,
     composition_scores,
+    earlier_token_mass,
     half_losses,
     in_context_score,
     induction_batch,
@@ -24,6 +25,7 @@ from course.l14_induction_heads.induction import (
     previous_token_scores,
     repeated_sequences,
     token_k_circuit,
+    token_ov_circuit,
 )
 
 pytestmark = pytest.mark.reference  # make second-path runs it again on other kernels
@@ -233,6 +235,33 @@ def test_token_k_circuit_is_the_product_of_the_circuits_and_rejects_bad_heads():
         token_k_circuit(config, params, writer=(1, 0), reader=(1, 1))
     with pytest.raises(ValueError, match="writer must be"):
         token_k_circuit(config, params, writer=(0, 2), reader=(1, 1))
+
+
+def test_token_ov_circuit_is_embed_w_ov_unembed_and_rejects_bad_heads():
+    config = DecoderConfig(vocab_size=5, n_ctx=6, d_model=8, n_heads=2, n_layers=2, positions="attention")
+    params = init_parameters(config, 4)
+    dh = config.d_model // config.n_heads
+    W_ov = params["layer1.W_v"][:, dh:] @ params["layer1.W_o"][dh:]
+    expected = params["embed"] @ W_ov @ params["unembed"]
+    assert np.allclose(token_ov_circuit(config, params, (1, 1)), expected)
+    for bad in [(2, 0), (0, 2), [1, 0], (1,)]:
+        with pytest.raises(ValueError, match="head must be"):
+            token_ov_circuit(config, params, bad)
+
+
+def test_earlier_token_mass_adds_the_probabilities_of_the_tokens_seen_so_far():
+    config = DecoderConfig(vocab_size=7, n_ctx=6, d_model=8, n_heads=2, n_layers=2, positions="attention")
+    params = init_parameters(config, 5)
+    tokens = np.array([[3, 1, 3, 5, 1, 0], [0, 1, 2, 3, 4, 5]])
+    logits = forward(config, params, tokens).logits
+    probs = np.exp(logits - logits.max(axis=-1, keepdims=True))
+    probs /= probs.sum(axis=-1, keepdims=True)
+    mass = earlier_token_mass(config, params, tokens)
+    assert mass.shape == (2, 5)
+    for b in range(2):
+        for i in range(5):
+            assert np.isclose(mass[b, i], probs[b, i, sorted(set(tokens[b, : i + 1]))].sum())
+    assert np.allclose(earlier_token_mass(config, params, tokens[0]), mass[:1])  # one sequence
 
 
 def test_composition_scores_of_random_weights_match_the_baseline():

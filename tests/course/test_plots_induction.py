@@ -88,6 +88,24 @@ def test_the_replay_figure_marks_its_step_and_says_each_heads_scores():
         figures.replay_figure(steps, first, repeated, 25, patterns, 5, vocab_size=12, tokens=probe)
 
 
+def test_the_patterns_figure_says_each_panels_scores():
+    patterns = {"intact": WEIGHTS[1, 0], "ablated": WEIGHTS[0, 2]}
+    probe = np.array([3, 1, 4, 0, 2, 3, 1, 4, 0])
+    fig = figures.patterns_figure(patterns, 5, tokens=probe, title="Two panels", style="dark")
+    text = plots.description(fig).text
+    w = WEIGHTS[0, 2]
+    stripe = np.mean([w[i, i - 5 + 1] for i in range(5, N)])
+    assert text.startswith("Two panels.")
+    previous = np.diagonal(w, -1).mean()
+    assert f"ablated: previous-token score {previous:.2f}, induction score {stripe:.2f}" in text
+    (table,) = plots.description(fig).tables
+    assert table.rows == ("intact", "ablated")
+    with pytest.raises(ValueError, match="at least one panel"):
+        figures.patterns_figure({}, 5, tokens=probe, title="none")
+    with pytest.raises(ValueError, match="repeat_start"):
+        figures.patterns_figure(patterns, N, tokens=probe, title="bad")
+
+
 def test_the_token_circuit_heatmap_counts_the_rows_that_peak_on_the_diagonal():
     matrix = np.eye(6) + RNG.uniform(0, 0.5, size=(6, 6))
     matrix[2] = [0, 0, 0, 0, 3, 0]  # row 2 peaks at column 4
