@@ -376,7 +376,7 @@ def uptrained_kv_losses(
     n_kv_heads: int,
     *,
     steps: int = 35,
-    batch: int = 16,
+    batch: int = 8,
     seed: int = 0,
     corpus: Corpus | None = None,
 ) -> tuple[float, float]:
@@ -386,7 +386,9 @@ def uptrained_kv_losses(
     of :func:`attnlib.decoder.train` from the pooled parameters, at the committed run's learning
     rate, on ``batch`` random stretches of the training text per step (as
     ``tools/train_decoder.py`` draws them, seeded by ``seed``). With ``n_kv_heads = n_heads``
-    nothing is pooled: the same steps of training alone, the control.
+    nothing is pooled: the same steps of training alone, the control. The default batch is half
+    the committed run's 16: a step's memory grows with the batch (about 110 MiB at 8), and lesson
+    15's kernel stays under its 300 MiB target.
 
     Returns
     -------
