@@ -97,9 +97,12 @@ def score_rows_figure(mask: npt.ArrayLike, *, style: str = "light") -> Figure:
     """The scores the newest token's step computes, without a KV cache and with one.
 
     The last row of ``mask`` is the new token. Without a cache the step reruns the model on every
-    token, so it computes every score the mask allows; with a cache the earlier tokens' keys and
-    values are kept, and the step computes the new token's row alone. Cells computed by this step
-    are filled, cells the step does not compute are empty, and cells the mask hides are hatched.
+    token: it multiplies the whole ``n × n`` matrix of scores again, ``n²`` products, and the mask
+    then hides those it does not allow (as ``attnlib.counting`` counts them, and as the decoder
+    computes them); a kernel that skipped the hidden ones would still compute every allowed score.
+    With a cache the earlier tokens' keys and values are kept, and the step computes the new
+    token's row alone, against the keys the cache holds. Cells this step uses are filled, cells it
+    does not compute are empty, and cells the mask hides are hatched.
 
     Parameters
     ----------
@@ -113,25 +116,26 @@ def score_rows_figure(mask: npt.ArrayLike, *, style: str = "light") -> Figure:
     last = np.zeros_like(m)
     last[-1] = m[-1]
     fig, axes = figure(1, 2, figsize=(9.0, 4.4), style=style)
-    without, with_cache = int(m.sum()), int(m[-1].sum())
+    products, kept, with_cache = n * n, int(m.sum()), int(m[-1].sum())
     with style_context(style):
-        _draw_rows(axes[0, 0], m, m, f"Without a cache: {without} scores", style)
+        _draw_rows(axes[0, 0], m, m, f"Without a cache: {products} scores ({kept} kept)", style)
         _draw_rows(axes[0, 1], m, last, f"With a cache: {with_cache} scores", style)
     seen = np.flatnonzero(m[-1])
     text = join_sentences(
         [
             f"Two {n} by {n} score grids for the step that adds token {n - 1} (the last row); filled cells "
-            "are the scores this step computes, hatched cells are hidden by the mask",
-            f"Without a cache the step computes every allowed score of every row, {without}",
+            "are the scores this step uses, hatched cells are hidden by the mask",
+            f"Without a cache the step computes the whole {n} by {n} matrix again, {products} scores, "
+            f"and the mask keeps {kept} of them",
             f"With a cache it computes the new token's row only, {with_cache} scores, for keys "
             + ", ".join(str(k) for k in seen),
         ]
     )
     table = Table(
         caption="The scores one generation step computes",
-        columns=("scores computed", "rows computed"),
+        columns=("scores computed", "scores the mask keeps", "rows computed"),
         rows=("without a cache", "with a cache"),
-        cells=((str(without), str(int(m.any(axis=1).sum()))), (str(with_cache), "1")),
+        cells=((str(products), str(kept), str(n)), (str(with_cache), str(with_cache), "1")),
         corner="",
     )
     describe(fig, text, [table])

@@ -9,10 +9,12 @@
   starts every sequence.
 - :func:`load_text_model`: the committed run of ``tools/train_decoder.py`` (config, parameters,
   vocabulary, training log), its SHA-256 checked; :meth:`TextModel.generate` writes text.
-- :func:`held_out_loss`, :func:`pooled_kv_losses`, :func:`long_text_losses`: the numbers lesson 15
-  measures: the loss on the held-out text as trained, with grouped-query attention made by
-  pooling heads, and past the trained context with a dense cache, a sliding window, and a
-  window with sinks; :func:`first_token_weights`: how much each head rests on ``BOS``.
+- :func:`held_out_loss`, :func:`pooled_kv_losses`, :func:`uptrained_kv_losses`,
+  :func:`long_text_losses`: the numbers lesson 15 measures: the loss on the held-out text as
+  trained, with grouped-query attention made by pooling heads (and after a short uptraining),
+  and past the trained context with a dense cache, a sliding window, and a window with sinks
+  (rotated by their places in the rolling cache, and at their original positions);
+  :func:`first_token_weights`: how much each head rests on ``BOS``.
 """
 
 from __future__ import annotations
@@ -33,7 +35,10 @@ from attnlib.decoder import (
     generate,
     next_token_losses,
     pool_kv_heads,
+    train,
 )
+from attnlib.decoder.block import Rotation, block, layer_norm, visible_keys
+from attnlib.decoder.training import token_losses
 from attnlib.validation import as_positive_int
 from course.kit.committed import read_committed
 
@@ -58,6 +63,7 @@ __all__ = [
     "long_text_losses",
     "model_from_arrays",
     "pooled_kv_losses",
+    "uptrained_kv_losses",
 ]
 
 #: The lesson's package, where its committed files lie, and the script that writes them.
@@ -365,6 +371,55 @@ def pooled_kv_losses(
     return {int(count): _mean_loss(*pool_kv_heads(c, model.params, count), batch) for count in counts}
 
 
+def uptrained_kv_losses(
+    model: TextModel,
+    n_kv_heads: int,
+    *,
+    steps: int = 35,
+    batch: int = 8,
+    seed: int = 0,
+    corpus: Corpus | None = None,
+) -> tuple[float, float]:
+    """The held-out loss with ``n_kv_heads`` mean-pooled key/value heads, before and after uptraining.
+
+    Ainslie et al.'s conversion: :func:`attnlib.decoder.pool_kv_heads`, then ``steps`` more steps
+    of :func:`attnlib.decoder.train` from the pooled parameters, at the committed run's learning
+    rate, on ``batch`` random stretches of the training text per step (as
+    ``tools/train_decoder.py`` draws them, seeded by ``seed``). With ``n_kv_heads = n_heads``
+    nothing is pooled: the same steps of training alone, the control. The default batch is half
+    the committed run's 16: a step's memory grows with the batch (about 110 MiB at 8), and lesson
+    15's kernel stays under its 300 MiB target.
+
+    Returns
+    -------
+    (before, after) : float, float
+        The mean held-out loss of the pooled model and of the uptrained one.
+    """
+    c = model.config
+    corpus = corpus or load_corpus()
+    ids = model.vocabulary.encode(corpus.training_text, bos=False)
+    size = as_positive_int(batch, "batch")
+
+    def stretches(rng: np.random.Generator) -> np.ndarray:
+        starts = rng.integers(0, len(ids) - (c.n_ctx - 1) + 1, size=size)
+        body = ids[starts[:, None] + np.arange(c.n_ctx - 1)]
+        return np.concatenate([np.full((size, 1), Vocabulary.BOS), body], axis=1)
+
+    pooled_config, pooled = pool_kv_heads(c, model.params, n_kv_heads)
+    run = train(
+        pooled_config,
+        stretches,
+        steps=steps,
+        learning_rate=float(model.settings["learning_rate"]),
+        seed=seed,
+        params=pooled,
+    )
+    evaluation = held_out_batch(model.vocabulary, corpus.held_out, c.n_ctx)
+    return _mean_loss(pooled_config, pooled, evaluation), _mean_loss(
+        pooled_config, run.snapshots[-1], evaluation
+    )
+
+
 def first_token_weights(model: TextModel, corpus: Corpus | None = None) -> np.ndarray:
     """Each head's mean attention weight on the first token (``BOS``), over the held-out sequences.
 
@@ -391,7 +446,9 @@ class LongTextLosses:
     Attributes
     ----------
     name : str
-        Which attention: ``"dense"``, ``"window"`` or ``"window + sinks"``.
+        Which attention: ``"dense"``, ``"window"``, ``"window + sinks"`` (RoPE rotates every
+        cached key by its place in the rolling cache, as StreamingLLM does) or ``"sinks, original
+        places"`` (the same keys, each rotated by its position in the text).
     window, sinks : int or None, int
     position_losses : (length − 1,)
         The loss of the prediction at each position (the mean over the held-out texts).
@@ -430,7 +487,11 @@ def long_text_losses(
     The first ``count`` held-out texts (lessons in order; ``None``: all) of at least
     ``length − 1`` characters give one sequence each (``BOS`` and their first ``length − 1``
     characters). The windowed passes compute exactly what generation with the rolling cache
-    computes (:func:`attnlib.decoder.forward`'s ``window`` and ``sinks``). The time grows with
+    computes (:func:`attnlib.decoder.forward`'s ``window`` and ``sinks``): RoPE rotates each key by
+    its place in the cache (StreamingLLM, Xiao et al. 2023, section 3.2), so a sink is never
+    further from a query than ``sinks + window − 1``. The fourth setting, ``"sinks, original
+    places"``, keeps the same keys but rotates each by its position in the text, so past the
+    context the sinks sit at distances the model never trained on. The time grows with
     ``count · length²``: the default takes a few seconds.
     """
     n = as_positive_int(length, "length", minimum=2)
@@ -444,4 +505,24 @@ def long_text_losses(
         # one sequence at a time: a batch of them would hold every (length × length) weight at once
         losses = [next_token_losses(model.config, model.params, t, window=w, sinks=s)[0] for t in sequences]
         results.append(LongTextLosses(name, w, s, np.mean(losses, axis=0), model.config.n_ctx))
+    original = [_losses_at_original_places(model, t, window, sinks) for t in sequences]
+    results.append(
+        LongTextLosses("sinks, original places", window, sinks, np.mean(original, axis=0), model.config.n_ctx)
+    )
     return results
+
+
+def _losses_at_original_places(model: TextModel, tokens: np.ndarray, window: int, sinks: int) -> np.ndarray:
+    """:func:`attnlib.decoder.next_token_losses` with ``window`` and ``sinks``, every key rotated by
+    its position in the text instead of its place in the rolling cache: ``(length − 1,)``."""
+    c, p = model.config, check_parameters(model.config, model.params)
+    t = np.asarray(tokens)[None]
+    positions = np.arange(t.shape[1])
+    mask = visible_keys(positions, positions, window=window, sinks=sinks)
+    rotation = Rotation(positions, positions, None, 0)  # queries and keys at their own positions
+    x = p["embed"][t]
+    for layer in range(c.n_layers):
+        x, _ = block(c, p, layer, x, mask, positions=positions, rotation=rotation)
+    if c.layer_norm:
+        x, _ = layer_norm(x, p["ln_final.gain"], p["ln_final.bias"])
+    return token_losses(x @ p["unembed"], t)[0]

@@ -16,20 +16,24 @@ def _causal(n: int, window: int | None = None, sinks: int = 0) -> np.ndarray:
     return near | ((j < sinks) & (j <= i))
 
 
-def test_the_score_rows_count_every_allowed_score_without_a_cache_and_one_row_with_it():
+def test_the_score_rows_count_the_whole_matrix_without_a_cache_and_one_row_with_it():
     fig = figures.score_rows_figure(_causal(6))
     text = plots.description(fig).text
-    assert "Without a cache the step computes every allowed score of every row, 21." in text  # 6·7/2
+    # as attnlib.counting counts them: 6² products, of which the mask keeps 6·7/2
+    assert (
+        "Without a cache the step computes the whole 6 by 6 matrix again, 36 scores, and the mask keeps 21"
+        in text
+    )
     assert "With a cache it computes the new token's row only, 6 scores, for keys 0, 1, 2, 3, 4, 5." in text
     (table,) = plots.description(fig).tables
-    assert table.cells == (("21", "6"), ("6", "1"))
+    assert table.cells == (("36", "21", "6"), ("6", "6", "1"))
 
 
 def test_the_score_rows_of_a_window_with_sinks_name_the_keys_the_new_token_reads():
     mask = _causal(10, window=3, sinks=2)
     fig = figures.score_rows_figure(mask, style="dark")
     text = plots.description(fig).text
-    assert f"every row, {mask.sum()}." in text
+    assert f"100 scores, and the mask keeps {mask.sum()} of them." in text
     assert "row only, 5 scores, for keys 0, 1, 7, 8, 9." in text
 
 

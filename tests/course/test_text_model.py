@@ -23,6 +23,7 @@ from course.l15_generating_text.text_model import (
     load_text_model,
     long_text_losses,
     pooled_kv_losses,
+    uptrained_kv_losses,
 )
 
 pytestmark = pytest.mark.reference  # make second-path runs it again on other kernels
@@ -127,12 +128,16 @@ def test_pooling_the_committed_models_heads_costs_loss():
 def test_long_text_losses_dense_window_and_sinks():
     model = load_text_model()
     results = long_text_losses(model, length=3 * model.config.n_ctx, window=32, sinks=4, count=2)
-    assert [r.name for r in results] == ["dense", "window", "window + sinks"]
-    dense, window, sinks = results
+    assert [r.name for r in results] == ["dense", "window", "window + sinks", "sinks, original places"]
+    dense, window, sinks, original = results
     assert dense.position_losses.shape == (3 * model.config.n_ctx - 1,)
     # within the first window + sinks positions every pass sees every key
     np.testing.assert_allclose(window.position_losses[:32], dense.position_losses[:32], atol=1e-12)
     np.testing.assert_allclose(sinks.position_losses[:36], dense.position_losses[:36], atol=1e-12)
+    # rotated at their original positions, the sinks see what dense attention sees while the window
+    # holds every key; and no different from the rolling cache's while the query is at place ≤ 35
+    np.testing.assert_allclose(original.position_losses[:36], dense.position_losses[:36], atol=1e-12)
+    assert original.beyond > sinks.beyond  # past the context, the far sinks hurt
     assert dense.within == pytest.approx(dense.position_losses[: model.config.n_ctx - 1].mean())
     # past the trained context the dense model meets distances it never trained on; a window does not
     assert dense.beyond > dense.within + 0.5 and window.beyond < dense.beyond - 0.5
@@ -144,6 +149,36 @@ def test_long_text_losses_dense_window_and_sinks():
     losses = next_token_losses(model.config, model.params, tokens[:153], window=32, sinks=4)
     log_p = trace.logits[:, 0] - np.log(np.exp(trace.logits[:, 0]).sum(axis=-1, keepdims=True))
     np.testing.assert_allclose(-log_p[0, tokens[150]], losses[0, 149], atol=1e-10)
+
+
+def test_uptraining_pooled_heads_wins_back_loss():
+    model = load_text_model()
+    corpus = first_lessons(3)
+    before, after = uptrained_kv_losses(model, 2, steps=6, batch=4, corpus=corpus)
+    assert before == pytest.approx(pooled_kv_losses(model, [2], corpus=corpus)[2], rel=1e-12)
+    assert after < before - 0.3  # a few steps already repair much of the pooling
+    with pytest.raises(ValueError, match="divide"):
+        uptrained_kv_losses(model, 3, steps=1, corpus=corpus)
+
+
+def test_the_lessons_temperature_ladder_draws_far_from_any_tie():
+    """Lesson 15 prints the texts of its temperature ladder: each draw (or greedy choice) must have a
+    margin far above a last-bit difference, so that another CPU writes the same characters."""
+    model = load_text_model()
+    prompt = model.vocabulary.encode("The attention weights ")
+    for temperature in (0, 0.5, 1.0, 1.5):
+        _, trace = generate(
+            model.config, model.params, prompt, 80, temperature=temperature, seed=0, return_trace=True
+        )
+        rng = np.random.default_rng(0)
+        for logits in trace.logits[:, 0]:
+            if temperature == 0:
+                top = np.sort(logits)[-2:]
+                assert top[1] - top[0] > 1e-6
+            else:
+                weights = np.exp((logits - logits.max()) / temperature)
+                cumulative = np.cumsum(weights / weights.sum())
+                assert np.abs(cumulative - rng.random()).min() > 1e-9
 
 
 def test_the_script_reproduces_the_first_steps_of_the_committed_run(tmp_path):
