@@ -35,7 +35,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from attnlib.efficient import BLOCK_K, BLOCK_Q, _BlockScores, _tiled_forward
+from attnlib.efficient import BLOCK_K, BLOCK_Q, _tiled_forward
 from attnlib.validation import as_flag, as_positive_int, as_real_array
 
 __all__ = ["tiled_attention_backward"]
@@ -101,16 +101,16 @@ def tiled_attention_backward(
     row_dot = np.sum(d_out * output, axis=-1, keepdims=True)  # D = rowsum(dO ⊙ O), (..., n_q, 1)
     row_max = np.where(np.isneginf(row_max), 0.0, row_max)[..., None]  # a row with no key: P = 0
     log_l = np.where(np.isneginf(log_l), np.inf, log_l)[..., None]
-    scores = _BlockScores(q, k, factor)  # the forward pass's products, the same bits
     dQ, dK, dV = np.zeros_like(q), np.zeros_like(k), np.zeros_like(v)
     for j0 in range(0, n_k, bk):
         j1 = min(j0 + bk, n_k)
         for i0, i1 in _query_blocks(n_q, bq, j0, causal):
-            s = scores.block(i0, i1, j0, j1)  # the scores, again
+            s = (q[..., i0:i1, :] * factor) @ np.swapaxes(k[..., j0:j1, :], -1, -2)  # the scores, again
             if causal:  # query i sees keys 0 … i
                 above = np.arange(j0, j1)[None, :] > np.arange(i0, i1)[:, None]
                 s[..., above] = -np.inf
-            p = np.exp((s - row_max[..., i0:i1, :]) - log_l[..., i0:i1, :])  # the weights, again
+            s -= row_max[..., i0:i1, :]  # s − m: as exact as the scores, however large m is
+            p = np.exp(s - log_l[..., i0:i1, :])  # the weights, again
             dV[..., j0:j1, :] += np.swapaxes(p, -1, -2) @ d_out[..., i0:i1, :]
             dp = d_out[..., i0:i1, :] @ np.swapaxes(v[..., j0:j1, :], -1, -2)
             ds = p * (dp - row_dot[..., i0:i1, :]) * factor
