@@ -247,7 +247,9 @@ class TextModel:
     ) -> str:
         """``prompt`` and ``n_new`` characters the model writes after it (``BOS`` first, not shown).
 
-        As :func:`attnlib.decoder.generate` with the cache; ``temperature=0`` is greedy.
+        As :func:`attnlib.decoder.generate` with the cache; ``temperature=0`` is greedy. The model
+        may sample ``BOS`` (id 0) as it samples any token; ``decode`` leaves it out, so the text
+        then has fewer than ``n_new`` characters after the prompt.
         """
         ids = generate(
             self.config,
