@@ -127,6 +127,19 @@ def _as_numeric_array(x: object, name: str) -> np.ndarray:
     )
 
 
+def as_whole_array(x: object, name: str, *, minimum: int | None = None) -> np.ndarray:
+    """``x`` as an int64 array of whole numbers (ids, positions), each at least ``minimum``, or raise.
+
+    Floats are refused even when whole (``2.0``): a position or an id is counted, not measured.
+    """
+    arr = _as_numeric_array(x, name)
+    if arr.dtype.kind not in "iu":
+        raise TypeError(f"{name} must be integers (whole numbers), got dtype {arr.dtype}")
+    if minimum is not None and arr.size and arr.min() < minimum:
+        raise ValueError(f"{name} must be whole numbers of at least {minimum}, got {arr.min()}")
+    return arr.astype(np.int64, copy=False)
+
+
 def all_finite(arr: np.ndarray) -> bool:
     """Whether every entry of ``arr`` is finite (``np.isfinite(arr).all()``, in half the time)."""
     return np.count_nonzero(np.isfinite(arr)) == arr.size
@@ -214,6 +227,8 @@ def as_positive_int(value: object, name: str, *, minimum: int = 1) -> int:
         raise TypeError(f"{name} must be a whole number, got {value!r}")
     if int(value) < minimum:
         raise ValueError(f"{name} must be at least {minimum}, got {value}")
+    if int(value) >= 2**63:  # NumPy's sizes and indices are 64-bit: beyond, its errors are not ours
+        raise ValueError(f"{name} is too large (an integer of {len(str(int(value)))} digits, over 2⁶³)")
     return int(value)
 
 

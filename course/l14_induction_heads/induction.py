@@ -35,7 +35,15 @@ from attnlib.decoder import (
     check_tokens,
     next_token_losses,
 )
-from attnlib.validation import as_positive_int, as_real_array, as_seed, is_number
+from attnlib.decoder.config import as_mapping, read_npz
+from attnlib.validation import (
+    as_distributions,
+    as_positive_int,
+    as_real_array,
+    as_seed,
+    as_whole_array,
+    is_number,
+)
 from course.kit.committed import read_committed
 
 __all__ = [
@@ -121,7 +129,7 @@ def induction_batch(
 
 def _as_weights(weights: npt.ArrayLike) -> np.ndarray:
     """Weights as (n_layers, B, n_heads, n, n); (n_layers, n_heads, n, n) is a batch of one."""
-    w = as_real_array(weights, "weights")
+    w = as_distributions(weights, "weights")  # each query's weights over the keys: probabilities
     if w.ndim == 4:
         w = w[:, None]
     if w.ndim != 5 or w.shape[-1] != w.shape[-2] or w.shape[-1] < 2:
@@ -165,8 +173,8 @@ def induction_targets(tokens: npt.ArrayLike) -> np.ndarray:
         after an earlier occurrence of the current token). A query whose token has not appeared
         before has no target.
     """
-    t = np.asarray(tokens)
-    if t.dtype.kind not in "iu" or t.ndim not in (1, 2):
+    t = as_whole_array(tokens, "tokens")
+    if t.ndim not in (1, 2) or t.shape[-1] == 0:
         raise ValueError(f"tokens must be integer token ids of shape (B, n) or (n,), got {t.dtype} {t.shape}")
     t = t.reshape(-1, t.shape[-1])
     n = t.shape[1]
@@ -539,11 +547,12 @@ def load_induction_run(path: str | None = None) -> InductionRun:
     if path is None:
         raw = read_committed("course.l14_induction_heads", RUN_FILE, RUN_SHA256, "tools/train_induction.py")
         return run_from_arrays(np.load(io.BytesIO(raw)))
-    return run_from_arrays(np.load(path))
+    return read_npz(path, run_from_arrays, "a run as tools/train_induction.py writes it")
 
 
 def run_from_arrays(arrays: Mapping[str, np.ndarray]) -> InductionRun:
     """An :class:`InductionRun` from the arrays ``tools/train_induction.py`` saves."""
+    arrays = as_mapping(arrays)
     config = DecoderConfig(
         **{name: int(arrays[f"config.{name}"]) for name in _CONFIG_FIELDS},
         positions=str(arrays["config.positions"]),
