@@ -335,7 +335,7 @@ class _BlockScores:
 
     def __init__(self, q: np.ndarray, k: np.ndarray, factor: float) -> None:
         self.q, self.kt, self.factor = q, np.swapaxes(k, -1, -2), factor
-        largest = [float(np.abs(a).max()) for a in (q, k)]  # Python floats: no overflow warning
+        largest = [float(np.abs(a).max(initial=0.0)) for a in (q, k)]  # Python floats: no overflow warning
         bound = q.shape[-1] * largest[0] * largest[1] * max(1.0, abs(factor))
         self.safe = bound < float(np.finfo(q.dtype).max) / 4
         self.q_scaled = q * factor if self.safe else q
@@ -417,7 +417,7 @@ def tile_schedule(
     list of QueryBlock
         ``ceil(n_q / block_q)`` query blocks, each with the key blocks it needs.
     """
-    rows, cols = as_positive_int(n_q, "n_q"), as_positive_int(n_k, "n_k")
+    rows, cols = as_positive_int(n_q, "n_q", minimum=0), as_positive_int(n_k, "n_k")  # no query: no block
     bq, bk = as_positive_int(block_q, "block_q"), as_positive_int(block_k, "block_k")
     as_flag(causal, "causal")
     seen = None if visible is None else _as_visible(visible, rows, cols)

@@ -133,7 +133,7 @@ def as_whole_array(x: object, name: str, *, minimum: int | None = None) -> np.nd
     Floats are refused even when whole (``2.0``): a position or an id is counted, not measured.
     """
     arr = _as_numeric_array(x, name)
-    if arr.dtype.kind not in "iu":
+    if arr.dtype.kind not in "iu" and arr.size:  # [] is no numbers, not floats
         raise TypeError(f"{name} must be integers (whole numbers), got dtype {arr.dtype}")
     if minimum is not None and arr.size and arr.min() < minimum:
         raise ValueError(f"{name} must be whole numbers of at least {minimum}, got {arr.min()}")

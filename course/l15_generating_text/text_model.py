@@ -202,8 +202,7 @@ class Vocabulary:
 
     def decode(self, ids: npt.ArrayLike) -> str:
         """The text of token ids (``BOS`` left out)."""
-        empty = isinstance(ids, list | tuple) and not ids  # [] is no ids, not an array of floats
-        t = np.zeros(0, dtype=np.int64) if empty else as_whole_array(ids, "ids")
+        t = as_whole_array(ids, "ids")
         if t.ndim != 1 or (t.size and (t.min() < 0 or t.max() >= self.size)):
             raise ValueError(f"ids must be one sequence of token ids 0 … {self.size - 1}, got {ids!r}")
         return "".join(self.chars[i - 1] for i in t.tolist() if i != self.BOS)

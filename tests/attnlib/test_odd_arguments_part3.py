@@ -347,3 +347,58 @@ if __name__ == "__main__":
         print(f"{len(failures):5d} {entry}")
         for failure in failures[:4]:
             print("        " + failure[:300])
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "message"),
+    [
+        (lambda: decoder.check_tokens(SMALL, [[1, 2], [3]]), ValueError, "tokens is ragged"),
+        (lambda: decoder.check_tokens(SMALL, None), TypeError, "tokens is None"),
+        (lambda: decoder.visible_keys([2.5], [0, 1]), TypeError, "query_positions must be integers"),
+        (
+            lambda: decoder.visible_keys([3], [-1, 0]),
+            ValueError,
+            "key_positions must be whole numbers of at least 0",
+        ),
+        (lambda: _cache_append(-1, np.ones((1, 1, 1, 2))), ValueError, "layer must be at least 0"),
+        (lambda: _cache_append(2, np.ones((1, 1, 1, 2))), ValueError, "layer must be from 0 to 1"),
+        (
+            lambda: counting.kv_cache_bytes(SHAPE, 9, bytes_per_number=2, sinks=2),
+            ValueError,
+            "sinks=2 needs a window",
+        ),
+        (
+            lambda: counting.kv_cache_outgrows_weights(SHAPE, parameters=9, bytes_per_number=2, sinks=1),
+            ValueError,
+            "sinks=1 needs a window",
+        ),
+        (
+            lambda: counting.counted_hbm_traffic(np.zeros((0, 2)), np.zeros((0, 2)), np.zeros((0, 2))),
+            ValueError,
+            "n, d ≥ 1",
+        ),
+        (lambda: _induction().previous_token_scores(np.full((1, 1, 3, 3), 2.0)), ValueError, "probabilities"),
+        (lambda: _induction().run_from_arrays([1, 2]), TypeError, "arrays must map names to arrays"),
+        (lambda: _model().vocabulary.encode("the", bos=1), TypeError, "bos must be True or False"),
+        (
+            lambda: _text_model().held_out_batch(_model().vocabulary, "a text", 4),
+            TypeError,
+            "texts must be a list",
+        ),
+    ],
+)
+def test_part_three_names_what_is_wrong(call: Callable[[], object], error: type, message: str) -> None:
+    with pytest.raises(error, match=message):
+        call()
+
+
+def test_valid_edge_cases_are_answered() -> None:
+    """What the sweep found refused although valid: no queries, no ids, tied heads, list pairs."""
+    from attnlib.efficient import tiled_attention
+
+    assert tiled_attention(np.zeros((0, 3)), np.ones((4, 3)), np.ones((4, 2))).shape == (0, 2)
+    assert _model().vocabulary.decode([]) == ""
+    assert _model().vocabulary.decode(np.array([0, 1])) == _model().vocabulary.chars[0]
+    np.testing.assert_array_equal(decoder.visible_keys([], [0, 1]), np.zeros((0, 2), dtype=bool))
+    tied = decoder.forward(SMALL, PARAMS, TOKENS, ablate=[[0, 1], [0, 1]]).logits  # a list pair, twice
+    np.testing.assert_array_equal(tied, decoder.forward(SMALL, PARAMS, TOKENS, ablate=[(0, 1)]).logits)
