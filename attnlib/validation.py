@@ -211,7 +211,12 @@ def as_real(value: object, name: str, *, example: str = "") -> float:
     return result
 
 
-def as_positive_int(value: object, name: str, *, minimum: int = 1) -> int:
+#: The largest count, size or position that part III's functions take: NumPy's int64 indices and
+#: sums of two of them stay exact below it.
+LARGEST = 2**62
+
+
+def as_positive_int(value: object, name: str, *, minimum: int = 1, maximum: int | None = None) -> int:
     """Return ``value`` as a Python int of at least ``minimum``, or raise naming ``name``.
 
     Parameters
@@ -222,13 +227,17 @@ def as_positive_int(value: object, name: str, *, minimum: int = 1) -> int:
         The argument's name, used in error messages.
     minimum : int
         The smallest value allowed (``0`` for counts that may be empty).
+    maximum : int, optional
+        The largest (a size NumPy's 64-bit indices can hold, say).
     """
     if not is_number(value, whole=True):
         raise TypeError(f"{name} must be a whole number, got {value!r}")
     if int(value) < minimum:
         raise ValueError(f"{name} must be at least {minimum}, got {value}")
-    if int(value) >= 2**63:  # NumPy's sizes and indices are 64-bit: beyond, its errors are not ours
-        raise ValueError(f"{name} is too large (an integer of {len(str(int(value)))} digits, over 2⁶³)")
+    if maximum is not None and int(value) > maximum:
+        raise ValueError(
+            f"{name} must be at most {maximum:,}, got an integer of {len(str(int(value)))} digits"
+        )
     return int(value)
 
 

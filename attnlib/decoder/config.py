@@ -25,7 +25,15 @@ import numpy as np
 import numpy.typing as npt
 
 from attnlib.counting import DecoderShape
-from attnlib.validation import as_flag, as_positive_int, as_real_array, as_seed, as_whole_array, is_number
+from attnlib.validation import (
+    LARGEST,
+    as_flag,
+    as_positive_int,
+    as_real_array,
+    as_seed,
+    as_whole_array,
+    is_number,
+)
 
 __all__ = [
     "POSITIONS",
@@ -302,8 +310,8 @@ def as_window(window: object, sinks: object) -> tuple[int | None, int]:
 
     Lesson 15 · 4. Past the trained context: windows and sinks.
     """
-    w = None if window is None else as_positive_int(window, "window")
-    s = as_positive_int(sinks, "sinks", minimum=0)
+    w = None if window is None else as_positive_int(window, "window", maximum=LARGEST)
+    s = as_positive_int(sinks, "sinks", minimum=0, maximum=LARGEST)
     if s and w is None:
         raise ValueError(f"sinks={s} needs a window: without one every token is seen already (pass window=…)")
     return w, s

@@ -60,7 +60,7 @@ class KVCache:
 
     def __init__(self, n_layers: int, *, window: int | None = None, sinks: int = 0) -> None:
         self.window, self.sinks = as_window(window, sinks)
-        self.keys: list[np.ndarray | None] = [None] * as_positive_int(n_layers, "n_layers")
+        self.keys: list[np.ndarray | None] = [None] * as_positive_int(n_layers, "n_layers", maximum=2**20)
         self.values: list[np.ndarray | None] = [None] * len(self.keys)
         self.positions = np.zeros(0, dtype=np.int64)  # where each cached token sits in the sequence
         self.seen = 0  # tokens added so far: the next token's position

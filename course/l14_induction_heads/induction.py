@@ -37,6 +37,7 @@ from attnlib.decoder import (
 )
 from attnlib.decoder.config import as_mapping, read_npz
 from attnlib.validation import (
+    LARGEST,
     as_distributions,
     as_positive_int,
     as_real_array,
@@ -90,9 +91,9 @@ def repeated_sequences(batch: int, half: int, vocab_size: int, seed: int = 0) ->
     (batch, 2·half) int64
         ``tokens[:, half:] == tokens[:, :half]``.
     """
-    b = as_positive_int(batch, "batch")
-    h = as_positive_int(half, "half", minimum=2)
-    v = as_positive_int(vocab_size, "vocab_size", minimum=2)
+    b = as_positive_int(batch, "batch", maximum=LARGEST)
+    h = as_positive_int(half, "half", minimum=2, maximum=LARGEST)
+    v = as_positive_int(vocab_size, "vocab_size", minimum=2, maximum=LARGEST)
     first = _random_half(np.random.default_rng(as_seed(seed)), b, h, v)
     return np.concatenate([first, first], axis=1)
 
@@ -112,12 +113,13 @@ def induction_batch(
     -------
     (batch, n_ctx) int64
     """
-    b, n = as_positive_int(batch, "batch"), as_positive_int(n_ctx, "n_ctx", minimum=4)
+    b = as_positive_int(batch, "batch", maximum=LARGEST)
+    n = as_positive_int(n_ctx, "n_ctx", minimum=4, maximum=LARGEST)
     longest = n // 2
     low = as_positive_int(shortest, "shortest", minimum=1)
     if low > longest:
         raise ValueError(f"shortest={low} is longer than half of n_ctx={n}")
-    tokens = _random_half(rng, b, n, as_positive_int(vocab_size, "vocab_size", minimum=2))
+    tokens = _random_half(rng, b, n, as_positive_int(vocab_size, "vocab_size", minimum=2, maximum=LARGEST))
     lengths = rng.integers(low, longest + 1, size=b)
     for row, length in enumerate(lengths):
         tokens[row, n - length :] = tokens[row, n - 2 * length : n - length]
@@ -476,7 +478,7 @@ def composition_baseline(
     """
     if kind not in ("K", "Q", "V"):
         raise ValueError(f"kind must be 'K', 'Q' or 'V', got {kind!r}")
-    count = as_positive_int(samples, "samples")
+    count = as_positive_int(samples, "samples", maximum=LARGEST)
     rng = np.random.default_rng(as_seed(seed))
     d, dh = config.d_model, config.d_head
     values = []
