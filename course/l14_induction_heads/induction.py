@@ -131,7 +131,7 @@ def induction_batch(
 
 def _as_weights(weights: npt.ArrayLike) -> np.ndarray:
     """Weights as (n_layers, B, n_heads, n, n); (n_layers, n_heads, n, n) is a batch of one."""
-    w = as_distributions(weights, "weights")  # each query's weights over the keys: probabilities
+    w = as_real_array(weights, "weights")
     if w.ndim == 4:
         w = w[:, None]
     if w.ndim != 5 or w.shape[-1] != w.shape[-2] or w.shape[-1] < 2:
@@ -139,7 +139,7 @@ def _as_weights(weights: npt.ArrayLike) -> np.ndarray:
             "weights must have shape (n_layers, batch, n_heads, n, n) as DecoderOutput.weights, or "
             f"(n_layers, n_heads, n, n) for one sequence, with n ≥ 2; got shape {np.shape(weights)}"
         )
-    return w
+    return as_distributions(w, "weights")  # each query's weights over the keys: probabilities
 
 
 def previous_token_scores(weights: npt.ArrayLike) -> np.ndarray:
