@@ -252,6 +252,31 @@ def tiled_attention_with_logsumexp(
     logsumexp : (..., n_q), or (...) for a single query
         ``L = m + log l`` of each row (``-inf`` where every key is masked): the weights are
         ``exp(s_j − L)``, so a backward pass can recompute them from the scores without storing them.
+        Rounded to the dtype, L is off by up to ``u·|L|`` (u the unit roundoff), and so are
+        weights recomputed from it: :mod:`attnlib.tiled_backward` keeps ``m`` and ``log l`` apart.
+    """
+    output, m, log_l = _tiled_forward(Q, K, V, block_q, block_k, mask, causal, scale)
+    logsumexp = np.full(m.shape, -np.inf, dtype=m.dtype)
+    np.add(m, log_l, out=logsumexp, where=np.isfinite(log_l))
+    return output, logsumexp
+
+
+def _tiled_forward(
+    Q: npt.ArrayLike,
+    K: npt.ArrayLike,
+    V: npt.ArrayLike,
+    block_q: int,
+    block_k: int,
+    mask: npt.ArrayLike | None,
+    causal: bool,
+    scale: float | None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Tiled attention's output, each row's largest score ``m`` and ``log l``, kept apart.
+
+    ``L = m + log l`` rounded to the dtype loses ``u·|m|`` (u the unit roundoff): with scores
+    of size 2·10⁶ in float32, weights recomputed as ``exp(s − L)`` are off by 10 %. Kept apart,
+    ``(s − m) − log l`` is exact up to rounding of numbers of size ``|s − m|``, whatever ``m`` is.
+    ``log l`` is ``-inf`` where every key is masked.
     """
     checked = attention_arguments(Q, K, V, mask, causal, scale)
     q, k, v, factor = checked.Q, checked.K, checked.V, checked.scale
@@ -268,7 +293,8 @@ def tiled_attention_with_logsumexp(
     scores = _BlockScores(q, k, factor)
     v_ones = np.concatenate([v, np.ones((*v.shape[:-1], 1), dtype=v.dtype)], axis=-1)  # [V | 1]
     output = np.zeros((*batch, q.shape[-2], v.shape[-1]), dtype=q.dtype)  # 0 where every key is masked
-    logsumexp = np.full((*batch, q.shape[-2]), -np.inf, dtype=q.dtype)
+    row_max = np.full((*batch, q.shape[-2]), -np.inf, dtype=q.dtype)
+    log_l = np.full((*batch, q.shape[-2]), -np.inf, dtype=q.dtype)
     for block in schedule:
         i0, i1 = block.start, block.stop
         m = np.full((*batch, i1 - i0, 1), -np.inf, dtype=q.dtype)  # running maxima m
@@ -291,10 +317,11 @@ def tiled_attention_with_logsumexp(
         total = acc[..., -1:]
         np.divide(acc[..., :-1], total, out=output[..., i0:i1, :], where=total > 0)
         with np.errstate(divide="ignore"):  # log 0 = -inf where every key is masked
-            np.add(m[..., 0], np.log(total[..., 0]), out=logsumexp[..., i0:i1], where=total[..., 0] > 0)
+            np.log(total[..., 0], out=log_l[..., i0:i1], where=total[..., 0] > 0)
+        row_max[..., i0:i1] = m[..., 0]
     if checked.single:
-        return output[..., 0, :], logsumexp[..., 0]
-    return output, logsumexp
+        return output[..., 0, :], row_max[..., 0], log_l[..., 0]
+    return output, row_max, log_l
 
 
 class _BlockScores:
@@ -308,7 +335,7 @@ class _BlockScores:
 
     def __init__(self, q: np.ndarray, k: np.ndarray, factor: float) -> None:
         self.q, self.kt, self.factor = q, np.swapaxes(k, -1, -2), factor
-        largest = [float(np.abs(a).max()) for a in (q, k)]  # Python floats: no overflow warning
+        largest = [float(np.abs(a).max(initial=0.0)) for a in (q, k)]  # Python floats: no overflow warning
         bound = q.shape[-1] * largest[0] * largest[1] * max(1.0, abs(factor))
         self.safe = bound < float(np.finfo(q.dtype).max) / 4
         self.q_scaled = q * factor if self.safe else q
@@ -390,7 +417,7 @@ def tile_schedule(
     list of QueryBlock
         ``ceil(n_q / block_q)`` query blocks, each with the key blocks it needs.
     """
-    rows, cols = as_positive_int(n_q, "n_q"), as_positive_int(n_k, "n_k")
+    rows, cols = as_positive_int(n_q, "n_q", minimum=0), as_positive_int(n_k, "n_k")  # no query: no block
     bq, bk = as_positive_int(block_q, "block_q"), as_positive_int(block_k, "block_k")
     as_flag(causal, "causal")
     seen = None if visible is None else _as_visible(visible, rows, cols)

@@ -127,6 +127,19 @@ def _as_numeric_array(x: object, name: str) -> np.ndarray:
     )
 
 
+def as_whole_array(x: object, name: str, *, minimum: int | None = None) -> np.ndarray:
+    """``x`` as an int64 array of whole numbers (ids, positions), each at least ``minimum``, or raise.
+
+    Floats are refused even when whole (``2.0``): a position or an id is counted, not measured.
+    """
+    arr = _as_numeric_array(x, name)
+    if arr.dtype.kind not in "iu" and arr.size:  # [] is no numbers, not floats
+        raise TypeError(f"{name} must be integers (whole numbers), got dtype {arr.dtype}")
+    if minimum is not None and arr.size and arr.min() < minimum:
+        raise ValueError(f"{name} must be whole numbers of at least {minimum}, got {arr.min()}")
+    return arr.astype(np.int64, copy=False)
+
+
 def all_finite(arr: np.ndarray) -> bool:
     """Whether every entry of ``arr`` is finite (``np.isfinite(arr).all()``, in half the time)."""
     return np.count_nonzero(np.isfinite(arr)) == arr.size
@@ -198,7 +211,12 @@ def as_real(value: object, name: str, *, example: str = "") -> float:
     return result
 
 
-def as_positive_int(value: object, name: str, *, minimum: int = 1) -> int:
+#: The largest count, size or position that part III's functions take: NumPy's int64 indices and
+#: sums of two of them stay exact below it.
+LARGEST = 2**62
+
+
+def as_positive_int(value: object, name: str, *, minimum: int = 1, maximum: int | None = None) -> int:
     """Return ``value`` as a Python int of at least ``minimum``, or raise naming ``name``.
 
     Parameters
@@ -209,11 +227,17 @@ def as_positive_int(value: object, name: str, *, minimum: int = 1) -> int:
         The argument's name, used in error messages.
     minimum : int
         The smallest value allowed (``0`` for counts that may be empty).
+    maximum : int, optional
+        The largest (a size NumPy's 64-bit indices can hold, say).
     """
     if not is_number(value, whole=True):
         raise TypeError(f"{name} must be a whole number, got {value!r}")
     if int(value) < minimum:
         raise ValueError(f"{name} must be at least {minimum}, got {value}")
+    if maximum is not None and int(value) > maximum:
+        raise ValueError(
+            f"{name} must be at most {maximum:,}, got an integer of {len(str(int(value)))} digits"
+        )
     return int(value)
 
 

@@ -195,6 +195,7 @@ def attention_error(
     mask: npt.ArrayLike | None = None,
     errors: tuple[npt.ArrayLike, npt.ArrayLike, npt.ArrayLike] = (0.0, 0.0, 0.0),
     blocks: int = 1,
+    exact_spread: float | None = None,
 ) -> AttentionError:
     """How far ``softmax(scale·QKᵀ + mask)·V`` computed in ``dtype`` can be from the exact result.
 
@@ -217,6 +218,10 @@ def attention_error(
     blocks : int, optional
         The key blocks of an online softmax (tiled attention): each block after the first
         rescales the running sums by ``exp(m_old − m_new)``.
+    exact_spread : float, optional
+        Where the scores are computed exactly (small integers, scale 1) and a row's scores differ
+        by at most ``exact_spread``: Δ = 0, and the subtractions ``s − m`` (and ``− log l``) round
+        numbers of size ``exact_spread + log n``, not ``2S``, however large the scores are.
 
     Returns
     -------
@@ -255,6 +260,8 @@ def attention_error(
     inherited = products(dQ, K) + products(Q, dK) + products(dQ, dK)
     u, S = unit_roundoff(dtype), float(sizes.max(initial=0.0))
     delta = float((gamma(d_k + 2, dtype) * sizes + inherited).max(initial=0.0))
+    if exact_spread is not None:
+        delta, S = float(inherited.max(initial=0.0)), (exact_spread + math.log(max(n, 1))) / 2
     epsilon = 2 * delta + blocks * (2 * u * S + 5 * u)
     weights = 2 * epsilon + gamma(n + 2, dtype)
     output = float(V.max(initial=0.0)) * (weights + gamma(n + blocks, dtype))
@@ -313,6 +320,7 @@ def attention_backward_error(
     mask: npt.ArrayLike | None = None,
     causal: bool = False,
     blocks: int = 1,
+    exact_spread: float | None = None,
 ) -> tuple[float, float, float]:
     """Bounds on how far dQ, dK and dV of attention computed in ``dtype`` can be from the exact ones.
 
@@ -330,7 +338,9 @@ def attention_backward_error(
     (n_q, d_k), (n_k, d_v) = Q.shape[-2:], V.shape[-2:]
     scale = 1 / math.sqrt(d_k) if scale is None else scale
     A = scaled_dot_product_attention(Q, K, V, mask=mask, causal=causal, scale=scale)[1]
-    rho = attention_error(Q, K, V, dtype, scale=scale, mask=mask, blocks=blocks).weights
+    rho = attention_error(
+        Q, K, V, dtype, scale=scale, mask=mask, blocks=blocks, exact_spread=exact_spread
+    ).weights
     P = np.abs(dZ) @ np.abs(np.swapaxes(V, -1, -2))
     M = A * (P + (A * P).sum(axis=-1, keepdims=True))
     g = abs(scale) * (2 * rho + gamma(d_v + 2 * max(n_q, n_k) + 2, dtype))

@@ -107,6 +107,16 @@ def _shape(shape: object) -> DecoderShape:
     return shape
 
 
+def _sinks(window: object, sinks: object) -> int:
+    """``sinks`` checked: a count from 0, and above 0 only with a ``window`` (as the decoder's)."""
+    kept = as_positive_int(sinks, "sinks", minimum=0)
+    if kept and window is None:
+        raise ValueError(
+            f"sinks={kept} needs a window: without one every token is kept anyway (pass window=…)"
+        )
+    return kept
+
+
 def kv_cache_bytes(
     shape: DecoderShape,
     n_tokens: int = 1,
@@ -160,8 +170,9 @@ def kv_cache_bytes(
     shape = _shape(shape)
     tokens = as_positive_int(n_tokens, "n_tokens", minimum=0)
     itemsize, batch = as_positive_int(bytes_per_number, "bytes_per_number"), as_positive_int(batch, "batch")
+    kept = _sinks(window, sinks)
     if window is not None:
-        tokens = min(tokens, as_positive_int(window, "window") + as_positive_int(sinks, "sinks", minimum=0))
+        tokens = min(tokens, as_positive_int(window, "window") + kept)
     per_token = 2 * shape.n_layers * shape.n_kv_heads * shape.d_head * itemsize
     return per_token * tokens * batch
 
@@ -249,6 +260,7 @@ def kv_cache_outgrows_weights(
     )
     per_token = kv_cache_bytes(shape, 1, bytes_per_number=bytes_per_number, batch=batch)
     length = weights // per_token + 1
+    _sinks(window, sinks)
     if window is None:
         return length
     kept = kv_cache_bytes(

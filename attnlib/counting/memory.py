@@ -410,11 +410,18 @@ def counted_hbm_traffic(
     traffic : Traffic
     """
     q, k, v = (as_real_array(x, name).astype(np.float64) for x, name in ((Q, "Q"), (K, "K"), (V, "V")))
-    if q.ndim != 2 or not q.shape == k.shape == v.shape:
-        raise ValueError(f"Q, K and V must all be (n, d), got shapes {q.shape}, {k.shape}, {v.shape}")
+    if q.ndim != 2 or not q.shape == k.shape == v.shape or 0 in q.shape:
+        raise ValueError(
+            f"Q, K and V must all be (n, d), n, d ≥ 1, got shapes {q.shape}, {k.shape}, {v.shape}"
+        )
     if loop not in LOOPS:
         raise ValueError(f"loop must be one of {LOOPS}, got {loop!r}")
     n, d = q.shape
+    largest = d * float(np.abs(q).max()) * float(np.abs(k).max()), n * float(np.abs(v).max())
+    if not max(largest) < np.finfo(np.float64).max / 4:  # every score and output sum stays finite
+        raise ValueError(
+            f"Q, K or V is too large: the scores Q Kᵀ or the sums of V overflow (bound {largest})"
+        )
     scale = 1.0 / math.sqrt(d)
     hbm = _Hbm(Q=q, K=k, V=v, O=np.zeros((n, d)))
     if loop == "standard":

@@ -62,12 +62,20 @@ from attnlib.decoder.config import (
     init_parameters,
     parameter_shapes,
 )
-from attnlib.decoder.forward_pass import DecoderOutput, GenerationTrace, forward, generate, pool_kv_heads
+from attnlib.decoder.forward_pass import (
+    MAX_NEW_TOKENS,
+    DecoderOutput,
+    GenerationTrace,
+    forward,
+    generate,
+    pool_kv_heads,
+)
 from attnlib.decoder.kv_cache import KVCache
 from attnlib.decoder.training import DecoderRun, loss_and_gradients, next_token_losses, train
 
 __all__ = [
     "LN_EPS",
+    "MAX_NEW_TOKENS",
     "POSITIONS",
     "DecoderConfig",
     "DecoderOutput",

@@ -22,11 +22,12 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from attnlib.core import AttentionSteps, attention_steps, causal_mask, default_scale, softmax
+from attnlib.core import AttentionSteps, attention_steps, default_scale, softmax
 from attnlib.decoder.config import DecoderConfig, as_window
 from attnlib.decoder.kv_cache import KVCache
 from attnlib.multihead import merge_heads, split_heads
 from attnlib.positions import rope
+from attnlib.validation import as_whole_array
 
 __all__ = [
     "LN_EPS",
@@ -260,10 +261,15 @@ def visible_keys(
     array([[1, 0, 0, 0, 1, 1, 1]])
     """
     w, s = as_window(window, sinks)
-    q = np.asarray(query_positions, dtype=np.int64)
-    k = np.asarray(key_positions, dtype=np.int64)
-    size = int(max(q.max(initial=-1), k.max(initial=-1))) + 1
-    return causal_mask(size, window=w, sinks=s)[np.ix_(q, k)]
+    q = as_whole_array(query_positions, "query_positions", minimum=0)
+    k = as_whole_array(key_positions, "key_positions", minimum=0)
+    if q.ndim != 1 or k.ndim != 1:
+        raise ValueError(
+            f"query_positions and key_positions must be lists (1-D), got shapes {q.shape}, {k.shape}"
+        )
+    i, j = q[:, None], k[None, :]  # causal_mask's rule, for these rows and columns only
+    seen = j <= i
+    return seen if w is None else seen & ((j > i - w) | (j < s))
 
 
 @dataclass(frozen=True)

@@ -16,26 +16,40 @@ Lesson 14's model, a two-layer attention-only decoder, and the shapes of its par
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+import zipfile
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
 from attnlib.counting import DecoderShape
-from attnlib.validation import as_flag, as_positive_int, as_real_array, as_seed, is_number
+from attnlib.validation import (
+    LARGEST,
+    as_flag,
+    as_positive_int,
+    as_real_array,
+    as_seed,
+    as_whole_array,
+    is_number,
+)
 
 __all__ = [
     "POSITIONS",
     "DecoderConfig",
     "as_ablations",
     "as_config",
+    "as_mapping",
     "as_window",
     "check_parameters",
     "check_tokens",
     "init_parameters",
     "parameter_shapes",
+    "read_npz",
 ]
+
+T = TypeVar("T")
 
 
 #: The ways a :class:`DecoderConfig` can give the model positions.
@@ -256,9 +270,7 @@ def check_tokens(
     ``positions="rope"`` (no table of positions to run out of), ``n`` may exceed ``n_ctx``.
     """
     c = as_config(config)
-    t = np.asarray(tokens)
-    if t.dtype.kind not in "iu":
-        raise TypeError(f"{name} must be integers (token ids), got dtype {t.dtype}")
+    t = as_whole_array(tokens, name)  # None, ragged rows, tensors with gradients: refused by name
     if t.ndim == 1:
         t = t[None, :]
     if t.ndim != 2 or t.shape[1] == 0 or t.shape[0] == 0:
@@ -298,8 +310,33 @@ def as_window(window: object, sinks: object) -> tuple[int | None, int]:
 
     Lesson 15 · 4. Past the trained context: windows and sinks.
     """
-    w = None if window is None else as_positive_int(window, "window")
-    s = as_positive_int(sinks, "sinks", minimum=0)
+    w = None if window is None else as_positive_int(window, "window", maximum=LARGEST)
+    s = as_positive_int(sinks, "sinks", minimum=0, maximum=LARGEST)
     if s and w is None:
         raise ValueError(f"sinks={s} needs a window: without one every token is seen already (pass window=…)")
     return w, s
+
+
+def as_mapping(arrays: object, name: str = "arrays") -> Mapping[str, np.ndarray]:
+    """``arrays`` if it maps names to arrays (an ``.npz`` file's contents, a dict), else ``TypeError``."""
+    if not isinstance(arrays, Mapping):
+        raise TypeError(
+            f"{name} must map names to arrays (a dict, or numpy.load of an .npz), got {arrays!r:.80}"
+        )
+    return arrays
+
+
+def read_npz(path: str, read: Callable[[Mapping[str, np.ndarray]], T], what: str) -> T:
+    """``read`` of the arrays in the ``.npz`` file at ``path``; a file that is not ``what`` is a ValueError.
+
+    A file cut short, not a zip, or without an array ``read`` needs names the file and the problem
+    instead of zipfile's or numpy's traceback.
+    """
+    try:
+        with open(path, "rb") as file, np.load(file) as arrays:  # closed even when np.load fails
+            return read(arrays)
+    except FileNotFoundError:
+        raise
+    except (OSError, EOFError, zipfile.BadZipFile, KeyError, ValueError) as exc:
+        problem = f"no array {exc}" if isinstance(exc, KeyError) else f"{type(exc).__name__}: {exc}"
+        raise ValueError(f"{path} is not {what} ({problem})") from exc

@@ -43,7 +43,13 @@ from attnlib.decoder.config import (
 from attnlib.decoder.kv_cache import KVCache
 from attnlib.validation import as_flag, as_positive_int, as_real, as_seed
 
+#: The most tokens :func:`generate` adds in one call. Learned positions stop at ``n_ctx``; with RoPE
+#: nothing else would, and each token costs a forward step (about a millisecond for lesson 15's
+#: model): 100,000 take minutes, and without a window the cache grows with every one.
+MAX_NEW_TOKENS = 100_000
+
 __all__ = [
+    "MAX_NEW_TOKENS",
     "DecoderOutput",
     "ForwardSteps",
     "GenerationTrace",
@@ -253,19 +259,22 @@ def generate(
     params : dict of str to array
     prompt : (n,) or (B, n) integers
         At least one token. With learned positions ``n + n_new`` must not exceed ``n_ctx``. With
-        ``positions="rope"`` there is no limit: with a ``window`` the rolling cache keeps every
-        distance at most ``sinks + window − 1``, so generation can run to any length; without
+        ``positions="rope"`` only :data:`MAX_NEW_TOKENS` a call: with a ``window`` the rolling cache
+        keeps every distance at most ``sinks + window − 1``, so generation can run to any length
+        (calling again with the result as the prompt); without
         one, past ``n_ctx`` the queries meet distances the model never trained on (allowed, to
         show what that does).
     n_new : int
-        How many tokens to add (0 returns the prompt).
+        How many tokens to add (0 returns the prompt), at most :data:`MAX_NEW_TOKENS`.
     use_cache : bool
         Keep every layer's keys and values (:class:`KVCache`), so each new token runs the model
         on itself alone; without it, each new token reruns the whole sequence with the same mask
         and positions (:func:`forward` with ``window`` and ``sinks``). Both give the same tokens.
     temperature : float
         ``0`` picks the most likely token (greedy); above 0, a token is drawn from
-        ``softmax(logits / temperature)``.
+        ``softmax(logits / temperature)``, computed as ``softmax((logits − max) / temperature)``
+        so that a temperature as small as 1e-320 is the greedy choice (ties drawn evenly) and
+        never overflows.
     seed : int
         Seed of the draws (unused when greedy).
     window, sinks : int or None, int
@@ -285,6 +294,11 @@ def generate(
     p = check_parameters(c, params)
     t = check_tokens(c, prompt, "prompt", any_length=True)
     new = as_positive_int(n_new, "n_new", minimum=0)
+    if new > MAX_NEW_TOKENS:
+        raise ValueError(
+            f"n_new={new} is more than MAX_NEW_TOKENS={MAX_NEW_TOKENS:,}, the most tokens one call adds "
+            "(each costs a forward step: call generate again with the result as the prompt)"
+        )
     cached = as_flag(use_cache, "use_cache")
     traced = as_flag(return_trace, "return_trace")
     temp = as_real(temperature, "temperature", example="0.0 (greedy) or 1.0")
@@ -379,9 +393,15 @@ def pool_kv_heads(
 
 
 def _choose(logits: np.ndarray, temperature: float, rng: np.random.Generator) -> np.ndarray:
-    """One token id per row: the largest logit, or a draw from ``softmax(logits / temperature)``."""
+    """One token id per row: the largest logit, or a draw from ``softmax(logits / temperature)``.
+
+    The largest logit is subtracted before dividing: ``(logits − max) / temperature`` is at most 0,
+    so a tiny temperature sends the others to -inf (exp → 0), never the largest to +inf (inf − inf).
+    """
     if temperature == 0:
         return logits.argmax(axis=-1)
-    cumulative = np.cumsum(softmax(logits / temperature), axis=-1)
+    with np.errstate(over="ignore"):  # a difference over temperature beyond the float range: -inf
+        shifted = (logits - logits.max(axis=-1, keepdims=True)) / temperature
+    cumulative = np.cumsum(softmax(shifted), axis=-1)
     draws = rng.random((logits.shape[0], 1))
     return np.minimum((cumulative < draws).sum(axis=-1), logits.shape[-1] - 1)

@@ -28,7 +28,7 @@ from __future__ import annotations
 import numpy as np
 
 from attnlib.decoder.config import as_window
-from attnlib.validation import as_positive_int
+from attnlib.validation import as_positive_int, as_real_array
 
 __all__ = ["KVCache"]
 
@@ -60,7 +60,7 @@ class KVCache:
 
     def __init__(self, n_layers: int, *, window: int | None = None, sinks: int = 0) -> None:
         self.window, self.sinks = as_window(window, sinks)
-        self.keys: list[np.ndarray | None] = [None] * as_positive_int(n_layers, "n_layers")
+        self.keys: list[np.ndarray | None] = [None] * as_positive_int(n_layers, "n_layers", maximum=2**20)
         self.values: list[np.ndarray | None] = [None] * len(self.keys)
         self.positions = np.zeros(0, dtype=np.int64)  # where each cached token sits in the sequence
         self.seen = 0  # tokens added so far: the next token's position
@@ -88,6 +88,16 @@ class KVCache:
 
     def append(self, layer: int, K: np.ndarray, V: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Add the new tokens' keys and values ``(B, n_kv_heads, m, d_head)`` to ``layer``'s; return all."""
+        layer = as_positive_int(layer, "layer", minimum=0)
+        if layer >= len(self.keys):
+            raise ValueError(
+                f"layer must be from 0 to {len(self.keys) - 1} (the cache's layers), got {layer}"
+            )
+        K, V = as_real_array(K, "K"), as_real_array(V, "V")
+        if K.ndim != 4 or K.shape != V.shape:
+            raise ValueError(
+                f"K and V must both be (B, n_kv_heads, m, d_head), got shapes {K.shape}, {V.shape}"
+            )
         old_k, old_v = self.keys[layer], self.values[layer]
         self.keys[layer] = K if old_k is None else np.concatenate([old_k, K], axis=-2)
         self.values[layer] = V if old_v is None else np.concatenate([old_v, V], axis=-2)

@@ -275,7 +275,7 @@ def train(
         ``batches(rng)`` returns a token batch (B, n), drawn with the run's generator (seeded by
         ``seed``); or an iterable that yields one batch per step.
     steps : int
-        Number of updates.
+        Number of updates, at most 10⁷.
     learning_rate : float
         Adam's step size (:class:`attnlib.training.Adam`).
     seed : int
@@ -308,7 +308,7 @@ def train(
     than multiplying (``tools/train_induction.py`` does so).
     """
     c = as_config(config)
-    n_steps = as_positive_int(steps, "steps")
+    n_steps = as_positive_int(steps, "steps", maximum=10**7)  # 10⁷ steps of the smallest model: hours
     every = as_positive_int(snapshot_every, "snapshot_every", minimum=0)
     rng = np.random.default_rng(as_seed(seed))
     p = init_parameters(c, seed) if params is None else check_parameters(c, params)

@@ -39,8 +39,17 @@ from attnlib.decoder import (
     forward,
     next_token_losses,
 )
+from attnlib.decoder.config import as_mapping, read_npz
 from attnlib.training import log_softmax
-from attnlib.validation import as_positive_int, as_real_array, as_seed, is_number
+from attnlib.validation import (
+    LARGEST,
+    as_distributions,
+    as_positive_int,
+    as_real_array,
+    as_seed,
+    as_whole_array,
+    is_number,
+)
 from course.kit.committed import read_committed
 
 __all__ = [
@@ -89,9 +98,9 @@ def repeated_sequences(batch: int, half: int, vocab_size: int, seed: int = 0) ->
     (batch, 2·half) int64
         ``tokens[:, half:] == tokens[:, :half]``.
     """
-    b = as_positive_int(batch, "batch")
-    h = as_positive_int(half, "half", minimum=2)
-    v = as_positive_int(vocab_size, "vocab_size", minimum=2)
+    b = as_positive_int(batch, "batch", maximum=LARGEST)
+    h = as_positive_int(half, "half", minimum=2, maximum=LARGEST)
+    v = as_positive_int(vocab_size, "vocab_size", minimum=2, maximum=LARGEST)
     first = _random_half(np.random.default_rng(as_seed(seed)), b, h, v)
     return np.concatenate([first, first], axis=1)
 
@@ -111,12 +120,13 @@ def induction_batch(
     -------
     (batch, n_ctx) int64
     """
-    b, n = as_positive_int(batch, "batch"), as_positive_int(n_ctx, "n_ctx", minimum=4)
+    b = as_positive_int(batch, "batch", maximum=LARGEST)
+    n = as_positive_int(n_ctx, "n_ctx", minimum=4, maximum=LARGEST)
     longest = n // 2
     low = as_positive_int(shortest, "shortest", minimum=1)
     if low > longest:
         raise ValueError(f"shortest={low} is longer than half of n_ctx={n}")
-    tokens = _random_half(rng, b, n, as_positive_int(vocab_size, "vocab_size", minimum=2))
+    tokens = _random_half(rng, b, n, as_positive_int(vocab_size, "vocab_size", minimum=2, maximum=LARGEST))
     lengths = rng.integers(low, longest + 1, size=b)
     for row, length in enumerate(lengths):
         tokens[row, n - length :] = tokens[row, n - 2 * length : n - length]
@@ -136,7 +146,7 @@ def _as_weights(weights: npt.ArrayLike) -> np.ndarray:
             "weights must have shape (n_layers, batch, n_heads, n, n) as DecoderOutput.weights, or "
             f"(n_layers, n_heads, n, n) for one sequence, with n ≥ 2; got shape {np.shape(weights)}"
         )
-    return w
+    return as_distributions(w, "weights")  # each query's weights over the keys: probabilities
 
 
 def previous_token_scores(weights: npt.ArrayLike) -> np.ndarray:
@@ -172,8 +182,8 @@ def induction_targets(tokens: npt.ArrayLike) -> np.ndarray:
         after an earlier occurrence of the current token). A query whose token has not appeared
         before has no target.
     """
-    t = np.asarray(tokens)
-    if t.dtype.kind not in "iu" or t.ndim not in (1, 2):
+    t = as_whole_array(tokens, "tokens")
+    if t.ndim not in (1, 2) or t.shape[-1] == 0:
         raise ValueError(f"tokens must be integer token ids of shape (B, n) or (n,), got {t.dtype} {t.shape}")
     t = t.reshape(-1, t.shape[-1])
     n = t.shape[1]
@@ -550,7 +560,7 @@ def composition_baseline(
     """
     if kind not in ("K", "Q", "V"):
         raise ValueError(f"kind must be 'K', 'Q' or 'V', got {kind!r}")
-    count = as_positive_int(samples, "samples")
+    count = as_positive_int(samples, "samples", maximum=LARGEST)
     rng = np.random.default_rng(as_seed(seed))
     d, dh = config.d_model, config.d_head
     values = []
@@ -621,11 +631,12 @@ def load_induction_run(path: str | None = None) -> InductionRun:
     if path is None:
         raw = read_committed("course.l14_induction_heads", RUN_FILE, RUN_SHA256, "tools/train_induction.py")
         return run_from_arrays(np.load(io.BytesIO(raw)))
-    return run_from_arrays(np.load(path))
+    return read_npz(path, run_from_arrays, "a run as tools/train_induction.py writes it")
 
 
 def run_from_arrays(arrays: Mapping[str, np.ndarray]) -> InductionRun:
     """An :class:`InductionRun` from the arrays ``tools/train_induction.py`` saves."""
+    arrays = as_mapping(arrays)
     config = DecoderConfig(
         **{name: int(arrays[f"config.{name}"]) for name in _CONFIG_FIELDS},
         positions=str(arrays["config.positions"]),

@@ -22,6 +22,7 @@ import traitlets
 
 from attnlib.validation import as_real_array, is_number
 from course.kit.widgets.base import Explorer
+from course.kit.widgets.inputs import WholeNumber
 from course.kit.widgets.modules import module_text
 from course.l14_induction_heads import induction
 
@@ -115,16 +116,16 @@ class InductionReplay(Explorer):
     summary = "Induction replay: a two-layer decoder's heads on a repeated sequence, step by step"
     colormap_names = ("viridis",)
 
-    step = traitlets.Int(0).tag(sync=True)
-    heads = traitlets.List(traitlets.Int()).tag(sync=True)
+    step = WholeNumber(0).tag(sync=True)
+    heads = traitlets.List(WholeNumber()).tag(sync=True)
     table = traitlets.List(traitlets.Dict()).tag(sync=True)
     loss_steps = traitlets.List(traitlets.Int()).tag(sync=True)
     loss_first = traitlets.List(traitlets.Float()).tag(sync=True)
     loss_second = traitlets.List(traitlets.Float()).tag(sync=True)
     chance = traitlets.Float(0.0).tag(sync=True)
     tokens = traitlets.List(traitlets.Unicode()).tag(sync=True)
-    repeat_start = traitlets.Int(0).tag(sync=True)
-    n_heads = traitlets.Int(1).tag(sync=True)
+    repeat_start = WholeNumber(0).tag(sync=True)
+    n_heads = WholeNumber(1).tag(sync=True)
 
     @traitlets.validate("step")
     def _check_step(self, proposal: traitlets.Bunch) -> int:

@@ -38,8 +38,9 @@ from attnlib.decoder import (
     train,
 )
 from attnlib.decoder.block import Rotation, block, layer_norm, visible_keys
+from attnlib.decoder.config import as_mapping, read_npz
 from attnlib.decoder.training import token_losses
-from attnlib.validation import as_positive_int
+from attnlib.validation import as_flag, as_positive_int, as_whole_array
 from course.kit.committed import read_committed
 
 __all__ = [
@@ -177,7 +178,10 @@ class Vocabulary:
     @classmethod
     def from_text(cls, text: str, min_count: int = MIN_COUNT) -> Vocabulary:
         """The characters seen at least ``min_count`` times in ``text``, sorted, plus :data:`RARE`."""
+        if not isinstance(text, str):
+            raise TypeError(f"text must be a str, got {type(text).__name__}")
         counts = Counter(text)
+        min_count = as_positive_int(min_count, "min_count")
         return cls("".join(sorted(ch for ch, n in counts.items() if n >= min_count and ch != RARE)) + RARE)
 
     @property
@@ -187,6 +191,8 @@ class Vocabulary:
 
     def normalise(self, text: str) -> str:
         """``text`` with every character the vocabulary lacks replaced by :data:`RARE`."""
+        if not isinstance(text, str):
+            raise TypeError(f"text must be a str, got {type(text).__name__}")
         known = set(self.chars)
         return "".join(ch if ch in known else RARE for ch in text)
 
@@ -194,6 +200,7 @@ class Vocabulary:
         """Token ids of ``text`` (rare characters as :data:`RARE`), after ``BOS`` unless ``bos=False``."""
         if not isinstance(text, str):
             raise TypeError(f"text must be a str, got {type(text).__name__}")
+        bos = as_flag(bos, "bos")
         index = {ch: i + 1 for i, ch in enumerate(self.chars)}
         rare = index[RARE]
         ids = [index.get(ch, rare) for ch in text]
@@ -201,8 +208,8 @@ class Vocabulary:
 
     def decode(self, ids: npt.ArrayLike) -> str:
         """The text of token ids (``BOS`` left out)."""
-        t = np.asarray(ids)
-        if t.ndim != 1 or t.dtype.kind not in "iu" or (t.size and (t.min() < 0 or t.max() >= self.size)):
+        t = as_whole_array(ids, "ids")
+        if t.ndim != 1 or (t.size and (t.min() < 0 or t.max() >= self.size)):
             raise ValueError(f"ids must be one sequence of token ids 0 … {self.size - 1}, got {ids!r}")
         return "".join(self.chars[i - 1] for i in t.tolist() if i != self.BOS)
 
@@ -253,7 +260,9 @@ class TextModel:
     ) -> str:
         """``prompt`` and ``n_new`` characters the model writes after it (``BOS`` first, not shown).
 
-        As :func:`attnlib.decoder.generate` with the cache; ``temperature=0`` is greedy.
+        As :func:`attnlib.decoder.generate` with the cache; ``temperature=0`` is greedy. The model
+        may sample ``BOS`` (id 0) as it samples any token; ``decode`` leaves it out, so the text
+        then has fewer than ``n_new`` characters after the prompt.
         """
         ids = generate(
             self.config,
@@ -276,7 +285,7 @@ def load_text_model(path: str | None = None) -> TextModel:
     if path is None:
         raw = read_committed(PACKAGE, MODEL_FILE, MODEL_SHA256, SCRIPT)
         return model_from_arrays(np.load(io.BytesIO(raw)))
-    return model_from_arrays(np.load(path))
+    return read_npz(path, model_from_arrays, "a text model as tools/train_decoder.py writes it")
 
 
 _CONFIG_FIELDS = ("vocab_size", "n_ctx", "d_model", "n_heads", "n_layers", "d_mlp")
@@ -284,6 +293,7 @@ _CONFIG_FIELDS = ("vocab_size", "n_ctx", "d_model", "n_heads", "n_layers", "d_ml
 
 def model_from_arrays(arrays: Mapping[str, np.ndarray]) -> TextModel:
     """A :class:`TextModel` from the arrays ``tools/train_decoder.py`` saves."""
+    arrays = as_mapping(arrays)
     config = DecoderConfig(
         **{name: int(arrays[f"config.{name}"]) for name in _CONFIG_FIELDS},
         layer_norm=bool(arrays["config.layer_norm"]),
@@ -322,6 +332,12 @@ def held_out_batch(vocabulary: Vocabulary, texts: Sequence[str], n_ctx: int) -> 
     (n_sequences, n_ctx) int64
     """
     length = as_positive_int(n_ctx, "n_ctx", minimum=2) - 1
+    if (
+        isinstance(texts, str)
+        or not isinstance(texts, Sequence)
+        or not all(isinstance(t, str) for t in texts)
+    ):
+        raise TypeError(f"texts must be a list of strings, got {texts!r:.80}")
     pieces = [
         vocabulary.encode(text[start : start + length])
         for text in texts
@@ -365,7 +381,9 @@ def pooled_kv_losses(
     conversion is :func:`attnlib.decoder.pool_kv_heads`.
     """
     c = model.config
-    counts = kv_heads or [h for h in range(c.n_heads, 0, -1) if c.n_heads % h == 0]
+    if kv_heads is not None and not isinstance(kv_heads, Sequence | np.ndarray):
+        raise TypeError(f"kv_heads must be a list of key/value head counts or None, got {kv_heads!r:.80}")
+    counts = [h for h in range(c.n_heads, 0, -1) if c.n_heads % h == 0] if kv_heads is None else kv_heads
     texts = (corpus or load_corpus()).held_out
     batch = held_out_batch(model.vocabulary, texts, c.n_ctx)
     return {int(count): _mean_loss(*pool_kv_heads(c, model.params, count), batch) for count in counts}

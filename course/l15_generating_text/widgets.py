@@ -210,6 +210,10 @@ class GenerationExplorer(Explorer):
     def _check_step(self, proposal: traitlets.Bunch) -> int:
         return self._checked_index(proposal, range(1, self.n_new + 1))
 
+    @traitlets.validate("n_new")
+    def _check_n_new(self, proposal: traitlets.Bunch) -> int:
+        return self._checked_index(proposal, range(1, decoder.MAX_NEW_TOKENS + 1))
+
     @traitlets.observe("text")
     def _new_text(self, change: traitlets.Bunch) -> None:
         try:

@@ -4,12 +4,14 @@ without the cache, ablation, training, and the errors a learner meets."""
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pytest
 
 from attnlib.counting import kv_cache_bytes
 from attnlib.decoder import (
+    MAX_NEW_TOKENS,
     DecoderConfig,
     KVCache,
     check_parameters,
@@ -294,9 +296,39 @@ def test_sampling_follows_the_softmax():
     params = {name: np.zeros(shape) for name, shape in parameter_shapes(config).items()}
     params["embed"] = np.eye(3, 2)  # token 0 → (1, 0)
     params["unembed"] = np.array([[0.0, math.log(2.0), math.log(5.0)], [0.0, 0.0, 0.0]])
-    drawn = generate(config, params, np.zeros((4000, 1), dtype=int), 1, temperature=1.0, seed=1)[:, 1]
-    np.testing.assert_allclose(np.bincount(drawn, minlength=3) / 4000, [1 / 8, 2 / 8, 5 / 8], atol=0.025)
+    logits = np.log([1.0, 2.0, 5.0])
+    for temperature in (1.0, 0.5, 2.0, 3.0):  # T ≠ 1: dividing by T, not multiplying, is checked
+        drawn = generate(config, params, np.zeros((4000, 1), dtype=int), 1, temperature=temperature, seed=1)
+        expected = np.exp(logits / temperature) / np.exp(logits / temperature).sum()
+        # 4000 draws: each frequency within 4.5 standard deviations (at most 0.035) of its probability
+        np.testing.assert_allclose(np.bincount(drawn[:, 1], minlength=3) / 4000, expected, atol=0.035)
     assert (generate(config, params, [0], 1)[1]) == 2
+
+
+@pytest.mark.parametrize("temperature", [1e-3, 1e-300, 1e-308, 1e-320, 5e-324])
+def test_a_tiny_temperature_is_greedy_without_warnings(temperature):
+    """(logits − max) / T: the largest logit never becomes +inf, the others −inf (exp → 0)."""
+    config = DecoderConfig(vocab_size=3, n_ctx=2, d_model=2, n_heads=1, n_layers=1)
+    params = {name: np.zeros(shape) for name, shape in parameter_shapes(config).items()}
+    params["embed"] = np.eye(3, 2)
+    params["unembed"] = np.array([[0.0, 3.0, 1.0], [0.0, 0.0, 0.0]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        drawn = generate(config, params, np.zeros((50, 1), dtype=int), 1, temperature=temperature)
+    np.testing.assert_array_equal(drawn[:, 1], 1)
+    params["unembed"] = np.array([[5.0, 5.0, 1.0], [0.0, 0.0, 0.0]])  # a tie: drawn evenly, as T → 0
+    tied = generate(config, params, np.zeros((400, 1), dtype=int), 1, temperature=temperature)[:, 1]
+    assert set(tied.tolist()) == {0, 1} and 120 < (tied == 0).sum() < 280
+
+
+def test_n_new_is_limited_for_rope_models():
+    config = DecoderConfig(vocab_size=3, n_ctx=4, d_model=4, n_heads=1, n_layers=1, positions="rope")
+    params = init_parameters(config, seed=0)
+    with pytest.raises(ValueError, match="n_new=100001 is more than MAX_NEW_TOKENS=100,000"):
+        generate(config, params, [0], MAX_NEW_TOKENS + 1)
+    with pytest.raises(ValueError, match=r"n_new=\d+ is more than MAX_NEW_TOKENS"):
+        generate(config, params, [0], 10**30, window=2)
+    assert generate(config, params, [0], 9).shape == (10,)  # past n_ctx: RoPE runs on
 
 
 def test_kv_cache_grows_one_row_per_token():

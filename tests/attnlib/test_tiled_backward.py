@@ -70,3 +70,38 @@ def test_bad_input_names_the_argument():
         tiled_attention_backward(Q, Q, Q, Q, causal="yes")
     with pytest.raises(ValueError, match="block_q"):
         tiled_attention_backward(Q, Q, Q, Q, block_q=0)
+
+
+@pytest.mark.parametrize(
+    ("dtype", "shift"),
+    [
+        (np.float32, 0.0),
+        (np.float32, 25.0),
+        (np.float32, 2.0**21),
+        (np.float64, 2.0**40),
+        (np.float64, 2.0**50),
+    ],
+)
+def test_tiled_backward_at_large_scores(dtype, shift):
+    """Scores ``q·k + shift`` with small integers q, k and scale 1 are exact in ``dtype`` however large
+    ``shift`` is, and the gradients do not depend on it except through the shift's own column: the
+    weights recomputed from ``L = m + log l`` rounded to the dtype were off by ``u·shift`` (10 % at
+    2²¹ in float32), those from ``(s − m) − log l`` stay within the arithmetic's bound.
+    """
+    rng = np.random.default_rng(int(shift) % 1000)
+    n, d = 11, 3
+    Q = np.hstack([rng.integers(-2, 3, (n, d)), np.full((n, 1), shift)]).astype(dtype)
+    K = np.hstack([rng.integers(-2, 3, (n, d)), np.ones((n, 1))]).astype(dtype)
+    V, dO = (rng.normal(size=(n, 4)).astype(dtype) for _ in range(2))
+    spread = 2 * d * 4  # |q·k| ≤ d·2·2 on either side
+    exact = attention_backward(*(a.astype(np.float64) for a in (Q, K, V, dO)), scale=1.0)
+    bounds = attention_backward_error(Q, K, V, dO, dtype, scale=1.0, blocks=3, exact_spread=spread)
+    bounds64 = attention_backward_error(Q, K, V, dO, np.float64, scale=1.0, exact_spread=spread)
+    naive = attention_backward(Q, K, V, dO, scale=1.0)
+    tiled = tiled_attention_backward(Q, K, V, dO, scale=1.0, block_q=4, block_k=4)
+    for name, t, a, e, bound, bound64 in zip(
+        ("dQ", "dK", "dV"), tiled, naive, exact, bounds, bounds64, strict=True
+    ):
+        assert t.dtype == dtype, name
+        np.testing.assert_allclose(t, e, rtol=0, atol=bound + bound64, err_msg=name)
+        np.testing.assert_allclose(t, a, rtol=0, atol=2 * bound, err_msg=name)  # two codes: twice it
