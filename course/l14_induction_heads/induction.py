@@ -486,20 +486,7 @@ def token_k_circuit(
     p = check_parameters(config, params)
     if config.layer_norm:
         raise ValueError("token_k_circuit needs a model without LayerNorm: the circuit is not linear")
-    heads = {}
-    for name, head in (("writer", writer), ("reader", reader)):
-        if not (
-            isinstance(head, tuple)
-            and len(head) == 2
-            and all(is_number(i, whole=True) for i in head)
-            and 0 <= head[0] < config.n_layers
-            and 0 <= head[1] < config.n_heads
-        ):
-            raise ValueError(
-                f"{name} must be (layer, head) with layer < {config.n_layers} and head < "
-                f"{config.n_heads}, got {head!r}"
-            )
-        heads[name] = (int(head[0]), int(head[1]))
+    heads = {name: _as_head(config, head, name) for name, head in (("writer", writer), ("reader", reader))}
     if heads["writer"][0] >= heads["reader"][0]:
         raise ValueError(
             f"writer={writer} must be in an earlier layer than reader={reader}: a head reads only "

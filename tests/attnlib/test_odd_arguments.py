@@ -120,7 +120,7 @@ def _ours(filename: str) -> bool:
     return bool(OURS & set(Path(filename).resolve().parents))
 
 
-def _answer_or_clear_error(call: Callable[..., object], *args: object) -> None:
+def answer_or_clear_error(call: Callable[..., object], *args: object) -> None:
     """Call; a result must be finite, an error must be ValueError/TypeError raised by us."""
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -136,14 +136,19 @@ def _answer_or_clear_error(call: Callable[..., object], *args: object) -> None:
     assert _finite(result), f"a non-finite result {result!r}"
 
 
-@pytest.mark.parametrize("name", CALLS)
-def test_every_combination_of_odd_arguments(name: str) -> None:
-    call, n_args = CALLS[name]
+def every_odd_combination(name: str, call: Callable[..., object], n_args: int) -> None:
+    """Call ``call`` with every combination of ``n_args`` odd arguments; the first that gives
+    neither a finite answer nor a clear error fails, named ``name(arguments)``."""
     for args in itertools.product(ODD, repeat=n_args):
         try:
-            _answer_or_clear_error(call, *args)
+            answer_or_clear_error(call, *args)
         except AssertionError as failure:
             raise AssertionError(f"{name}{tuple(args)!r}: {failure}") from None
+
+
+@pytest.mark.parametrize("name", CALLS)
+def test_every_combination_of_odd_arguments(name: str) -> None:
+    every_odd_combination(name, *CALLS[name])
 
 
 finite_floats = st.floats(allow_nan=False, allow_infinity=False, allow_subnormal=True)
@@ -158,9 +163,9 @@ finite_floats = st.floats(allow_nan=False, allow_infinity=False, allow_subnormal
 def test_any_finite_floats_in_attention(Q: np.ndarray, K: np.ndarray, scale: float | None) -> None:
     """From 5e-324 to 1.8e308: attention, the counted loops and the similarity never go wrong silently."""
     K = K[:, : Q.shape[1]] if K.shape[1] >= Q.shape[1] else np.resize(K, (K.shape[0], Q.shape[1]))
-    _answer_or_clear_error(lambda: core.attention_steps(Q, K, K, scale=scale))
-    _answer_or_clear_error(lambda: counting.counted_attention(Q, K, K))
-    _answer_or_clear_error(lambda: counting.counted_attention(Q, K, K, stable=False))
-    _answer_or_clear_error(lambda: similarity.similarity(Q[0], K[0]))
-    _answer_or_clear_error(lambda: scaling.entropy(Q))
-    _answer_or_clear_error(lambda: scaling.softmax_jacobian_norm(K))
+    answer_or_clear_error(lambda: core.attention_steps(Q, K, K, scale=scale))
+    answer_or_clear_error(lambda: counting.counted_attention(Q, K, K))
+    answer_or_clear_error(lambda: counting.counted_attention(Q, K, K, stable=False))
+    answer_or_clear_error(lambda: similarity.similarity(Q[0], K[0]))
+    answer_or_clear_error(lambda: scaling.entropy(Q))
+    answer_or_clear_error(lambda: scaling.softmax_jacobian_norm(K))

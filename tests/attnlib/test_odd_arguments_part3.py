@@ -1,6 +1,6 @@
 """Part III's public functions, called with odd arguments: a right answer or a clear error.
 
-The harness of ``test_odd_arguments.py`` (its :data:`ODD` values and ``_answer_or_clear_error``),
+The harness of ``test_odd_arguments.py`` (its :data:`ODD` values and ``answer_or_clear_error``),
 applied to the decoder (lessons 14 and 15), the counting of generation and memory, lesson 14's
 induction analysis, lesson 15's text model, and the two explorers' traits. Every combination of
 ODD values goes into each entry of :data:`CALLS`; ``python tests/attnlib/test_odd_arguments_part3.py``
@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import traitlets
-from test_odd_arguments import ODD, _answer_or_clear_error
+from test_odd_arguments import ODD, answer_or_clear_error, every_odd_combination
 
 from attnlib import counting, decoder
 from attnlib.decoder import DecoderConfig, KVCache
@@ -281,12 +281,7 @@ def _explorer_keeps_valid_values(make: Callable[[], traitlets.HasTraits], name: 
 
 @pytest.mark.parametrize("name", CALLS)
 def test_every_combination_of_odd_arguments(name: str) -> None:
-    call, n_args = CALLS[name]
-    for args in itertools.product(ODD, repeat=n_args):
-        try:
-            _answer_or_clear_error(call, *args)
-        except AssertionError as failure:
-            raise AssertionError(f"{name}{tuple(args)!r}: {failure}") from None
+    every_odd_combination(name, *CALLS[name])
 
 
 @pytest.mark.parametrize("problem", BAD_FILES)
@@ -295,7 +290,7 @@ def test_a_bad_file_loaded_by_path_is_a_clear_error(tmp_path: Path, loader: str,
     module = _text_model() if loader == "load_text_model" else _induction()
     path = tmp_path / "run.npz"
     path.write_bytes(BAD_FILES[problem]())
-    _answer_or_clear_error(getattr(module, loader), str(path))
+    answer_or_clear_error(getattr(module, loader), str(path))
 
 
 @pytest.mark.parametrize("explorer", ["induction replay", "generation explorer"])
@@ -328,7 +323,7 @@ def count_unclean() -> tuple[int, int, dict[str, list[str]]]:
             total += 1
             signal.alarm(2)
             try:
-                _answer_or_clear_error(call, *args)
+                answer_or_clear_error(call, *args)
             except BaseException as exc:
                 if isinstance(exc, KeyboardInterrupt):
                     raise
