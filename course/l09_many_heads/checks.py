@@ -203,10 +203,7 @@ def check_head_scale(answer: object, d_model: int, n_heads: int, *, decimals: in
     d_model, n_heads : int
         The layer; ``d_model`` must divide into ``n_heads`` heads.
     decimals : int
-        Decimals asked; the rule of :func:`course.kit.checks.values.number_verdict`: passes
-        when less than ``10**-decimals`` from the right value, or than one unit of its
-        second significant digit where that is finer (a small right value), so 0 and a
-        mistake off by a factor never pass.
+        Decimals asked, compared by :func:`course.kit.checks.values.number_verdict`'s rule.
 
     Returns
     -------

@@ -157,10 +157,7 @@ def check_sinusoidal(
     base : float
         The wavelength base (10000 in the paper).
     decimals : int
-        Decimals asked; each entry passes within ``10**-decimals`` of attnlib's, or within
-        one unit of the second significant digit of the largest entry where that is finer
-        (:func:`course.kit.checks.values.entry_unit`), so zeros or a mistake off by a factor
-        never pass at any scale.
+        Decimals asked, each entry compared by :func:`course.kit.checks.values.entry_unit`'s rule.
 
     Returns
     -------
@@ -294,10 +291,7 @@ def check_shifted_score(
     base : float
         RoPE's frequency base.
     decimals : int
-        Decimals asked; the rule of :func:`course.kit.checks.values.number_verdict`: passes
-        when less than ``10**-decimals`` from the right value, or than one unit of its
-        second significant digit where that is finer (a small right value), so 0 and a
-        mistake off by a factor never pass.
+        Decimals asked, compared by :func:`course.kit.checks.values.number_verdict`'s rule.
 
     Returns
     -------

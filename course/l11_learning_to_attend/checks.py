@@ -167,10 +167,7 @@ def check_value_gradient(
     d_output : array_like, shape (n_q, d_v)
         ``dZ``, the gradient of the loss with respect to the output.
     decimals : int
-        Decimals asked; each entry passes within ``10**-decimals`` of attnlib's, or within
-        one unit of the second significant digit of the largest entry where that is finer
-        (:func:`course.kit.checks.values.entry_unit`), so zeros or a mistake off by a factor
-        never pass at any scale.
+        Decimals asked, each entry compared by :func:`course.kit.checks.values.entry_unit`'s rule.
 
     Returns
     -------

@@ -106,10 +106,7 @@ def check_weights_memory(
     itemsize : int
         Bytes per number: 4 (float32) or 8 (float64).
     decimals : int
-        Decimals asked; the rule of :func:`course.kit.checks.values.number_verdict`: passes
-        when less than ``10**-decimals`` from the right value, or than one unit of its
-        second significant digit where that is finer (a small right value), so 0 and a
-        mistake off by a factor never pass.
+        Decimals asked, compared by :func:`course.kit.checks.values.number_verdict`'s rule.
 
     Returns
     -------

@@ -363,10 +363,7 @@ def check_attention(
         Which result the answer is: the output ``weights @ V``, the weights, the raw scores
         ``Q Kᵀ`` or the scaled scores (before any mask).
     decimals : int
-        Decimals asked; each entry passes within ``10**-decimals`` of attnlib's, or within
-        one unit of the second significant digit of the largest entry where that is finer
-        (:func:`course.kit.checks.values.entry_unit`), so zeros or a mistake off by a factor
-        never pass at any scale.
+        Decimals asked, each entry compared by :func:`course.kit.checks.values.entry_unit`'s rule.
     d_model : int, optional
         The width of the embeddings ``Q``, ``K`` and ``V`` were projected from; given, a scale of
         ``1/√d_model`` is recognised.

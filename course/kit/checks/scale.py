@@ -134,10 +134,7 @@ def check_scale(
         The exercise's other sizes: give them, and a scale computed from one of them by mistake
         is named.
     decimals : int
-        Decimals asked; the rule of :func:`course.kit.checks.values.number_verdict`: passes
-        when less than ``10**-decimals`` from the right value, or than one unit of its
-        second significant digit where that is finer (a small right value), so 0 and a
-        mistake off by a factor never pass.
+        Decimals asked, compared by :func:`course.kit.checks.values.number_verdict`'s rule.
     name : str
         What the number is, for the message.
 
