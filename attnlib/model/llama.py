@@ -1,0 +1,322 @@
+"""A Llama-architecture language model in NumPy: SmolLM2-135M-Instruct, run on attnlib's parts.
+
+Lesson 16. The model is ``logits = rms_norm(block(… block(embed[ids]) …)) @ embed.T`` (tied
+embeddings), one :func:`~attnlib.model.llama_parts.block` per layer, and generation keeps every
+layer's rotated keys and values (the KV cache). Its loop in NumPy, greedy, without the cache:
+
+>>> import numpy as np
+>>> from attnlib.model.llama_file import LlamaConfig, LlamaModel
+>>> config = LlamaConfig(n_layers=1, n_heads=2, n_kv_heads=1, d_head=4, d_model=8, d_mlp=16,
+...                      vocab_size=11, n_ctx=32, rope_base=10000.0, norm_eps=1e-5)
+>>> model = LlamaModel.random(config, seed=0)
+>>> ids = [3, 1, 4]
+>>> for _ in range(4):
+...     ids.append(int(np.argmax(forward(model, ids)[-1])))
+>>> generate(model, [3, 1, 4], 4, stop_at_eos=False).tolist() == ids[3:]
+True
+
+This module is the façade lesson 16 imports (``from attnlib.model import llama``): the parts
+(:mod:`~attnlib.model.llama_parts`), the file (:mod:`~attnlib.model.llama_file`), and here
+:func:`forward` (with ablations, windows and sinks, every layer's weights) and :func:`generate`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from attnlib.model.gguf import ModelFileError
+from attnlib.model.llama_file import (
+    LlamaConfig,
+    LlamaModel,
+    as_ids,
+    config_from_metadata,
+    load_smollm2,
+    params_from_tensors,
+)
+from attnlib.model.llama_parts import (
+    Parts,
+    as_count,
+    block,
+    grouped_query_attention,
+    next_token_probabilities,
+    rms_norm,
+    rotate,
+    swiglu,
+)
+
+__all__ = [
+    "MAX_NEW_TOKENS",
+    "LlamaConfig",
+    "LlamaModel",
+    "ModelFileError",
+    "Parts",
+    "block",
+    "config_from_metadata",
+    "forward",
+    "generate",
+    "grouped_query_attention",
+    "load_smollm2",
+    "next_token_probabilities",
+    "params_from_tensors",
+    "rms_norm",
+    "rotate",
+    "swiglu",
+]
+
+
+class _Cache:
+    """Each layer's rotated keys and values, in arrays allocated once for ``capacity`` tokens."""
+
+    def __init__(self, c: LlamaConfig, capacity: int) -> None:
+        self.K = np.empty((c.n_layers, c.n_kv_heads, capacity, c.d_head), dtype=np.float32)
+        self.V = np.empty_like(self.K)
+        self.length = 0
+
+    def append(self, layer: int, K: np.ndarray, V: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        end = self.length + K.shape[1]
+        self.K[layer, :, self.length : end], self.V[layer, :, self.length : end] = K, V
+        return self.K[layer, :, :end], self.V[layer, :, :end]
+
+
+@dataclass
+class _Pass:
+    """One forward pass's settings, shared by its layers."""
+
+    model: LlamaModel
+    parts: Parts
+    positions: np.ndarray  # (n,)
+    mask: np.ndarray | None  # (n, n_k), or None for causal
+    ablate: frozenset[tuple[int, int]]
+    cache: _Cache | None = None
+    sink_places: np.ndarray | None = None  # keys_at="cache" with sinks: the queries' places against the sinks
+    sinks: int = 0
+    weights: list[np.ndarray] | None = None
+
+    def attention(self, layer: int, w: Mapping[str, np.ndarray]) -> Callable[[np.ndarray], np.ndarray]:
+        """The attention sublayer of ``layer``: ``a = rms_norm_1(x)`` → what the heads write."""
+        c, rotate_ = self.model.config, self.parts.rotate
+
+        def attn(a: np.ndarray) -> np.ndarray:
+            n = a.shape[0]
+            Q = (a @ w["W_q"]).reshape(n, c.n_heads, c.d_head).transpose(1, 0, 2)  # (H, n, d_head)
+            K = (a @ w["W_k"]).reshape(n, c.n_kv_heads, c.d_head).transpose(1, 0, 2)
+            V = (a @ w["W_v"]).reshape(n, c.n_kv_heads, c.d_head).transpose(1, 0, 2)
+            Q_rot, K = rotate_(Q, self.positions, c.rope_base), rotate_(K, self.positions, c.rope_base)
+            if self.cache is not None:
+                K, V = self.cache.append(layer, K, V)
+            if self.sink_places is None:
+                out, weights = self.parts.attention(Q_rot, K, V, mask=self.mask)
+            else:
+                out, weights = self._with_sinks_in_place(Q, Q_rot, K, V)
+            dropped = [head for (at, head) in self.ablate if at == layer]
+            if dropped:
+                out = out.copy()
+                out[dropped] = 0.0
+            if self.weights is not None:
+                self.weights.append(weights)
+            return out.transpose(1, 0, 2).reshape(n, c.n_heads * c.d_head) @ w["W_o"]
+
+        return attn
+
+    def _with_sinks_in_place(
+        self, Q: np.ndarray, Q_rot: np.ndarray, K: np.ndarray, V: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Attention where a sink outside the window is seen from the query's place in a rolling cache.
+
+        Query ``i`` sees sink ``j`` at distance ``min(i, sinks + window − 1) − j`` and the window's
+        keys at ``i − j``. One attention call computes both: each query is the two rotations side
+        by side (times √2, so that ``1/√(2·d_head)`` scales as ``1/√d_head``), each sink's key a
+        second time, beside zeros, as extra columns before the others.
+        """
+        c, s = self.model.config, self.sinks
+        zeros = np.zeros_like(K)
+        Q2 = np.concatenate([self.parts.rotate(Q, self.sink_places, c.rope_base), Q_rot], axis=-1)
+        K2 = np.concatenate(
+            [np.concatenate([K[:, :s], zeros[:, :s]], axis=-1), np.concatenate([zeros, K], axis=-1)], axis=1
+        )
+        out, weights2 = self.parts.attention(
+            Q2 * np.float32(math.sqrt(2.0)), K2, np.concatenate([V[:, :s], V], axis=1), mask=self.mask
+        )
+        weights = weights2[..., s:].copy()
+        weights[..., :s] += weights2[..., :s]
+        return out, weights
+
+
+def _run(p: _Pass, ids: np.ndarray) -> np.ndarray:
+    """The residual stream after the last layer and the final RMSNorm, (n, d_model)."""
+    c, params = p.model.config, p.model.params
+    x = params["embed"][ids]
+    names = ("attn_norm", "W_q", "W_k", "W_v", "W_o", "mlp_norm", "W_gate", "W_up", "W_down")
+    for layer in range(c.n_layers):
+        w = {name: params[f"layer{layer}.{name}"] for name in names}
+        x = p.parts.block(x, w, p.attention(layer, w), p.parts, c.norm_eps)
+    return p.parts.rms_norm(x, params["norm"], c.norm_eps)
+
+
+def _as_parts(parts: object) -> Parts:
+    if parts is None:
+        return Parts()
+    if not isinstance(parts, Parts):
+        raise TypeError(f"parts must be attnlib.model.llama.Parts(...) or None, got {type(parts).__name__}")
+    return parts
+
+
+def forward(
+    model: LlamaModel,
+    ids: npt.ArrayLike,
+    *,
+    parts: Parts | None = None,
+    ablate: Iterable[tuple[int, int]] = frozenset(),
+    window: int | None = None,
+    sinks: int = 0,
+    keys_at: str = "cache",
+    keep_weights: bool = False,
+) -> np.ndarray | tuple[np.ndarray, list[np.ndarray]]:
+    """The model's next-token logits at every position of ``ids``.
+
+    Lesson 16 · 2 to · 6: the model on the learner's parts, sinks, induction heads.
+
+    Parameters
+    ----------
+    model : LlamaModel
+    ids : (n,) int
+        1 ≤ n ≤ ``n_ctx`` token ids.
+    parts : Parts or None
+        The functions to build it from (``None``: attnlib's).
+    ablate : iterable of (layer, head)
+        Query heads whose output is zeroed before ``W_o``.
+    window, sinks : int or None, int
+        Each query sees the latest ``window`` tokens (itself included) and the first ``sinks``
+        (StreamingLLM); ``sinks`` needs a window.
+    keys_at : {"cache", "original"}
+        With sinks: where RoPE puts a sink that is outside the window. ``"cache"``: at its place in
+        a rolling cache (the query sits at ``min(i, sinks + window − 1)``), as StreamingLLM does;
+        ``"original"``: at its position in the text (distances up to ``n − 1``).
+    keep_weights : bool
+        Also return every layer's attention weights (memory: ``n_layers · n_heads · n²`` floats).
+
+    Returns
+    -------
+    logits : (n, vocab_size) float32
+    weights : list of n_layers arrays (n_heads, n, n) float32, only with ``keep_weights``
+    """
+    c = model.config
+    t = as_ids(model, ids, "ids")
+    if len(t) > c.n_ctx:
+        raise ValueError(f"ids has {len(t):,} tokens, more than the model's context of {c.n_ctx:,}")
+    n = len(t)
+    positions = np.arange(n)
+    i, j = positions[:, None], positions[None, :]
+    mask = j <= i
+    if window is not None:
+        window = as_count(window, "window", 1)
+        mask &= (j > i - window) | (j < sinks)
+    sinks = as_count(sinks, "sinks", 0)
+    if sinks and window is None:
+        raise ValueError(f"sinks={sinks} needs a window (pass window=…)")
+    if keys_at not in ("cache", "original"):
+        raise ValueError(f"keys_at must be 'cache' or 'original', got {keys_at!r}")
+    p = _Pass(model, _as_parts(parts), positions, mask, _as_ablate(c, ablate))
+    if sinks and keys_at == "cache" and window is not None:
+        outside = (j < sinks) & (j <= i - window)  # the sinks a query sees only as sinks
+        p.mask = np.concatenate([outside[:, :sinks], mask & ~outside], axis=1)
+        p.sink_places, p.sinks = np.minimum(positions, sinks + window - 1), sinks
+    if keep_weights:
+        p.weights = []
+    logits = _run(p, t) @ model.params["embed"].T
+    return (logits, p.weights) if keep_weights else logits
+
+
+def _as_ablate(c: LlamaConfig, ablate: Iterable[tuple[int, int]]) -> frozenset[tuple[int, int]]:
+    try:
+        pairs = frozenset((int(layer), int(head)) for layer, head in ablate)
+    except (TypeError, ValueError):
+        raise TypeError(f"ablate must be (layer, head) pairs, got {ablate!r:.80}") from None
+    bad = [(at, h) for at, h in pairs if not (0 <= at < c.n_layers and 0 <= h < c.n_heads)]
+    if bad:
+        raise ValueError(
+            f"ablate names heads the model does not have: {sorted(bad)} "
+            f"(layers 0 … {c.n_layers - 1}, heads 0 … {c.n_heads - 1})"
+        )
+    return pairs
+
+
+#: The most tokens one :func:`generate` call adds.
+MAX_NEW_TOKENS = 8192
+
+
+def generate(
+    model: LlamaModel,
+    ids: npt.ArrayLike,
+    n_new: int,
+    *,
+    temperature: float = 0.0,
+    top_k: int | None = None,
+    top_p: float | None = None,
+    seed: int = 0,
+    stop_at_eos: bool = True,
+    parts: Parts | None = None,
+) -> np.ndarray:
+    """Up to ``n_new`` tokens after ``ids``, one at a time, with the KV cache.
+
+    Lesson 16 · 3 and · 4. The prompt runs in one pass (prefill) that fills every layer's cache;
+    then each new token runs the model on itself alone (decode), its query attending over the cache.
+
+    Parameters
+    ----------
+    model : LlamaModel
+    ids : (n,) int
+        The prompt (``model.encode(text)`` or ``model.chat(messages)``), at least one token.
+    n_new : int
+        At most this many new tokens; ``n + n_new ≤ n_ctx``.
+    temperature, top_k, top_p
+        As :func:`next_token_probabilities` (``temperature=0``: greedy).
+    seed : int
+        The draws' seed (unused when greedy).
+    stop_at_eos : bool
+        Stop after the model writes its end token (:attr:`LlamaModel.eos_id`, kept in the result).
+    parts : Parts or None
+
+    Returns
+    -------
+    (≤ n_new,) int64, the new tokens only
+    """
+    c = model.config
+    t = as_ids(model, ids, "ids")
+    new = as_count(n_new, "n_new", 0)
+    if len(t) + new > c.n_ctx:
+        raise ValueError(
+            f"the prompt's {len(t):,} tokens plus n_new={new:,} are more than "
+            f"the model's context of {c.n_ctx:,} tokens"
+        )
+    next_token_probabilities(np.zeros(2), temperature=temperature, top_k=None, top_p=top_p)  # checks them
+    if top_k is not None and not 1 <= as_count(top_k, "top_k", 1) <= c.vocab_size:
+        raise ValueError(f"top_k must be from 1 to the vocabulary's {c.vocab_size:,}, got {top_k}")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed must be a non-negative integer, got {seed!r:.60}")
+    if not isinstance(stop_at_eos, bool):
+        raise TypeError(f"stop_at_eos must be True or False, got {stop_at_eos!r:.60}")
+    rng = np.random.default_rng(int(seed))
+    p = _Pass(model, _as_parts(parts), np.arange(len(t)), None, frozenset(), _Cache(c, len(t) + new))
+    out: list[int] = []
+    step = t
+    for _ in range(new):
+        h = _run(p, step)[-1]
+        p.cache.length += len(step)
+        logits = h @ model.params["embed"].T
+        if temperature == 0:
+            token = int(np.argmax(logits))
+        else:
+            probs = next_token_probabilities(logits, temperature=temperature, top_k=top_k, top_p=top_p)
+            token = int(min(np.searchsorted(np.cumsum(probs), rng.random(), side="right"), len(probs) - 1))
+        out.append(token)
+        if stop_at_eos and token == model.eos_id:
+            break
+        step = np.array([token])
+        p.positions = np.array([p.cache.length])
+    return np.array(out, dtype=np.int64)
