@@ -148,8 +148,11 @@ def dequantize_q4_1(data: np.ndarray) -> np.ndarray:
     d = blocks[..., 0:2].copy().view(np.float16).astype(np.float32)  # (..., k, 1)
     m = blocks[..., 2:4].copy().view(np.float16).astype(np.float32)
     packed = blocks[..., 4:]  # (..., k, 16)
-    q = np.concatenate([packed & 0x0F, packed >> 4], axis=-1).astype(np.float32)  # (..., k, 32)
-    return (d * q + m).reshape(*blocks.shape[:-2], -1)
+    out = np.empty((*blocks.shape[:-1], 32), dtype=np.float32)  # written in place: no float32 temporaries
+    np.multiply(packed & 0x0F, d, out=out[..., :16])  # numbers 0 … 15: the low four bits
+    np.multiply(packed >> 4, d, out=out[..., 16:])  # numbers 16 … 31: the high four bits
+    out += m
+    return out.reshape(*blocks.shape[:-2], -1)
 
 
 def dequantize_q8_0(data: np.ndarray) -> np.ndarray:
@@ -159,8 +162,9 @@ def dequantize_q8_0(data: np.ndarray) -> np.ndarray:
     """
     blocks = _blocks(data, _Q8_0_BLOCK, "dequantize_q8_0")
     d = blocks[..., 0:2].copy().view(np.float16).astype(np.float32)
-    q = blocks[..., 2:].view(np.int8).astype(np.float32)
-    return (d * q).reshape(*blocks.shape[:-2], -1)
+    out = np.empty((*blocks.shape[:-1], 32), dtype=np.float32)
+    np.multiply(blocks[..., 2:].view(np.int8), d, out=out)
+    return out.reshape(*blocks.shape[:-2], -1)
 
 
 _DEQUANTIZE = {"Q4_1": dequantize_q4_1, "Q8_0": dequantize_q8_0}
