@@ -262,7 +262,8 @@ def generate(
     seed: int = 0,
     stop_at_eos: bool = True,
     parts: Parts | None = None,
-) -> np.ndarray:
+    return_logits: bool = False,
+) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
     """Up to ``n_new`` tokens after ``ids``, one at a time, with the KV cache.
 
     Lesson 16 · 3 and · 4. The prompt runs in one pass (prefill) that fills every layer's cache;
@@ -282,10 +283,13 @@ def generate(
     stop_at_eos : bool
         Stop after the model writes its end token (:attr:`LlamaModel.eos_id`, kept in the result).
     parts : Parts or None
+    return_logits : bool
+        Also return the logits each new token was chosen from.
 
     Returns
     -------
-    (≤ n_new,) int64, the new tokens only
+    tokens : (≤ n_new,) int64, the new tokens only
+    logits : (len(tokens), vocab_size) float32, only with ``return_logits``
     """
     c = model.config
     t = as_ids(model, ids, "ids")
@@ -300,16 +304,20 @@ def generate(
         raise ValueError(f"top_k must be from 1 to the vocabulary's {c.vocab_size:,}, got {top_k}")
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise ValueError(f"seed must be a non-negative integer, got {seed!r:.60}")
-    if not isinstance(stop_at_eos, bool):
-        raise TypeError(f"stop_at_eos must be True or False, got {stop_at_eos!r:.60}")
+    for name, flag in (("stop_at_eos", stop_at_eos), ("return_logits", return_logits)):
+        if not isinstance(flag, bool):
+            raise TypeError(f"{name} must be True or False, got {flag!r:.60}")
     rng = np.random.default_rng(int(seed))
     p = _Pass(model, _as_parts(parts), np.arange(len(t)), None, frozenset(), _Cache(c, len(t) + new))
     out: list[int] = []
+    chosen_from: list[np.ndarray] = []
     step = t
     for _ in range(new):
         h = _run(p, step)[-1]
         p.cache.length += len(step)
         logits = h @ model.params["embed"].T
+        if return_logits:
+            chosen_from.append(logits)
         if temperature == 0:
             token = int(np.argmax(logits))
         else:
@@ -320,7 +328,10 @@ def generate(
             break
         step = np.array([token])
         p.positions = np.array([p.cache.length])
-    return np.array(out, dtype=np.int64)
+    new_ids = np.array(out, dtype=np.int64)
+    if return_logits:
+        return new_ids, np.array(chosen_from, dtype=np.float32).reshape(len(out), c.vocab_size)
+    return new_ids
 
 
 def float32_tolerance(config: LlamaConfig, n_tokens: int, largest: float = 1.0) -> float:

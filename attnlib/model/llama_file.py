@@ -9,7 +9,7 @@ transformers does. In NumPy, on one head of 4 rows:
 >>> rows = np.array([[0], [2], [1], [3]])          # the file's order: pairs (0, 2), (1, 3) side by side
 >>> rows.reshape(1, 2, 2, 1).swapaxes(1, 2).reshape(4, 1).ravel().tolist()
 [0, 1, 2, 3]
->>> _unpermute(rows, 1).ravel().tolist()
+>>> unpermute(rows, 1).ravel().tolist()
 [0, 1, 2, 3]
 
 Rotating the file's rows with ``rotate_half`` (mixing the two pairings) gives logits off by tens.
@@ -41,6 +41,7 @@ __all__ = [
     "config_from_metadata",
     "load_smollm2",
     "params_from_tensors",
+    "unpermute",
 ]
 
 # ---------------------------------------------------------------------------------------------
@@ -201,9 +202,13 @@ class LlamaModel:
         return self.encode(template.render(messages=list(messages), add_generation_prompt=True))
 
 
-def _unpermute(W: np.ndarray, n_heads: int) -> np.ndarray:
-    """Undo llama.cpp's permutation of a query or key matrix ``(n_heads·d_head, d_model)``: within each
-    head, row ``2i + j`` of the file is row ``j·d_head/2 + i`` of the ``rotate_half`` order."""
+def unpermute(W: np.ndarray, n_heads: int) -> np.ndarray:
+    """Undo llama.cpp's permutation of a query or key matrix ``(n_heads·d_head, d_model)``.
+
+    Lesson 16 · 1. The file: within each head, row ``2i + j`` of the file is row ``j·d_head/2 + i``
+    of the ``rotate_half`` order (llama.cpp's ``convert_hf_to_gguf.py`` permutes them so that its
+    RoPE can rotate neighbouring pairs).
+    """
     rows, cols = W.shape
     return W.reshape(n_heads, rows // n_heads // 2, 2, cols).swapaxes(1, 2).reshape(rows, cols)
 
@@ -240,7 +245,7 @@ def config_from_metadata(metadata: Mapping[str, Any]) -> LlamaConfig:
 
 def params_from_tensors(config: LlamaConfig, tensors: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
     """The GGUF's tensors under :class:`LlamaModel`'s names: transposed to row vectors times matrices,
-    the query and key rows un-permuted (:func:`_unpermute`).
+    the query and key rows un-permuted (:func:`unpermute`).
 
     Lesson 16 · 1. The file.
     """
@@ -261,8 +266,8 @@ def params_from_tensors(config: LlamaConfig, tensors: Mapping[str, np.ndarray]) 
     for layer in range(c.n_layers):
         f, p = f"blk.{layer}.", f"layer{layer}."
         params[p + "attn_norm"] = get(f + "attn_norm.weight", (c.d_model,))
-        params[p + "W_q"] = _unpermute(get(f + "attn_q.weight", (width, c.d_model)), c.n_heads).T
-        params[p + "W_k"] = _unpermute(get(f + "attn_k.weight", (kv, c.d_model)), c.n_kv_heads).T
+        params[p + "W_q"] = unpermute(get(f + "attn_q.weight", (width, c.d_model)), c.n_heads).T
+        params[p + "W_k"] = unpermute(get(f + "attn_k.weight", (kv, c.d_model)), c.n_kv_heads).T
         params[p + "W_v"] = get(f + "attn_v.weight", (kv, c.d_model)).T
         params[p + "W_o"] = get(f + "attn_output.weight", (c.d_model, width)).T
         params[p + "mlp_norm"] = get(f + "ffn_norm.weight", (c.d_model,))

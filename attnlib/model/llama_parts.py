@@ -191,7 +191,10 @@ class Parts:
 
 
 def as_count(value: object, name: str, minimum: int) -> int:
-    """``value`` as an int of at least ``minimum``, or an error naming ``name`` (lesson 16's sizes)."""
+    """``value`` as an int of at least ``minimum``, or an error naming ``name``.
+
+    Lesson 16 · 4: the sizes sampling and generation take (``top_k``, ``n_new``, a window).
+    """
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
         raise TypeError(f"{name} must be a whole number, got {value!r:.60}")
     if value < minimum:

@@ -13,6 +13,7 @@ import pytest
 from attnlib.core import causal_mask, scaled_dot_product_attention
 from attnlib.model import llama
 from attnlib.model.gguf import dequantize_q4_1, dequantize_q8_0
+from attnlib.model.llama_file import unpermute
 from attnlib.positions import rope
 
 gguf = pytest.importorskip("gguf", reason="pip install -r requirements.txt")
@@ -117,7 +118,7 @@ def test_the_loader_undoes_llama_cpps_permutation_and_the_two_pairings_agree():
     rng = np.random.default_rng(0)
     W_hf = rng.normal(size=(3 * 8, 16))  # 3 heads of 8, rotate_half order
     W_file = llama_cpp_permute(W_hf, 3)
-    np.testing.assert_array_equal(llama.params_from_tensors.__globals__["_unpermute"](W_file, 3), W_hf)
+    np.testing.assert_array_equal(unpermute(W_file, 3), W_hf)
     x = rng.normal(size=(5, 16))
     q_half = (x @ W_hf.T).reshape(5, 3, 8).transpose(1, 0, 2)
     q_pairs = (x @ W_file.T).reshape(5, 3, 8).transpose(1, 0, 2)
@@ -201,18 +202,12 @@ def test_generate_with_the_cache_is_greedy_decoding_by_whole_passes(model):
 def test_the_cache_gives_the_whole_pass_logits(model):
     """Decoding one token at a time against the cache, the logits of every step are the whole
     pass's, to float32's rounding (the sums run in another order: a row at a time)."""
-    ids = tokens(16, seed=4)
-    whole = llama.forward(model, ids)
-    p = llama._Pass(model, llama.Parts(), np.arange(6), None, frozenset(), llama._Cache(CONFIG, 16))
-    steps = [llama._run(p, ids[:6]) @ model.params["embed"].T]
-    p.cache.length = 6
-    for i in range(6, 16):
-        p.positions = np.array([i])
-        steps.append(llama._run(p, ids[i : i + 1]) @ model.params["embed"].T)
-        p.cache.length += 1
-    cached = np.concatenate(steps)
+    prompt = tokens(6, seed=4)
+    new, logits = llama.generate(model, prompt, 10, stop_at_eos=False, return_logits=True)
+    assert logits.shape == (10, CONFIG.vocab_size) and logits.dtype == np.float32
+    whole = llama.forward(model, np.concatenate([prompt, new]))[5:15]
     bound = llama.float32_tolerance(CONFIG, 16, float(np.abs(whole).max()))
-    np.testing.assert_allclose(cached, whole, rtol=0, atol=bound)
+    np.testing.assert_allclose(logits, whole, rtol=0, atol=bound)
 
 
 def test_a_learners_parts_are_used(model):
@@ -357,6 +352,7 @@ BAD_GENERATE = [
     (dict(temperature=1.0, top_p="most"), TypeError, "top_p must be a number"),
     (dict(seed=-1), ValueError, "seed must be"),
     (dict(stop_at_eos="yes"), TypeError, "stop_at_eos"),
+    (dict(return_logits=1), TypeError, "return_logits"),
     (dict(parts="mine"), TypeError, "parts must be"),
 ]
 
