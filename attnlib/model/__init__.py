@@ -16,6 +16,12 @@
 - :mod:`attnlib.model.patterns` scores each head's weights: previous, next, itself, first,
   last token, and how broad.
 
+Lesson 16's decoder, SmolLM2-135M-Instruct (a Llama-architecture language model), is imported on
+its own, ``from attnlib.model import llama`` (:mod:`attnlib.model.llama`: the forward pass and
+generation; its parts in :mod:`~attnlib.model.llama_parts`, the file in
+:mod:`~attnlib.model.llama_file` and :mod:`~attnlib.model.gguf`), so that lesson 13 needs
+neither ``gguf`` nor the 98 MB file.
+
 Not imported by ``import attnlib``: import it where it is used.
 """
 

@@ -50,7 +50,6 @@ from attnlib.model.llama_parts import (
 )
 
 __all__ = [
-    "MAX_NEW_TOKENS",
     "LlamaConfig",
     "LlamaModel",
     "ModelFileError",
@@ -245,10 +244,6 @@ def _as_ablate(c: LlamaConfig, ablate: Iterable[tuple[int, int]]) -> frozenset[t
             f"(layers 0 … {c.n_layers - 1}, heads 0 … {c.n_heads - 1})"
         )
     return pairs
-
-
-#: The most tokens one :func:`generate` call adds.
-MAX_NEW_TOKENS = 8192
 
 
 def generate(
