@@ -196,7 +196,10 @@ def forward(
     keys_at : {"cache", "original"}
         With sinks: where RoPE puts a sink that is outside the window. ``"cache"``: at its place in
         a rolling cache (the query sits at ``min(i, sinks + window − 1)``), as StreamingLLM does;
-        ``"original"``: at its position in the text (distances up to ``n − 1``).
+        ``"original"``: at its position in the text (distances up to ``n − 1``). With ``"cache"``
+        and sinks, ``parts.attention`` receives queries and keys of width ``2·d_head`` (the two
+        rotations side by side, see ``_Pass._with_sinks_in_place``): it must scale by the width
+        it is given, as :func:`grouped_query_attention` does.
     keep_weights : bool
         Also return every layer's attention weights (memory: ``n_layers · n_heads · n²`` floats).
 
@@ -219,6 +222,8 @@ def forward(
     sinks = as_count(sinks, "sinks", 0)
     if sinks and window is None:
         raise ValueError(f"sinks={sinks} needs a window (pass window=…)")
+    if not isinstance(keep_weights, bool):
+        raise TypeError(f"keep_weights must be True or False, got {keep_weights!r:.60}")
     if keys_at not in ("cache", "original"):
         raise ValueError(f"keys_at must be 'cache' or 'original', got {keys_at!r}")
     p = _Pass(model, _as_parts(parts), positions, mask, _as_ablate(c, ablate))

@@ -374,6 +374,7 @@ BAD_FORWARD = [
     (dict(ablate=[(0, 4)]), ValueError, "does not have"),
     (dict(ablate=[1, 2]), TypeError, r"\(layer, head\) pairs"),
     (dict(parts=object()), TypeError, "parts must be"),
+    (dict(keep_weights="all"), TypeError, "keep_weights"),
 ]
 
 
