@@ -45,6 +45,13 @@ const MIN_SCALE = 11 / 12;
  * where they do not. Each element drawn goes to the region that holds the centre of its box.
  * `say(before, after)` makes the live region's sentence from the numbers drawn before and after a
  * move (by default a11y.announcement: the number that moved most).
+ *
+ * A redraw keeps the nodes shown: where the new drawing has the same elements as the last one,
+ * only the attributes and texts that differ are changed (patchChildren), and the regions are not
+ * measured again. The tables and the sentence follow once the reader pauses (250 ms after the
+ * last redraw), so that a slider held down redraws only its picture. Instead of setting
+ * `svg.innerHTML`, an explorer may call the returned `draw(parts)` with its markup in parts: a
+ * move then parses and patches only the parts whose markup changed.
  */
 export function explorerRoot(el, kind, width, height, label, regions = null, say = announcement) {
   const controls = html("div", { class: "attnlib-controls" });
@@ -73,67 +80,216 @@ export function explorerRoot(el, kind, width, height, label, regions = null, say
   let said = null; // the numbers last announced
   let timer = null;
   let moved = false; // a redraw is announced only where the reader moved a control (not a theme change)
+  let drawings = null; // the <g> of each picture shown, kept from draw to draw
+  let shownKey = null; // the regions those pictures were made for
+  let layout = { signature: null, where: [] }; // the region of each element, for a drawing of that signature
+  const tables = tableUpdater(numbers, label);
+  // The numbers as tables and the sentence of a move: once the reader pauses (250 ms after the
+  // last redraw), so that a slider held down redraws its picture alone.
+  const speak = () => {
+    const drawn = numbersIn(pictures);
+    tables(numberTables(drawn));
+    const sentence = say(said, drawn);
+    said = drawn;
+    if (moved) live.textContent = sentence || "No number shown changed.";
+    moved = false;
+  };
   const present = () => {
     if (!svg.firstChild) return;
     const { x: vx, y: vy, width: vw, height: vh } = svg.viewBox.baseVal;
     const shown = regions ?? [{ at: [vx, vy, vw, vh], name: label }];
-    const groups = shown.map(() => []);
-    for (const item of [...svg.children]) {
-      const box = item.getBBox ? item.getBBox() : { x: 0, y: 0, width: 0, height: 0 };
+    const items = [...svg.children];
+    // Which region each element goes to, from its box: measured (a layout of the hidden SVG) only
+    // for a drawing of a new signature (the sequence of elements drawn and the regions), else the
+    // same as for the last drawing of that signature.
+    const key = JSON.stringify(shown);
+    const signature = `${key}|${items.map((item) => item.tagName).join(" ")}`;
+    if (signature !== layout.signature) {
       const at = shown.map((r) => r.at);
-      groups[shown.length === 1 ? 0 : regionOf(at, box.x + box.width / 2, box.y + box.height / 2)].push(item);
+      const where = items.map((item) => {
+        if (shown.length === 1) return 0;
+        const box = item.getBBox ? item.getBBox() : { x: 0, y: 0, width: 0, height: 0 };
+        return regionOf(at, box.x + box.width / 2, box.y + box.height / 2);
+      });
+      layout = { signature, where };
     }
-    pictures.replaceChildren(
-      ...shown.map(({ at, name }, k) => {
-        const picture = document.createElementNS(SVG_NS, "svg");
-        const [x, y, w, h] = at;
-        picture.setAttribute("viewBox", `${x} ${y} ${w} ${h}`);
-        picture.setAttribute("role", "img");
-        picture.setAttribute("aria-labelledby", `${id}-title-${k}`);
-        picture.setAttribute("aria-describedby", `${id}-desc-${k}`);
-        picture.setAttribute("font-family", "DejaVu Sans, Verdana, sans-serif");
-        Object.assign(picture.style, { display: "block", width: `${w}px`, maxWidth: "100%", minWidth: `${Math.ceil(w * MIN_SCALE) + 1}px`, height: "auto" });
-        const title = document.createElementNS(SVG_NS, "title");
-        title.id = `${id}-title-${k}`;
-        title.textContent = name;
-        const desc = document.createElementNS(SVG_NS, "desc");
-        desc.id = `${id}-desc-${k}`;
-        desc.textContent = `Part ${k + 1} of ${shown.length} of the picture: ${label}. Its numbers are in the tables after it.`;
-        // what is drawn is out of the accessibility tree: the image is its title and description,
-        // its numbers are in the tables
-        const drawing = document.createElementNS(SVG_NS, "g");
-        drawing.setAttribute("aria-hidden", "true");
-        drawing.append(...groups[k]);
-        picture.append(title, desc, drawing);
-        const frame = html("div", { class: "attnlib-panel" }, picture);
-        Object.assign(frame.style, { maxWidth: "100%", minWidth: "0", overflowX: "auto", flex: "0 1 auto" });
-        return frame;
-      }),
-    );
-    const drawn = numbersIn(pictures);
-    numbers.replaceChildren(...numberTables(drawn).map((t) => tableOf(t, label)));
+    const groups = shown.map(() => []);
+    items.forEach((item, i) => groups[layout.where[i]].push(item));
+    if (drawings && key === shownKey) {
+      // the same pictures: only what changed is changed in them, their nodes kept
+      drawings.forEach((drawing, k) => patchChildren(drawing, groups[k]));
+    } else {
+      drawings = [];
+      shownKey = key;
+      pictures.replaceChildren(...shown.map(({ at, name }, k) => picture(at, name, k, shown.length, groups[k])));
+    }
+    svg.replaceChildren();
+    observer.takeRecords(); // the emptying of svg is no new drawing
+    partNodes = null;
+    if (partCounts) {
+      // the nodes shown for each part of draw(parts), in the order drawn
+      const children = drawings.map((drawing) => drawing.children);
+      const next = drawings.map(() => 0);
+      const shownItems = layout.where.map((k) => children[k][next[k]++]);
+      let start = 0;
+      partNodes = partCounts.map((count) => shownItems.slice(start, (start += count)));
+      partCounts = null;
+    }
+    drawn();
+  };
+  // after a redraw: the tables now on the first, else once the reader pauses
+  const drawn = () => {
     if (said === null) {
-      said = drawn;
+      said = numbersIn(pictures);
+      tables(numberTables(said));
       return;
     }
     clearTimeout(timer);
-    timer = setTimeout(() => {
-      const sentence = say(said, drawn);
-      said = drawn;
-      if (moved) live.textContent = sentence || "No number shown changed.";
-      moved = false;
-    }, 250);
+    timer = setTimeout(speak, 250);
   };
-  new MutationObserver(present).observe(svg, { childList: true });
+  let lastParts = null; // the markup of each part last drawn with draw(parts)
+  let partCounts = null; // the number of elements of each part, until present() has placed them
+  let partNodes = null; // the elements shown for each part
+  const scratch = document.createElementNS(SVG_NS, "svg");
+  const parse = (markup) => {
+    scratch.innerHTML = markup;
+    return [...scratch.children];
+  };
+  /**
+   * Draw a picture given as parts of markup (their concatenation is the whole picture): the parts
+   * whose markup is the same as in the last draw are left alone; the others are parsed and
+   * patched into the nodes shown, as long as each still makes as many elements; else the whole
+   * picture is drawn anew into `svg`.
+   */
+  const draw = (parts) => {
+    if (partNodes && lastParts.length === parts.length) {
+      const fresh = parts.map((part, i) => (part === lastParts[i] ? null : parse(part)));
+      if (fresh.every((nodes, i) => nodes === null || nodes.length === partNodes[i].length)) {
+        fresh.forEach((nodes, i) =>
+          nodes?.forEach((f, k) => {
+            const o = partNodes[i][k];
+            if (o.nodeName === f.nodeName) patchElement(o, f);
+            else {
+              o.replaceWith(f);
+              partNodes[i][k] = f;
+            }
+          }),
+        );
+        lastParts = parts;
+        drawn();
+        return;
+      }
+    }
+    const nodes = parts.map(parse);
+    lastParts = parts;
+    partCounts = nodes.map((n) => n.length);
+    partNodes = null;
+    svg.replaceChildren(...nodes.flat());
+  };
+  const picture = ([x, y, w, h], name, k, count, items) => {
+    const image = document.createElementNS(SVG_NS, "svg");
+    image.setAttribute("viewBox", `${x} ${y} ${w} ${h}`);
+    image.setAttribute("role", "img");
+    image.setAttribute("aria-labelledby", `${id}-title-${k}`);
+    image.setAttribute("aria-describedby", `${id}-desc-${k}`);
+    image.setAttribute("font-family", "DejaVu Sans, Verdana, sans-serif");
+    Object.assign(image.style, { display: "block", width: `${w}px`, maxWidth: "100%", minWidth: `${Math.ceil(w * MIN_SCALE) + 1}px`, height: "auto" });
+    const title = document.createElementNS(SVG_NS, "title");
+    title.id = `${id}-title-${k}`;
+    title.textContent = name;
+    const desc = document.createElementNS(SVG_NS, "desc");
+    desc.id = `${id}-desc-${k}`;
+    desc.textContent = `Part ${k + 1} of ${count} of the picture: ${label}. Its numbers are in the tables after it.`;
+    // what is drawn is out of the accessibility tree: the image is its title and description,
+    // its numbers are in the tables
+    const drawing = document.createElementNS(SVG_NS, "g");
+    drawing.setAttribute("aria-hidden", "true");
+    drawing.append(...items);
+    drawings.push(drawing);
+    image.append(title, desc, drawing);
+    const frame = html("div", { class: "attnlib-panel" }, image);
+    Object.assign(frame.style, { maxWidth: "100%", minWidth: "0", overflowX: "auto", flex: "0 1 auto" });
+    return frame;
+  };
+  const observer = new MutationObserver(present);
+  observer.observe(svg, { childList: true });
   for (const event of ["input", "change", "click"]) controls.addEventListener(event, () => (moved = true));
-  return { root, controls, message, svg };
+  return { root, controls, message, svg, draw };
 }
 
-/** An HTML table of numberTables' kind, with a caption, column headers and row headers. */
+/**
+ * Make `parent`'s children the nodes `fresh` (new nodes, not in the document) while keeping the
+ * nodes it has: where a child has the same kind and name as its fresh counterpart, only its
+ * attributes and text that differ are set (recursively); elsewhere the fresh node takes its place.
+ * What the page shows is then `fresh`, and the browser restyles only what changed.
+ */
+export function patchChildren(parent, fresh) {
+  const old = parent.childNodes;
+  if (old.length !== fresh.length) {
+    parent.replaceChildren(...fresh);
+    return;
+  }
+  for (let i = 0; i < fresh.length; i += 1) {
+    const o = old[i];
+    const f = fresh[i];
+    if (o.nodeType !== f.nodeType || o.nodeName !== f.nodeName) parent.replaceChild(f, o);
+    else if (o.nodeType === 1) patchElement(o, f);
+    else if (o.nodeValue !== f.nodeValue) o.nodeValue = f.nodeValue;
+  }
+}
+
+/** Give the element `o` the attributes and children of `f` (same name), keeping its nodes. */
+function patchElement(o, f) {
+  const attrs = f.attributes;
+  for (let i = 0; i < attrs.length; i += 1) {
+    const { name, value } = attrs[i];
+    if (o.getAttribute(name) !== value) o.setAttribute(name, value);
+  }
+  if (o.attributes.length !== attrs.length) {
+    for (const { name } of [...o.attributes]) if (!f.hasAttribute(name)) o.removeAttribute(name);
+  }
+  if (o.firstChild || f.firstChild) patchChildren(o, [...f.childNodes]);
+}
+
+/**
+ * The function that shows numberTables' tables in `container`: where the tables have the same
+ * captions, headers and sizes as those shown, only the cells whose text changed are set.
+ */
+function tableUpdater(container, label) {
+  let shape = null;
+  let cells = [];
+  return (tables) => {
+    const now = JSON.stringify(tables.map((t) => [t.caption, t.corner, t.columns, t.rows.map((r) => [r.header, r.cells.length])]));
+    if (now !== shape) {
+      shape = now;
+      const built = tables.map((t) => tableOf(t, label));
+      container.replaceChildren(...built.map((b) => b.table));
+      cells = built.flatMap((b) => b.cells);
+      return;
+    }
+    let k = 0;
+    for (const t of tables) {
+      for (const r of t.rows) {
+        for (const text of r.cells) {
+          if (cells[k].textContent !== text) cells[k].textContent = text;
+          k += 1;
+        }
+      }
+    }
+  };
+}
+
+/** An HTML table of numberTables' kind, with a caption, column headers and row headers; and its cells. */
 function tableOf({ caption, corner, columns, rows }, label) {
   const head = html("tr", {}, html("th", { scope: "col" }, corner), ...columns.map((c) => html("th", { scope: "col" }, c)));
-  const body = rows.map((r) => html("tr", {}, html("th", { scope: "row" }, r.header), ...r.cells.map((c) => html("td", {}, c))));
-  return html("table", {}, html("caption", {}, `${label}: ${caption}`), html("thead", {}, head), html("tbody", {}, ...body));
+  const cells = [];
+  const body = rows.map((r) => {
+    const tds = r.cells.map((c) => html("td", {}, c));
+    cells.push(...tds);
+    return html("tr", {}, html("th", { scope: "row" }, r.header), ...tds);
+  });
+  const table = html("table", {}, html("caption", {}, `${label}: ${caption}`), html("thead", {}, head), html("tbody", {}, ...body));
+  return { table, cells };
 }
 
 /**
