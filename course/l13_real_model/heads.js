@@ -44,10 +44,12 @@ function lines(weights, tokens, theme) {
     text(left, TOP - 14, "from (queries)", { "text-anchor": "end", "font-size": 12, fill: theme.text, "font-weight": "bold" }),
     text(right, TOP - 14, "to (keys)", { "font-size": 12, fill: theme.text, "font-weight": "bold" }),
   ];
+  // the lines in one group: a move changes how many there are, never what follows them
+  const drawn = [];
   weights.forEach((rowW, i) => {
     rowW.forEach((w, j) => {
       if (w < 0.005) return; // invisible anyway; keeps the picture light
-      parts.push(
+      drawn.push(
         element("line", {
           x1: left + 6,
           y1: y(i),
@@ -66,6 +68,7 @@ function lines(weights, tokens, theme) {
       );
     });
   });
+  parts.push(element("g", {}, drawn.join("")));
   const best = strongest(weights);
   tokens.forEach((token, i) => {
     parts.push(text(left, y(i) + 4, token, { "text-anchor": "end", "font-size": 13, fill: theme.text }));

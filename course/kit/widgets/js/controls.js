@@ -219,23 +219,23 @@ export function explorerRoot(el, kind, width, height, label, regions = null, say
 
 /**
  * Make `parent`'s children the nodes `fresh` (new nodes, not in the document) while keeping the
- * nodes it has: where a child has the same kind and name as its fresh counterpart, only its
- * attributes and text that differ are set (recursively); elsewhere the fresh node takes its place.
+ * nodes it has: where a child has the same kind and name as its fresh counterpart (at the same
+ * place), only its attributes and text that differ are set (recursively); elsewhere the fresh node
+ * takes its place; children beyond the fresh ones go, fresh ones beyond the old are added.
  * What the page shows is then `fresh`, and the browser restyles only what changed.
  */
 export function patchChildren(parent, fresh) {
   const old = parent.childNodes;
-  if (old.length !== fresh.length) {
-    parent.replaceChildren(...fresh);
-    return;
-  }
-  for (let i = 0; i < fresh.length; i += 1) {
+  const common = Math.min(old.length, fresh.length);
+  for (let i = 0; i < common; i += 1) {
     const o = old[i];
     const f = fresh[i];
     if (o.nodeType !== f.nodeType || o.nodeName !== f.nodeName) parent.replaceChild(f, o);
     else if (o.nodeType === 1) patchElement(o, f);
     else if (o.nodeValue !== f.nodeValue) o.nodeValue = f.nodeValue;
   }
+  while (old.length > fresh.length) parent.lastChild.remove();
+  if (fresh.length > common) parent.append(...fresh.slice(common));
 }
 
 /** Give the element `o` the attributes and children of `f` (same name), keeping its nodes. */
