@@ -131,7 +131,7 @@ function sentenceSelect(sentences, value, onChange) {
 }
 
 function render({ model, el }) {
-  const { root, controls, message, svg } = explorerRoot(el, "heads", WIDTH, pictureHeight(12), "one attention head's weights on a sentence");
+  const { root, controls, message, svg, draw } = explorerRoot(el, "heads", WIDTH, pictureHeight(12), "one attention head's weights on a sentence");
   const send = sender(model);
   const layer = slider({
     name: "layer",
@@ -218,7 +218,7 @@ function render({ model, el }) {
     applyTheme(root, theme);
     const { markup, height } = drawHeads(state, theme, model.get("colormaps"));
     svg.setAttribute("viewBox", `0 0 ${WIDTH} ${height}`);
-    svg.innerHTML = markup;
+    draw([markup]);
   };
   return bind(model, ["sentences", "sentence", "layer", "head", "view", "error", "style_name"], redraw);
 }

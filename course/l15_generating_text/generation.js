@@ -309,13 +309,18 @@ function cachePanel(state, theme, top) {
 
 /** The whole picture at the state's step, prompt and setting, as SVG markup. */
 export function drawGeneration(state, theme, colormaps) {
+  return generationParts(state, theme, colormaps).join("");
+}
+
+/** drawGeneration's markup in parts, in order: a move redraws only the parts whose markup changed. */
+export function generationParts(state, theme, colormaps) {
   const rows = state.nLayers * state.nHeads;
   const height = pictureHeight(rows);
   return [
     element("rect", { x: 0, y: 0, width: WIDTH, height, fill: theme.background }),
     grid(state, theme, colormaps.viridis),
     cachePanel(state, theme, gridHeight(rows)),
-  ].join("");
+  ];
 }
 
 /** A labelled select of `options` ([value, words] pairs); `onChange(value)` runs inside its change event. */
@@ -339,7 +344,7 @@ function render({ model, el }) {
   const nHeads = model.get("n_heads");
   const height = pictureHeight(nLayers * nHeads);
   const split = gridHeight(nLayers * nHeads);
-  const { root, controls, message, svg } = explorerRoot(
+  const { root, controls, message, draw } = explorerRoot(
     el,
     "generation",
     WIDTH,
@@ -450,7 +455,7 @@ function render({ model, el }) {
       bytesPerPosition: model.get("bytes_per_position"),
       decimals: model.get("decimals"),
     };
-    svg.innerHTML = drawGeneration(state, theme, model.get("colormaps"));
+    draw(generationParts(state, theme, model.get("colormaps")));
   };
   return bind(model, ["runs", "prompt", "window", "sinks", "step", "error", "style_name"], redraw);
 }

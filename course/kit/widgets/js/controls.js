@@ -50,8 +50,9 @@ const MIN_SCALE = 11 / 12;
  * only the attributes and texts that differ are changed (patchChildren), and the regions are not
  * measured again. The tables and the sentence follow once the reader pauses (250 ms after the
  * last redraw), so that a slider held down redraws only its picture. Instead of setting
- * `svg.innerHTML`, an explorer may call the returned `draw(parts)` with its markup in parts: a
- * move then parses and patches only the parts whose markup changed.
+ * `svg.innerHTML`, an explorer may call the returned `draw(parts)` with its markup in parts (a
+ * list of strings): a move then parses, out of the page, only the parts whose markup changed, and
+ * patches them into the nodes shown.
  */
 export function explorerRoot(el, kind, width, height, label, regions = null, say = announcement) {
   const controls = html("div", { class: "attnlib-controls" });
@@ -82,6 +83,7 @@ export function explorerRoot(el, kind, width, height, label, regions = null, say
   let moved = false; // a redraw is announced only where the reader moved a control (not a theme change)
   let drawings = null; // the <g> of each picture shown, kept from draw to draw
   let shownKey = null; // the regions those pictures were made for
+  let shownBox = null; // the viewBox of svg they were made from
   let layout = { signature: null, where: [] }; // the region of each element, for a drawing of that signature
   const tables = tableUpdater(numbers, label);
   // The numbers as tables and the sentence of a move: once the reader pauses (250 ms after the
@@ -103,6 +105,7 @@ export function explorerRoot(el, kind, width, height, label, regions = null, say
     // for a drawing of a new signature (the sequence of elements drawn and the regions), else the
     // same as for the last drawing of that signature.
     const key = JSON.stringify(shown);
+    shownBox = svg.getAttribute("viewBox");
     const signature = `${key}|${items.map((item) => item.tagName).join(" ")}`;
     if (signature !== layout.signature) {
       const at = shown.map((r) => r.at);
@@ -162,7 +165,7 @@ export function explorerRoot(el, kind, width, height, label, regions = null, say
    * picture is drawn anew into `svg`.
    */
   const draw = (parts) => {
-    if (partNodes && lastParts.length === parts.length) {
+    if (partNodes && lastParts.length === parts.length && svg.getAttribute("viewBox") === shownBox) {
       const fresh = parts.map((part, i) => (part === lastParts[i] ? null : parse(part)));
       if (fresh.every((nodes, i) => nodes === null || nodes.length === partNodes[i].length)) {
         fresh.forEach((nodes, i) =>
