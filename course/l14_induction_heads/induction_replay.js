@@ -6,7 +6,7 @@
 
 import { colormapColor } from "../kit/widgets/js/colors.js";
 import { axes, colorbar, element, hatch, niceTicks, numberText, text, tickLabel, title } from "../kit/widgets/js/svg.js";
-import { applyTheme, bind, explorerRoot, row, sender, slider, styleNameOf, styleSelect, themeOf } from "../kit/widgets/js/controls.js";
+import { applyTheme, bind, explorerRoot, markupOf, row, sender, slider, styleNameOf, styleSelect, themeOf } from "../kit/widgets/js/controls.js";
 import { replayRow, savedStepSlider } from "../l11_learning_to_attend/training.js";
 
 const HEIGHT = 440;
@@ -41,25 +41,57 @@ function patternCells(box, weights, options) {
   const parts = [];
   weights.forEach((rowW, i) => {
     rowW.forEach((w, j) => {
-      const masked = w === null;
+      const { fill, value } = cellLook(w, table, theme);
       parts.push(
         element("rect", {
           x: box.x + j * cell,
           y: box.y + i * cell,
           width: cell,
           height: cell,
-          fill: masked ? theme.background : colormapColor(table, w, 0, 1),
+          fill,
           "data-quantity": quantity,
           "data-row": i,
           "data-col": j,
           "data-row-label": labels[i],
           "data-col-label": labels[j],
-          "data-value": masked ? "masked" : String(w),
+          "data-value": value,
         }),
       );
     });
   });
   return parts.join("");
+}
+
+/** A cell's colour and data-value for a weight (null: a future key, masked). */
+function cellLook(w, table, theme) {
+  return w === null ? { fill: theme.background, value: "masked" } : { fill: colormapColor(table, w, 0, 1), value: String(w) };
+}
+
+/**
+ * A pattern's cells as an updatable part of the explorer's draw(parts) (controls.js markupOf):
+ * from one step or head to another only each cell's colour, weight and quantity change, set on
+ * the rects shown, in the order patternCells draws them. `key` holds all the rest: the box, the
+ * tokens, the theme and which cells are masked.
+ */
+export function patternCellsPart(box, weights, options, themeKey) {
+  const { tokens, table, theme, quantity } = options;
+  const hidden = weights.map((rowW) => rowW.map((w) => (w === null ? 1 : 0)).join("")).join("/");
+  return {
+    key: JSON.stringify([box, tokens, themeKey, table[0], table.length, hidden]),
+    markup: () => patternCells(box, weights, options),
+    update(nodes) {
+      const n = weights.length;
+      for (let i = 0; i < n; i += 1) {
+        for (let j = 0; j < n; j += 1) {
+          const node = nodes[i * n + j];
+          const { fill, value } = cellLook(weights[i][j], table, theme);
+          if (node.getAttribute("fill") !== fill) node.setAttribute("fill", fill);
+          if (node.getAttribute("data-value") !== value) node.setAttribute("data-value", value);
+          if (node.getAttribute("data-quantity") !== quantity) node.setAttribute("data-quantity", quantity);
+        }
+      }
+    },
+  };
 }
 
 /**
@@ -172,13 +204,13 @@ function once(owner, key, make) {
 
 /** The whole picture at the state's step and heads, as SVG markup. */
 export function drawInduction(state, theme, colormaps) {
-  return inductionParts(state, theme, colormaps).join("");
+  return inductionParts(state, theme, colormaps).map(markupOf).join("");
 }
 
 /**
  * The picture in parts (drawInduction's markup, cut where a move changes one part and not the
- * next): the loss panel's frame, its marks at the step, and per layer the pattern's cells, its
- * frame and its heading and scores; then the colour bar.
+ * next): the loss panel's frame, its marks at the step, and per layer the pattern's cells (an
+ * updatable part), its frame and its heading and scores; then the colour bar.
  */
 export function inductionParts(state, theme, colormaps) {
   const { table, tokens, repeatStart, heads, step } = state;
@@ -194,7 +226,7 @@ export function inductionParts(state, theme, colormaps) {
     const x = LOSS_WIDTH + layer * LAYER_WIDTH + 44;
     const box = { x, y: MAP.y, size: MAP.size - 30 };
     const options = { tokens, repeatStart, table: colormaps.viridis, theme, quantity: `weights_layer_${layer}_head_${head}` };
-    parts.push(patternCells(box, perHead[head], options));
+    parts.push(patternCellsPart(box, perHead[head], options, themeKey));
     const hidden = perHead[head].map((rowW) => rowW.map((w) => (w === null ? 1 : 0)).join("")).join("/");
     parts.push(once(table, `${themeKey}|${layer}|${repeatStart}|${hidden}`, () => patternFrame(box, perHead[head], options)));
     const y = MAP.y + MAP.size + 40;

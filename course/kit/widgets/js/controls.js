@@ -150,7 +150,7 @@ export function explorerRoot(el, kind, width, height, label, regions = null, say
     clearTimeout(timer);
     timer = setTimeout(speak, 250);
   };
-  let lastParts = null; // the markup of each part last drawn with draw(parts)
+  let lastParts = null; // the markup (or key) of each part last drawn with draw(parts)
   let partCounts = null; // the number of elements of each part, until present() has placed them
   let partNodes = null; // the elements shown for each part
   const scratch = document.createElementNS(SVG_NS, "svg");
@@ -162,12 +162,18 @@ export function explorerRoot(el, kind, width, height, label, regions = null, say
    * Draw a picture given as parts of markup (their concatenation is the whole picture): the parts
    * whose markup is the same as in the last draw are left alone; the others are parsed and
    * patched into the nodes shown, as long as each still makes as many elements; else the whole
-   * picture is drawn anew into `svg`.
+   * picture is drawn anew into `svg`. A part may also be an updatable part ({key, markup,
+   * update}; see markupOf): where its key is the last draw's, `update(nodes)` sets what changed
+   * on the elements shown for it, with no markup made or parsed.
    */
   const draw = (parts) => {
+    const keys = parts.map(partKey);
     if (partNodes && lastParts.length === parts.length && svg.getAttribute("viewBox") === shownBox) {
-      const fresh = parts.map((part, i) => (part === lastParts[i] ? null : parse(part)));
+      const fresh = parts.map((part, i) => (keys[i] === lastParts[i] ? null : parse(markupOf(part))));
       if (fresh.every((nodes, i) => nodes === null || nodes.length === partNodes[i].length)) {
+        parts.forEach((part, i) => {
+          if (fresh[i] === null && typeof part !== "string") part.update(partNodes[i]);
+        });
         fresh.forEach((nodes, i) =>
           nodes?.forEach((f, k) => {
             const o = partNodes[i][k];
@@ -178,13 +184,13 @@ export function explorerRoot(el, kind, width, height, label, regions = null, say
             }
           }),
         );
-        lastParts = parts;
+        lastParts = keys;
         drawn();
         return;
       }
     }
-    const nodes = parts.map(parse);
-    lastParts = parts;
+    const nodes = parts.map((part) => parse(markupOf(part)));
+    lastParts = keys;
     partCounts = nodes.map((n) => n.length);
     partNodes = null;
     svg.replaceChildren(...nodes.flat());
@@ -218,6 +224,21 @@ export function explorerRoot(el, kind, width, height, label, regions = null, say
   observer.observe(svg, { childList: true });
   for (const event of ["input", "change", "click"]) controls.addEventListener(event, () => (moved = true));
   return { root, controls, message, svg, draw };
+}
+
+/**
+ * The markup of a part of draw(parts): a string is its own markup; an updatable part
+ * `{key, markup, update}` gives it by `markup()`. Its `key` names all that its elements share
+ * from draw to draw (their number, kinds and the attributes that `update` leaves alone), and
+ * `update(nodes)` makes the elements `markup()` would make out of those last drawn for that key.
+ */
+export function markupOf(part) {
+  return typeof part === "string" ? part : part.markup();
+}
+
+/** What draw(parts) compares a part by: a string's markup, an updatable part's key (set apart). */
+function partKey(part) {
+  return typeof part === "string" ? part : `\u0000${part.key}`;
 }
 
 /**
