@@ -360,9 +360,15 @@ export function styleNameOf(model) {
 
 /** Colour the root for a theme (the style's background and text). */
 export function applyTheme(root, theme) {
+  // only where the theme changed: a new inline style restyles everything inside the root
+  if (applied.get(root) === theme) return;
+  applied.set(root, theme);
   root.style.background = theme.background;
   root.style.color = theme.text;
 }
+
+// The theme each root was last coloured for.
+const applied = new WeakMap();
 
 /**
  * A labelled slider: <label>text <input type="range" data-control=name aria-label=...> readout</label>.
@@ -388,9 +394,14 @@ export function slider({ name, label, ariaLabel, min, max, step, value, format, 
   readout.style.fontFamily = "monospace";
   const labelNode = html("label", { class: "attnlib-slider" }, `${label} `, input, " ", readout);
   Object.assign(labelNode.style, { display: "inline-flex", flexWrap: "wrap", alignItems: "center", gap: "0 6px", maxWidth: "100%", marginRight: "10px" });
+  // each write only where it changes something: a redraw shows every slider's value again
   const show = (v) => {
-    readout.textContent = format(v);
-    if (unit || format(v) !== String(v)) input.setAttribute("aria-valuetext", unit ? `${format(v)} ${unit}` : format(v));
+    const shown = format(v);
+    if (readout.textContent !== shown) readout.textContent = shown;
+    if (unit || shown !== String(v)) {
+      const said = unit ? `${shown} ${unit}` : shown;
+      if (input.getAttribute("aria-valuetext") !== said) input.setAttribute("aria-valuetext", said);
+    }
   };
   show(Number(input.value));
   input.addEventListener("input", () => {
@@ -403,7 +414,7 @@ export function slider({ name, label, ariaLabel, min, max, step, value, format, 
     input,
     /** Move the slider to v (the browser snaps it to the step) and show v itself. */
     set(v) {
-      input.value = String(v);
+      if (input.value !== String(v)) input.value = String(v);
       show(v);
     },
   };
