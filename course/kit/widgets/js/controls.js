@@ -153,6 +153,7 @@ export function explorerRoot(el, kind, width, height, label, regions = null, say
   let lastParts = null; // the markup (or key) of each part last drawn with draw(parts)
   let partCounts = null; // the number of elements of each part, until present() has placed them
   let partNodes = null; // the elements shown for each part
+  let lastElements = null; // the markup of each of those elements, where the nodes are what it made
   const scratch = document.createElementNS(SVG_NS, "svg");
   const parse = (markup) => {
     scratch.innerHTML = markup;
@@ -160,37 +161,57 @@ export function explorerRoot(el, kind, width, height, label, regions = null, say
   };
   /**
    * Draw a picture given as parts of markup (their concatenation is the whole picture): the parts
-   * whose markup is the same as in the last draw are left alone; the others are parsed and
-   * patched into the nodes shown, as long as each still makes as many elements; else the whole
-   * picture is drawn anew into `svg`. A part may also be an updatable part ({key, markup,
+   * whose markup is the same as in the last draw are left alone; in the others, as long as each
+   * still makes as many elements, only the elements whose markup changed are parsed and patched
+   * into the nodes shown; else the whole picture is drawn anew into `svg`. A part may also be an updatable part ({key, markup,
    * update}; see markupOf): where its key is the last draw's, `update(nodes)` sets what changed
    * on the elements shown for it, with no markup made or parsed.
    */
   const draw = (parts) => {
     const keys = parts.map(partKey);
     if (partNodes && lastParts.length === parts.length && svg.getAttribute("viewBox") === shownBox) {
-      const fresh = parts.map((part, i) => (keys[i] === lastParts[i] ? null : parse(markupOf(part))));
-      if (fresh.every((nodes, i) => nodes === null || nodes.length === partNodes[i].length)) {
-        parts.forEach((part, i) => {
-          if (fresh[i] === null && typeof part !== "string") part.update(partNodes[i]);
+      // each changed part's elements, as markup (null: the part is the same, or updated in place)
+      const elements = parts.map((part, i) => (keys[i] === lastParts[i] ? null : topElements(markupOf(part))));
+      if (elements.every((e, i) => e === null || e.length === partNodes[i].length)) {
+        const changed = []; // [part, element] of each element whose markup changed
+        const markup = [];
+        elements.forEach((e, i) => {
+          if (e === null) {
+            if (typeof parts[i] !== "string") {
+              parts[i].update(partNodes[i]);
+              lastElements[i] = null; // the nodes are no longer what any markup made
+            }
+            return;
+          }
+          e.forEach((m, k) => {
+            if (lastElements[i]?.[k] !== m) {
+              changed.push([i, k]);
+              markup.push(m);
+            }
+          });
+          lastElements[i] = e;
         });
-        fresh.forEach((nodes, i) =>
-          nodes?.forEach((f, k) => {
+        const fresh = parse(markup.join(""));
+        if (fresh.length === changed.length) {
+          changed.forEach(([i, k], c) => {
             const o = partNodes[i][k];
+            const f = fresh[c];
             if (o.nodeName === f.nodeName) patchElement(o, f);
             else {
               o.replaceWith(f);
               partNodes[i][k] = f;
             }
-          }),
-        );
-        lastParts = keys;
-        drawn();
-        return;
+          });
+          lastParts = keys;
+          drawn();
+          return;
+        }
       }
     }
-    const nodes = parts.map((part) => parse(markupOf(part)));
+    const markups = parts.map(markupOf);
+    const nodes = markups.map(parse);
     lastParts = keys;
+    lastElements = markups.map(topElements);
     partCounts = nodes.map((n) => n.length);
     partNodes = null;
     svg.replaceChildren(...nodes.flat());
@@ -234,6 +255,31 @@ export function explorerRoot(el, kind, width, height, label, regions = null, say
  */
 export function markupOf(part) {
   return typeof part === "string" ? part : part.markup();
+}
+
+/**
+ * The markup of each top-level element of `markup` (made by svg.js: text and attribute values
+ * escaped, so that every "<" opens or closes a tag); text between them is left out.
+ */
+export function topElements(markup) {
+  const found = [];
+  let depth = 0;
+  let start = 0;
+  for (let at = markup.indexOf("<"); at !== -1; at = markup.indexOf("<", at + 1)) {
+    const end = markup.indexOf(">", at);
+    if (end === -1) throw new Error(`unclosed tag in ${markup.slice(at, at + 40)}`);
+    if (markup[at + 1] === "/") {
+      depth -= 1;
+      if (depth === 0) found.push(markup.slice(start, end + 1));
+    } else if (markup[end - 1] === "/") {
+      if (depth === 0) found.push(markup.slice(at, end + 1));
+    } else {
+      if (depth === 0) start = at;
+      depth += 1;
+    }
+    at = end;
+  }
+  return found;
 }
 
 /** What draw(parts) compares a part by: a string's markup, an updatable part's key (set apart). */
