@@ -138,6 +138,17 @@ def tree_of(ref: str, into: Path) -> Path:
     return into
 
 
+def git(*args: str) -> str:
+    """What a git command prints in this repository."""
+    done = subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True, text=True, check=True)
+    return done.stdout.strip()
+
+
+def revision(ref: str) -> str:
+    """The commit a git revision names."""
+    return git("rev-parse", ref)
+
+
 def with_modules(page: str, module: str) -> str:
     """A book page with every anywidget's ``_esm`` in its widget state replaced by ``module``."""
     match = STATE_SCRIPT.search(page)
@@ -290,6 +301,9 @@ def main() -> None:
             "presses": args.presses,
             "profiles": {n: PROFILES[n] for n in args.profiles},
             "before": args.before,
+            "before_commit": revision(args.before) if args.before else None,
+            "after_commit": revision("HEAD"),
+            "after_tree_modified": bool(git("status", "--porcelain", "course")),
         },
         "goals_p95_ms": GOALS_MS,
         "results": results,
