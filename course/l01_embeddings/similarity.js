@@ -29,6 +29,11 @@ function arcPoints(frame, a, b, r, opposite) {
 
 /** The panel and its numbers, as SVG markup. */
 export function drawSimilarity(state, sim, theme) {
+  return similarityParts(state, sim, theme).join("");
+}
+
+/** drawSimilarity's markup in parts, in order: a move redraws only the parts whose markup changed. */
+export function similarityParts(state, sim, theme) {
   const { labels, vectors, limits } = state;
   const [a, b] = vectors;
   const [p, q] = labels;
@@ -79,12 +84,12 @@ export function drawSimilarity(state, sim, theme) {
     text(290, y, `|${q}| =`, right),
     numberText(296, y, sim.normB, sim.normB.toFixed(4), { quantity: "norm_b" }, plain),
   );
-  return parts.join("");
+  return parts;
 }
 
 function render({ model, el }) {
   const labels = model.get("labels");
-  const { root, controls, svg } = explorerRoot(el, "similarity", WIDTH, HEIGHT, "two vectors, their dot product, cosine and angle");
+  const { root, controls, draw } = explorerRoot(el, "similarity", WIDTH, HEIGHT, "two vectors, their dot product, cosine and angle");
   const step = model.get("step");
   const decimals = stepDecimals(step);
   const send = sender(model);
@@ -117,7 +122,7 @@ function render({ model, el }) {
     const theme = themeOf(model);
     state.vectors.forEach((v, i) => sliders[i].forEach((s, j) => s.set(v[j])));
     applyTheme(root, theme);
-    svg.innerHTML = drawSimilarity(state, computeSimilarity(state), theme);
+    draw(similarityParts(state, computeSimilarity(state), theme));
   };
   return bind(model, ["vectors", "style_name"], redraw);
 }

@@ -75,6 +75,11 @@ function powerOfTwo(x, y, exponent, attrs) {
 
 /** The three panels and the statistics, as SVG markup. */
 export function drawScaling(state, theme) {
+  return scalingParts(state, theme).join("");
+}
+
+/** drawScaling's markup in parts, in order: a move redraws only the parts whose markup changed. */
+export function scalingParts(state, theme) {
   const { table, dK, nQueries, nKeys, seed } = state;
   const r = rowFor(table, dK);
   const total = nQueries * nKeys;
@@ -197,12 +202,12 @@ export function drawScaling(state, theme) {
       numberText(540, y, r[`scaled_${key}`], r[`scaled_${key}`].toFixed(decimals), { quantity: `scaled_${key}` }, { ...plain, "text-anchor": "end" }),
     );
   });
-  return parts.join("");
+  return parts;
 }
 
 function render({ model, el }) {
   const values = model.get("d_k_values");
-  const { root, controls, message, svg } = explorerRoot(el, "scaling", WIDTH, HEIGHT, "raw and scaled scores of random vectors", [
+  const { root, controls, message, draw } = explorerRoot(el, "scaling", WIDTH, HEIGHT, "raw and scaled scores of random vectors", [
     { at: [25, 0, 400, 380], name: "the spread of every score, raw (hatched) and scaled" },
     { at: [466, 0, 392, 380], name: "one query's weights over the keys, raw (hatched) and scaled" },
     { at: [906, 0, 385, 380], name: "the variance of the scores against d_k, raw (dashed, circles) and scaled (solid, squares)" },
@@ -239,7 +244,7 @@ function render({ model, el }) {
     const waiting = model.get("seed") !== state.seed;
     message.textContent = waiting ? `New random vectors (seed ${model.get("seed")}) are drawn by Python: waiting for the kernel\u2026` : "";
     applyTheme(root, theme);
-    svg.innerHTML = drawScaling(state, theme);
+    draw(scalingParts(state, theme));
   };
   return bind(model, ["d_k", "seed", "table", "table_seed", "style_name"], redraw);
 }

@@ -49,6 +49,11 @@ function bars(frame, values, color, quantity, format, theme, box, labels) {
 
 /** Both panels and a line of numbers, as SVG markup. */
 export function drawSoftmax(state, result, theme) {
+  return softmaxParts(state, result, theme).join("");
+}
+
+/** drawSoftmax's markup in parts, in order: a move redraws only the parts whose markup changed. */
+export function softmaxParts(state, result, theme) {
   const { labels, scores, masks, temperature, limits } = state;
   const n = labels.length;
   const shown = scores.map((s, i) => (masks[i] ? -Infinity : s));
@@ -98,12 +103,12 @@ export function drawSoftmax(state, result, theme) {
     text(345, y, "\u00b7 entropy", style),
     numberText(410, y, result.entropy, `${result.entropy.toFixed(3)} nats`, { quantity: "entropy" }, style),
   );
-  return parts.join("");
+  return parts;
 }
 
 function render({ model, el }) {
   const labels = model.get("labels");
-  const { root, controls, svg } = explorerRoot(el, "softmax", WIDTH, HEIGHT, "scores and softmax weights", [
+  const { root, controls, draw } = explorerRoot(el, "softmax", WIDTH, HEIGHT, "scores and softmax weights", [
     { at: [15, 0, 430, 355], name: "the scores s, masked keys hatched" },
     { at: [466, 0, 424, 355], name: "the weights softmax(s / T), masked keys hatched" },
     { at: [55, 355, 460, HEIGHT - 355], name: "the temperature, the sum of the weights and their entropy" },
@@ -175,7 +180,7 @@ function render({ model, el }) {
     }
     sayTemperature();
     applyTheme(root, theme);
-    svg.innerHTML = drawSoftmax(state, computeSoftmax(state), theme);
+    draw(softmaxParts(state, computeSoftmax(state), theme));
   };
   return bind(model, ["scores", "masks", "temperature", "style_name"], redraw);
 }

@@ -26,6 +26,11 @@ export function computePlayground({ embeddings, W_q, W_k, W_v, d_k, causal }) {
 
 /** The whole picture for one state, as SVG markup. */
 export function drawPlayground(state, steps, theme, colormaps) {
+  return playgroundParts(state, steps, theme, colormaps).join("");
+}
+
+/** drawPlayground's markup in parts, in order: a move redraws only the parts whose markup changed. */
+export function playgroundParts(state, steps, theme, colormaps) {
   const { tokens, embeddings, d_k, causal, valueMin, valueMax } = state;
   const n = tokens.length;
   const limits = squareLimits([valueMin, valueMax, ...embeddings.flat(), ...steps.output.flat()]);
@@ -99,13 +104,13 @@ export function drawPlayground(state, steps, theme, colormaps) {
       numberText(columns[3] + 70, y, w[j], w[j].toFixed(3), { quantity: "largest_weight", row: i, col: j }, cell),
     );
   });
-  return parts.join("");
+  return parts;
 }
 
 function render({ model, el }) {
   const tokens = model.get("tokens");
   const n = tokens.length;
-  const { root, controls, svg } = explorerRoot(el, "playground", WIDTH, pictureHeight(n), "the four panels of attention", [
+  const { root, controls, draw } = explorerRoot(el, "playground", WIDTH, pictureHeight(n), "the four panels of attention", [
     { at: [0, 0, 440, 415], name: "1. the embeddings" },
     { at: [520, 0, 440, 415], name: "2. the raw scores" },
     { at: [20, 415, 440, 395], name: "3. the weights" },
@@ -146,7 +151,7 @@ function render({ model, el }) {
     causal.input.checked = state.causal;
     style.select.value = styleNameOf(model);
     applyTheme(root, theme);
-    svg.innerHTML = drawPlayground(state, computePlayground(state), theme, model.get("colormaps"));
+    draw(playgroundParts(state, computePlayground(state), theme, model.get("colormaps")));
   };
   return bind(model, ["embeddings", "d_k", "causal", "style_name"], redraw);
 }

@@ -64,6 +64,11 @@ function vectorTable(x, y, heading, tokens, values, quantity, theme) {
 
 /** The whole picture for one state, as SVG markup. */
 export function drawMultiHead(state, result, theme, colormaps) {
+  return multiHeadParts(state, result, theme, colormaps).join("");
+}
+
+/** drawMultiHead's markup in parts, in order: a move redraws only the parts whose markup changed. */
+export function multiHeadParts(state, result, theme, colormaps) {
   const { tokens, embeddings, W_o: Wo, valueMin, valueMax } = state;
   const headValues = result.heads.flat(2);
   const limits = squareLimits([valueMin, valueMax, ...embeddings.flat(), ...headValues, ...result.output.flat()]);
@@ -139,12 +144,12 @@ export function drawMultiHead(state, result, theme, colormaps) {
     text(20, HEIGHT - 40, "output = concat \u00b7 W_o: each output coordinate", { "font-size": 13, fill: theme.text }),
     text(20, HEIGHT - 20, "is a column of W_o applied to both heads' outputs", { "font-size": 13, fill: theme.text }),
   );
-  return parts.join("");
+  return parts;
 }
 
 function render({ model, el }) {
   const tokens = model.get("tokens");
-  const { root, controls, svg } = explorerRoot(el, "multihead", WIDTH, HEIGHT, "two attention heads, their concatenation and W_o", [
+  const { root, controls, draw } = explorerRoot(el, "multihead", WIDTH, HEIGHT, "two attention heads, their concatenation and W_o", [
     { at: [40, 0, 290, 330], name: "1. the embeddings" },
     { at: [335, 0, 295, 330], name: "2. head 1's weights" },
     { at: [655, 0, 295, 330], name: "3. head 2's weights" },
@@ -166,7 +171,7 @@ function render({ model, el }) {
     sliders.set(state.embeddings);
     style.select.value = styleNameOf(model);
     applyTheme(root, theme);
-    svg.innerHTML = drawMultiHead(state, computeMultiHead(state), theme, model.get("colormaps"));
+    draw(multiHeadParts(state, computeMultiHead(state), theme, model.get("colormaps")));
   };
   return bind(model, ["embeddings", "style_name"], redraw);
 }

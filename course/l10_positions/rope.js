@@ -41,6 +41,11 @@ export function scoreCurve(query, key, maxDistance, points = CURVE_POINTS) {
 
 /** Both panels and the readout, as SVG markup. */
 export function drawRope(state, result, theme) {
+  return ropeParts(state, result, theme).join("");
+}
+
+/** drawRope's markup in parts, in order: a move redraws only the parts whose markup changed. */
+export function ropeParts(state, result, theme) {
   const { query, key, limits, maxPosition } = state;
   const colors = [theme.palette[0], theme.palette[2]];
   const parts = [element("rect", { x: 0, y: 0, width: WIDTH, height: HEIGHT, fill: theme.background })];
@@ -102,11 +107,11 @@ export function drawRope(state, result, theme) {
     text(x + 184, y, ")", plain);
   parts.push(components("rope(q, m)", result.rotatedQuery, "rotated_query", 70));
   parts.push(components("rope(k, n)", result.rotatedKey, "rotated_key", 70, 475));
-  return parts.join("");
+  return parts;
 }
 
 function render({ model, el }) {
-  const { root, controls, svg } = explorerRoot(el, "rope", WIDTH, HEIGHT, "a query and a key rotated by RoPE, and their score", [
+  const { root, controls, draw } = explorerRoot(el, "rope", WIDTH, HEIGHT, "a query and a key rotated by RoPE, and their score", [
     { at: [15, 0, 445, HEIGHT], name: "the query and the key, rotated by their positions" },
     { at: [488, 0, 450, HEIGHT], name: "the score against the distance" },
   ]);
@@ -146,7 +151,7 @@ function render({ model, el }) {
     const theme = themeOf(model);
     Object.entries(sliders).forEach(([name, s]) => s.set(model.get(name)));
     applyTheme(root, theme);
-    svg.innerHTML = drawRope(state, computeRope(state), theme);
+    draw(ropeParts(state, computeRope(state), theme));
   };
   return bind(model, ["query_position", "key_position", "offset", "style_name"], redraw);
 }

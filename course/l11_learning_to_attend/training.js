@@ -48,12 +48,14 @@ export function logDecades(values) {
 
 /** The loss curve (log scale), the marked step, and the weights heatmap, as SVG markup. */
 export function drawTraining(state, theme, colormaps) {
-  const { table, losses, tokens, step } = state;
-  const r = replayRow(table, step);
-  const parts = [element("rect", { x: 0, y: 0, width: WIDTH, height: HEIGHT, fill: theme.background })];
+  return trainingParts(state, theme, colormaps).join("");
+}
 
-  // 1. the loss at every step, log scale
-  const box = { x: 80, y: 50, width: 380, height: 320 };
+const LOSS_BOX = { x: 80, y: 50, width: 380, height: 320 };
+
+/** The loss panel's frame (log scale) and the curve through every step: the same at every step. */
+function lossFrame(losses, theme) {
+  const box = LOSS_BOX;
   const [lo, hi] = logDecades(losses);
   const decades = Array.from({ length: hi - lo + 1 }, (_, k) => lo + k);
   const frame = axes(box, {
@@ -67,21 +69,44 @@ export function drawTraining(state, theme, colormaps) {
     grid: true,
     theme,
   });
-  parts.push(title(box, "Loss while training", theme), frame.markup);
   const logLoss = (v) => Math.log10(Math.max(v, 10 ** lo));
   const points = losses.map((v, s) => `${frame.sx(s)},${frame.sy(logLoss(v))}`);
-  parts.push(element("polyline", { points: points.join(" "), fill: "none", stroke: theme.scaled, "stroke-width": 1.5 }));
-  parts.push(element("line", { x1: frame.sx(step), x2: frame.sx(step), y1: box.y, y2: box.y + box.height, stroke: theme.raw, "stroke-width": 1.5 }));
-  parts.push(element("circle", { cx: frame.sx(step), cy: frame.sy(logLoss(r.loss)), r: 6, fill: theme.raw, stroke: theme.text }));
-  const mono = { "font-size": 13, "font-family": "DejaVu Sans Mono, monospace", fill: theme.text };
-  parts.push(
-    text(box.x + box.width - 150, box.y + 20, `step ${step}`, mono),
-    text(box.x + box.width - 150, box.y + 38, "loss", mono),
-    numberText(box.x + box.width - 10, box.y + 38, r.loss, r.loss.toFixed(4), { quantity: "loss" }, { ...mono, "text-anchor": "end" }),
-  );
+  const markup =
+    title(box, "Loss while training", theme) +
+    frame.markup +
+    element("polyline", { points: points.join(" "), fill: "none", stroke: theme.scaled, "stroke-width": 1.5 });
+  return { markup, sx: frame.sx, sy: (v) => frame.sy(logLoss(v)) };
+}
 
-  // 2. the probe's weights at this step
-  parts.push(
+// The loss frame of each run and theme, made once (its curve holds every step).
+const frames = new WeakMap();
+
+/**
+ * The picture in parts (drawTraining's markup, cut where a move changes one part and not the
+ * next): the background, the loss panel's frame, the step marked on it, the weights heatmap.
+ */
+export function trainingParts(state, theme, colormaps) {
+  const { table, losses, tokens, step } = state;
+  const r = replayRow(table, step);
+  if (!frames.has(losses)) frames.set(losses, new Map());
+  const themeKey = JSON.stringify(theme);
+  const made = frames.get(losses);
+  if (!made.has(themeKey)) made.set(themeKey, lossFrame(losses, theme));
+  const frame = made.get(themeKey);
+  const box = LOSS_BOX;
+  const mono = { "font-size": 13, "font-family": "DejaVu Sans Mono, monospace", fill: theme.text };
+  return [
+    element("rect", { x: 0, y: 0, width: WIDTH, height: HEIGHT, fill: theme.background }),
+    // 1. the loss at every step, log scale
+    frame.markup,
+    [
+      element("line", { x1: frame.sx(step), x2: frame.sx(step), y1: box.y, y2: box.y + box.height, stroke: theme.raw, "stroke-width": 1.5 }),
+      element("circle", { cx: frame.sx(step), cy: frame.sy(r.loss), r: 6, fill: theme.raw, stroke: theme.text }),
+      text(box.x + box.width - 150, box.y + 20, `step ${step}`, mono),
+      text(box.x + box.width - 150, box.y + 38, "loss", mono),
+      numberText(box.x + box.width - 10, box.y + 38, r.loss, r.loss.toFixed(4), { quantity: "loss" }, { ...mono, "text-anchor": "end" }),
+    ].join(""),
+    // 2. the probe's weights at this step
     heatmap({ x: 620, y: 50, size: 320 }, r.weights, {
       rowLabels: tokens,
       colLabels: tokens,
@@ -94,20 +119,17 @@ export function drawTraining(state, theme, colormaps) {
       theme,
       xlabel: "keys (position:token)",
       ylabel: "queries",
-    }),
-  );
-  parts.push(
-    text(620, 440, "mean weight on the previous token", { "font-size": 13, fill: theme.text }),
-    numberText(940, 440, r.previous, r.previous.toFixed(3), { quantity: "previous" }, { ...mono, "text-anchor": "end" }),
-  );
-  return parts.join("");
+    }) +
+      text(620, 440, "mean weight on the previous token", { "font-size": 13, fill: theme.text }) +
+      numberText(940, 440, r.previous, r.previous.toFixed(3), { quantity: "previous" }, { ...mono, "text-anchor": "end" }),
+  ];
 }
 
 function render({ model, el }) {
   const table = model.get("table");
   const saved = table.map((r) => r.step);
   const send = sender(model);
-  const { root, controls, svg } = explorerRoot(el, "training", WIDTH, HEIGHT, "the loss and the attention weights during training", [
+  const { root, controls, draw } = explorerRoot(el, "training", WIDTH, HEIGHT, "the loss and the attention weights during training", [
     { at: [25, 0, 450, HEIGHT], name: "the training loss, step by step" },
     { at: [552, 0, 445, HEIGHT], name: "the attention weights at this step" },
   ]);
@@ -119,7 +141,7 @@ function render({ model, el }) {
     const theme = themeOf(model);
     stepSlider.show(state.step);
     applyTheme(root, theme);
-    svg.innerHTML = drawTraining(state, theme, model.get("colormaps"));
+    draw(trainingParts(state, theme, model.get("colormaps")));
   };
   return bind(model, ["step", "style_name"], redraw);
 }

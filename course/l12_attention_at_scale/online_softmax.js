@@ -19,6 +19,11 @@ export function stateAfter(tables, blockSize, blocksRead) {
 
 /** The scores panel, the output panel and the running numbers, as SVG markup. */
 export function drawOnlineSoftmax(model, theme) {
+  return onlineSoftmaxParts(model, theme).join("");
+}
+
+/** drawOnlineSoftmax's markup in parts, in order: a move redraws only the parts whose markup changed. */
+export function onlineSoftmaxParts(model, theme) {
   const { scores, values, tables, blockSize, blocksRead, exactOutput } = model;
   const { state, previous, blocks } = stateAfter(tables, blockSize, blocksRead);
   const mono = { "font-size": 13, "font-family": "DejaVu Sans Mono, monospace", fill: theme.text };
@@ -40,10 +45,13 @@ export function drawOnlineSoftmax(model, theme) {
     theme,
   });
   parts.push(title(box, `One query's scores: ${blocksRead} of ${blocks} blocks of ${blockSize} read`, theme), frame.markup);
+  // what a move adds or removes (block edges, hatches) is grouped: the groups that follow keep their nodes
+  const edges = [];
   for (let j0 = 0; j0 < scores.length; j0 += blockSize) {
     const x = frame.sx(j0 - 0.5);
-    parts.push(element("line", { x1: x, x2: x, y1: box.y, y2: box.y + box.height, stroke: theme.grid, "stroke-dasharray": "3 3" }));
+    edges.push(element("line", { x1: x, x2: x, y1: box.y, y2: box.y + box.height, stroke: theme.grid, "stroke-dasharray": "3 3" }));
   }
+  parts.push(element("g", {}, edges.join("")));
   parts.push(
     element("rect", {
       x: frame.sx(state.start - 0.5),
@@ -56,10 +64,11 @@ export function drawOnlineSoftmax(model, theme) {
   );
   const barWidth = frame.sx(0.35) - frame.sx(-0.35);
   // read keys: solid bars; keys not read yet: pale, hatched and outlined (not by lightness alone)
+  const bars = [];
   scores.forEach((s, j) => {
     const read = j < state.stop;
     const bar = { x: frame.sx(j) - barWidth / 2, y: frame.sy(Math.max(s, 0)), width: barWidth, height: Math.abs(frame.sy(s) - frame.sy(0)) };
-    parts.push(
+    bars.push(
       element("rect", {
         ...bar,
         fill: read ? theme.scaled : theme.tick,
@@ -73,6 +82,7 @@ export function drawOnlineSoftmax(model, theme) {
       read ? "" : hatch(bar.x, bar.y, bar.width, bar.height, theme.tick),
     );
   });
+  parts.push(element("g", {}, bars.join("")));
   parts.push(text(box.x + 6, box.y + 16, "solid: read \u00b7 hatched: not read yet", { "font-size": 12, fill: theme.text }));
   const my = frame.sy(state.maximum);
   parts.push(
@@ -128,11 +138,11 @@ export function drawOnlineSoftmax(model, theme) {
     text(620, y0 + 22 * 4.4, "dots: values v_j (filled: read,", { ...mono, "font-size": 12 }),
     text(620, y0 + 22 * 5.2, "hollow: not read); ring: exact", { ...mono, "font-size": 12 }),
   );
-  return parts.join("");
+  return parts;
 }
 
 function render({ model, el }) {
-  const { root, controls, svg } = explorerRoot(el, "online-softmax", WIDTH, HEIGHT, "the online softmax of one query row, block by block", [
+  const { root, controls, draw } = explorerRoot(el, "online-softmax", WIDTH, HEIGHT, "the online softmax of one query row, block by block", [
     { at: [12, 0, 576, 330], name: "one query's scores, the keys read so far solid, the others hatched" },
     { at: [640, 0, 320, 330], name: "the partial output converging to the exact output" },
     { at: [60, 330, 520, HEIGHT - 330], name: "the running maximum, rescale and sum" },
@@ -180,7 +190,7 @@ function render({ model, el }) {
     blocks.set(model.get("blocks_read"));
     size.set(BLOCK_SIZES.indexOf(model.get("block_size")));
     applyTheme(root, theme);
-    svg.innerHTML = drawOnlineSoftmax(
+    draw(onlineSoftmaxParts(
       {
         scores: model.get("scores"),
         values: model.get("values"),
@@ -190,7 +200,7 @@ function render({ model, el }) {
         exactOutput: model.get("exact_output"),
       },
       theme,
-    );
+    ));
   }
   return bind(model, ["blocks_read", "block_size", "style_name"], redraw);
 }

@@ -44,10 +44,12 @@ function lines(weights, tokens, theme) {
     text(left, TOP - 14, "from (queries)", { "text-anchor": "end", "font-size": 12, fill: theme.text, "font-weight": "bold" }),
     text(right, TOP - 14, "to (keys)", { "font-size": 12, fill: theme.text, "font-weight": "bold" }),
   ];
+  // the lines in one group: a move changes how many there are, never what follows them
+  const drawn = [];
   weights.forEach((rowW, i) => {
     rowW.forEach((w, j) => {
       if (w < 0.005) return; // invisible anyway; keeps the picture light
-      parts.push(
+      drawn.push(
         element("line", {
           x1: left + 6,
           y1: y(i),
@@ -66,6 +68,7 @@ function lines(weights, tokens, theme) {
       );
     });
   });
+  parts.push(element("g", {}, drawn.join("")));
   const best = strongest(weights);
   tokens.forEach((token, i) => {
     parts.push(text(left, y(i) + 4, token, { "text-anchor": "end", "font-size": 13, fill: theme.text }));
@@ -128,7 +131,7 @@ function sentenceSelect(sentences, value, onChange) {
 }
 
 function render({ model, el }) {
-  const { root, controls, message, svg } = explorerRoot(el, "heads", WIDTH, pictureHeight(12), "one attention head's weights on a sentence");
+  const { root, controls, message, svg, draw } = explorerRoot(el, "heads", WIDTH, pictureHeight(12), "one attention head's weights on a sentence");
   const send = sender(model);
   const layer = slider({
     name: "layer",
@@ -215,7 +218,7 @@ function render({ model, el }) {
     applyTheme(root, theme);
     const { markup, height } = drawHeads(state, theme, model.get("colormaps"));
     svg.setAttribute("viewBox", `0 0 ${WIDTH} ${height}`);
-    svg.innerHTML = markup;
+    draw([markup]);
   };
   return bind(model, ["sentences", "sentence", "layer", "head", "view", "error", "style_name"], redraw);
 }

@@ -6,7 +6,7 @@
 
 import { colormapColor } from "../kit/widgets/js/colors.js";
 import { axes, colorbar, element, hatch, niceTicks, numberText, text, tickLabel, title } from "../kit/widgets/js/svg.js";
-import { applyTheme, bind, explorerRoot, row, sender, slider, styleNameOf, styleSelect, themeOf } from "../kit/widgets/js/controls.js";
+import { applyTheme, bind, explorerRoot, markupOf, row, sender, slider, styleNameOf, styleSelect, themeOf } from "../kit/widgets/js/controls.js";
 import { replayRow, savedStepSlider } from "../l11_learning_to_attend/training.js";
 
 const HEIGHT = 440;
@@ -32,34 +32,80 @@ export function labelledPositions(n, cell, room = 14) {
   return Array.from({ length: n }, (_, i) => i).filter((i) => i % every === 0);
 }
 
-/** The pattern of one head: coloured cells (future keys hatched), labels, the repeat's start. */
-export function pattern(box, weights, options) {
-  const { tokens, repeatStart, table, theme, quantity, heading } = options;
+/** A pattern's cells, one rect per (query, key) with its weight ("masked" for a future key). */
+function patternCells(box, weights, options) {
+  const { tokens, table, theme, quantity } = options;
   const n = weights.length;
   const cell = box.size / n;
   const labels = tokens.map((t, i) => `${i}:${t}`);
-  const parts = [title({ x: box.x, y: box.y, width: box.size }, heading, theme)];
+  const parts = [];
   weights.forEach((rowW, i) => {
     rowW.forEach((w, j) => {
-      const x = box.x + j * cell;
-      const y = box.y + i * cell;
-      const masked = w === null;
+      const { fill, value } = cellLook(w, table, theme);
       parts.push(
         element("rect", {
-          x,
-          y,
+          x: box.x + j * cell,
+          y: box.y + i * cell,
           width: cell,
           height: cell,
-          fill: masked ? theme.background : colormapColor(table, w, 0, 1),
+          fill,
           "data-quantity": quantity,
           "data-row": i,
           "data-col": j,
           "data-row-label": labels[i],
           "data-col-label": labels[j],
-          "data-value": masked ? "masked" : String(w),
+          "data-value": value,
         }),
       );
-      if (masked) parts.push(hatch(x, y, cell, cell, theme.grid));
+    });
+  });
+  return parts.join("");
+}
+
+/** A cell's colour and data-value for a weight (null: a future key, masked). */
+function cellLook(w, table, theme) {
+  return w === null ? { fill: theme.background, value: "masked" } : { fill: colormapColor(table, w, 0, 1), value: String(w) };
+}
+
+/**
+ * A pattern's cells as an updatable part of the explorer's draw(parts) (controls.js markupOf):
+ * from one step or head to another only each cell's colour, weight and quantity change, set on
+ * the rects shown, in the order patternCells draws them. `key` holds all the rest: the box, the
+ * tokens, the theme and which cells are masked.
+ */
+export function patternCellsPart(box, weights, options, themeKey) {
+  const { tokens, table, theme, quantity } = options;
+  const hidden = weights.map((rowW) => rowW.map((w) => (w === null ? 1 : 0)).join("")).join("/");
+  return {
+    key: JSON.stringify([box, tokens, themeKey, table[0], table.length, hidden]),
+    markup: () => patternCells(box, weights, options),
+    update(nodes) {
+      const n = weights.length;
+      for (let i = 0; i < n; i += 1) {
+        for (let j = 0; j < n; j += 1) {
+          const node = nodes[i * n + j];
+          const { fill, value } = cellLook(weights[i][j], table, theme);
+          if (node.getAttribute("fill") !== fill) node.setAttribute("fill", fill);
+          if (node.getAttribute("data-value") !== value) node.setAttribute("data-value", value);
+          if (node.getAttribute("data-quantity") !== quantity) node.setAttribute("data-quantity", quantity);
+        }
+      }
+    },
+  };
+}
+
+/**
+ * What a pattern draws over its cells, the same at every step and head: the hatching of the
+ * future keys (null weights), the repeat's start, the frame and the position labels.
+ */
+function patternFrame(box, weights, options) {
+  const { repeatStart, theme } = options;
+  const n = weights.length;
+  const cell = box.size / n;
+  const parts = [];
+  weights.forEach((rowW, i) => {
+    rowW.forEach((w, j) => {
+      if (w === null) parts.push(hatch(box.x + j * cell, box.y + i * cell, cell, cell, theme.grid));
     });
   });
   // where the repeat begins: a dashed line across the keys and one across the queries
@@ -81,14 +127,16 @@ export function pattern(box, weights, options) {
   return parts.join("");
 }
 
-/** The losses on both halves at every step, the chance line, and the step marked. */
-function lossPanel(state, theme) {
-  const { lossSteps, lossFirst, lossSecond, chance, step } = state;
-  const box = { x: 70, y: 60, width: 360, height: 250 };
+const LOSS_BOX = { x: 70, y: 60, width: 360, height: 250 };
+
+/** The loss panel's axes, as lossFrame and lossMarks draw them. */
+function lossAxes(state, theme) {
+  const { lossSteps, lossFirst, lossSecond, chance } = state;
+  const box = LOSS_BOX;
   const last = lossSteps[lossSteps.length - 1];
   const top = Math.max(chance, ...lossFirst, ...lossSecond);
   const yticks = niceTicks(0, top, 5);
-  const frame = axes(box, {
+  return axes(box, {
     xlim: [lossSteps[0], last],
     ylim: [0, Math.max(top, yticks[yticks.length - 1])],
     xticks: niceTicks(lossSteps[0], last, 4).filter((t) => t <= last),
@@ -99,69 +147,106 @@ function lossPanel(state, theme) {
     grid: true,
     theme,
   });
+}
+
+/** The losses on both halves at every step, the chance line and the legend: the same at every step. */
+function lossFrame(state, theme) {
+  const { lossSteps, lossFirst, lossSecond, chance } = state;
+  const box = LOSS_BOX;
+  const frame = lossAxes(state, theme);
   const parts = [title(box, "Loss on each half of the sequence", theme), frame.markup];
   const line = (curve) => lossSteps.map((s, k) => `${frame.sx(s)},${frame.sy(curve[k])}`).join(" ");
   parts.push(element("line", { x1: box.x, x2: box.x + box.width, y1: frame.sy(chance), y2: frame.sy(chance), stroke: theme.tick, "stroke-dasharray": "2 4" }));
   parts.push(text(box.x + box.width - 4, frame.sy(chance) + 16, "ln(vocab): a uniform guess", { "text-anchor": "end", "font-size": 12, fill: theme.tick }));
   parts.push(element("polyline", { points: line(lossFirst), fill: "none", stroke: theme.raw, "stroke-width": 1.5, "stroke-dasharray": "6 3" }));
   parts.push(element("polyline", { points: line(lossSecond), fill: "none", stroke: theme.scaled, "stroke-width": 2 }));
-  parts.push(element("line", { x1: frame.sx(step), x2: frame.sx(step), y1: box.y, y2: box.y + box.height, stroke: theme.text, "stroke-width": 1.5 }));
-  const first = lossAt(lossSteps, lossFirst, step);
-  const second = lossAt(lossSteps, lossSecond, step);
-  parts.push(element("rect", { x: frame.sx(step) - 5, y: frame.sy(first) - 5, width: 10, height: 10, fill: theme.raw, stroke: theme.text }));
-  parts.push(element("circle", { cx: frame.sx(step), cy: frame.sy(second), r: 6, fill: theme.scaled, stroke: theme.text }));
-  const mono = { "font-size": 13, "font-family": "DejaVu Sans Mono, monospace", fill: theme.text };
   const legendY = box.y + box.height + 50;
   parts.push(
-    text(box.x, legendY, `step ${step}`, { ...mono, "font-weight": "bold" }),
     element("line", { x1: box.x, x2: box.x + 26, y1: legendY + 18, y2: legendY + 18, stroke: theme.raw, "stroke-width": 2, "stroke-dasharray": "6 3" }),
     element("rect", { x: box.x + 8, y: legendY + 13, width: 10, height: 10, fill: theme.raw, stroke: theme.text }),
     text(box.x + 34, legendY + 22, "loss on the first half (dashed, square)", { "font-size": 12, fill: theme.text }),
-    numberText(box.x + box.width, legendY + 22, first, first.toFixed(3), { quantity: "loss_first_half" }, { ...mono, "text-anchor": "end" }),
     element("line", { x1: box.x, x2: box.x + 26, y1: legendY + 40, y2: legendY + 40, stroke: theme.scaled, "stroke-width": 2 }),
     element("circle", { cx: box.x + 13, cy: legendY + 40, r: 5, fill: theme.scaled, stroke: theme.text }),
     text(box.x + 34, legendY + 44, "loss on the repeated half (solid, dot)", { "font-size": 12, fill: theme.text }),
-    numberText(box.x + box.width, legendY + 44, second, second.toFixed(3), { quantity: "loss_repeated_half" }, { ...mono, "text-anchor": "end" }),
   );
   return parts.join("");
 }
 
+/** The step marked on the loss curves, and the step and both losses written below them. */
+function lossMarks(state, theme, frame) {
+  const { lossSteps, lossFirst, lossSecond, step } = state;
+  const box = LOSS_BOX;
+  const first = lossAt(lossSteps, lossFirst, step);
+  const second = lossAt(lossSteps, lossSecond, step);
+  const mono = { "font-size": 13, "font-family": "DejaVu Sans Mono, monospace", fill: theme.text };
+  const legendY = box.y + box.height + 50;
+  return [
+    element("line", { x1: frame.sx(step), x2: frame.sx(step), y1: box.y, y2: box.y + box.height, stroke: theme.text, "stroke-width": 1.5 }),
+    element("rect", { x: frame.sx(step) - 5, y: frame.sy(first) - 5, width: 10, height: 10, fill: theme.raw, stroke: theme.text }),
+    element("circle", { cx: frame.sx(step), cy: frame.sy(second), r: 6, fill: theme.scaled, stroke: theme.text }),
+    text(box.x, legendY, `step ${step}`, { ...mono, "font-weight": "bold" }),
+    numberText(box.x + box.width, legendY + 22, first, first.toFixed(3), { quantity: "loss_first_half" }, { ...mono, "text-anchor": "end" }),
+    numberText(box.x + box.width, legendY + 44, second, second.toFixed(3), { quantity: "loss_repeated_half" }, { ...mono, "text-anchor": "end" }),
+  ].join("");
+}
+
+// What stays the same from move to move, made once per theme and data: the loss panel's frame
+// (its curves hold every measured step) and each pattern's frame.
+const still = new WeakMap();
+
+/** `make()`, remembered for the object `owner` (the data it draws) and `key` (the theme, the layer). */
+function once(owner, key, make) {
+  if (!still.has(owner)) still.set(owner, new Map());
+  const made = still.get(owner);
+  if (!made.has(key)) made.set(key, make());
+  return made.get(key);
+}
+
 /** The whole picture at the state's step and heads, as SVG markup. */
 export function drawInduction(state, theme, colormaps) {
+  return inductionParts(state, theme, colormaps).map(markupOf).join("");
+}
+
+/**
+ * The picture in parts (drawInduction's markup, cut where a move changes one part and not the
+ * next): the loss panel's frame, its marks at the step, and per layer the pattern's cells (an
+ * updatable part), its frame and its heading and scores; then the colour bar.
+ */
+export function inductionParts(state, theme, colormaps) {
   const { table, tokens, repeatStart, heads, step } = state;
   const r = replayRow(table, step);
   const width = pictureWidth(r.weights.length);
-  const parts = [element("rect", { x: 0, y: 0, width, height: HEIGHT, fill: theme.background }), lossPanel(state, theme)];
+  const themeKey = JSON.stringify(theme);
+  const loss = once(state.lossFirst, themeKey, () => ({ frame: lossAxes(state, theme), markup: lossFrame(state, theme) }));
+  const parts = [element("rect", { x: 0, y: 0, width, height: HEIGHT, fill: theme.background }), loss.markup, lossMarks(state, theme, loss.frame)];
   const mono = { "font-size": 13, "font-family": "DejaVu Sans Mono, monospace", fill: theme.text, "text-anchor": "end" };
   r.weights.forEach((perHead, layer) => {
     const head = heads[layer];
     if (!perHead[head]) throw new Error(`layer ${layer} has no head ${head}`);
     const x = LOSS_WIDTH + layer * LAYER_WIDTH + 44;
     const box = { x, y: MAP.y, size: MAP.size - 30 };
-    parts.push(
-      pattern(box, perHead[head], {
-        tokens,
-        repeatStart,
-        table: colormaps.viridis,
-        theme,
-        quantity: `weights_layer_${layer}_head_${head}`,
-        heading: `Layer ${layer}, head ${head}`,
-      }),
-    );
+    const options = { tokens, repeatStart, table: colormaps.viridis, theme, quantity: `weights_layer_${layer}_head_${head}` };
+    parts.push(patternCellsPart(box, perHead[head], options, themeKey));
+    const hidden = perHead[head].map((rowW) => rowW.map((w) => (w === null ? 1 : 0)).join("")).join("/");
+    parts.push(once(table, `${themeKey}|${layer}|${repeatStart}|${hidden}`, () => patternFrame(box, perHead[head], options)));
     const y = MAP.y + MAP.size + 40;
     const score = (name, value, dy) => [
       text(x, y + dy, `${name} score`, { "font-size": 12, fill: theme.text }),
       numberText(x + box.size, y + dy, value, value.toFixed(3), { quantity: `${name}_score_layer_${layer}` }, mono),
     ];
-    parts.push(...score("previous-token", r.previous[layer][head], 0), ...score("induction", r.induction[layer][head], 20));
     parts.push(
-      text(x, y + 50, "dashed: where the repeat begins", { "font-size": 12, fill: theme.text }),
-      text(x, y + 68, "hatched: future keys (masked)", { "font-size": 12, fill: theme.text }),
+      [
+        title({ x: box.x, y: box.y, width: box.size }, `Layer ${layer}, head ${head}`, theme),
+        ...score("previous-token", r.previous[layer][head], 0),
+        ...score("induction", r.induction[layer][head], 20),
+        text(x, y + 50, "dashed: where the repeat begins", { "font-size": 12, fill: theme.text }),
+        text(x, y + 68, "hatched: future keys (masked)", { "font-size": 12, fill: theme.text }),
+      ].join(""),
     );
   });
   const last = LOSS_WIDTH + (r.weights.length - 1) * LAYER_WIDTH + 44 + MAP.size - 30;
   parts.push(colorbar({ x: last + 8, y: MAP.y, width: 12, height: MAP.size - 30 }, colormaps.viridis, 0, 1, theme));
-  return parts.join("");
+  return parts;
 }
 
 function render({ model, el }) {
@@ -177,7 +262,7 @@ function render({ model, el }) {
       name: `the weights of the chosen head of layer ${layer} at this step`,
     })),
   ];
-  const { root, controls, svg } = explorerRoot(el, "induction", width, HEIGHT, "a two-layer decoder's heads and losses during training", regions);
+  const { root, controls, draw } = explorerRoot(el, "induction", width, HEIGHT, "a two-layer decoder's heads and losses during training", regions);
   const stepSlider = savedStepSlider(model, send, saved, "320px");
   const headSliders = Array.from({ length: nLayers }, (_, layer) =>
     slider({
@@ -213,7 +298,7 @@ function render({ model, el }) {
     headSliders.forEach((s, layer) => s.set(state.heads[layer]));
     style.select.value = styleNameOf(model);
     applyTheme(root, theme);
-    svg.innerHTML = drawInduction(state, theme, model.get("colormaps"));
+    draw(inductionParts(state, theme, model.get("colormaps")));
   };
   return bind(model, ["step", "heads", "style_name"], redraw);
 }

@@ -157,6 +157,9 @@ function grid(state, theme, table) {
   const small = { "font-size": 12, fill: theme.tick, "text-anchor": "middle" };
   for (let i = 0; i < n; i += 10) parts.push(text(x0 + (i + 0.5) * cell, TOP - 2, String(i), small));
   const y = TOP + 4;
+  // runs whose length changes from step to step go in a group each, so that a move patches the
+  // nodes shown (controls.js) instead of drawing anew what follows them
+  const sequence = [];
   roles.forEach((role, i) => {
     if (role === null) return;
     const x = x0 + i * cell;
@@ -166,13 +169,14 @@ function grid(state, theme, table) {
       evicted: { stroke: theme.grid, "stroke-width": 1 },
       next: { stroke: theme.text, "stroke-width": 1.2, "stroke-dasharray": "3 2" },
     }[role];
-    parts.push(element("rect", { x: x + 0.5, y, width: cell - 1, height: CHAR_ROW, fill: theme.background, ...outline }));
-    if (role === "evicted") parts.push(hatch(x + 0.5, y, cell - 1, CHAR_ROW, theme.grid));
+    sequence.push(element("rect", { x: x + 0.5, y, width: cell - 1, height: CHAR_ROW, fill: theme.background, ...outline }));
+    if (role === "evicted") sequence.push(hatch(x + 0.5, y, cell - 1, CHAR_ROW, theme.grid));
     const weight = role === "next" ? "bold" : "normal";
-    parts.push(text(x + cell / 2, y + 16, shownChar(run.tokens[i]), { "text-anchor": "middle", "font-size": 13, "font-family": MONO, "font-weight": weight, fill: theme.text }));
+    sequence.push(text(x + cell / 2, y + 16, shownChar(run.tokens[i]), { "text-anchor": "middle", "font-size": 13, "font-family": MONO, "font-weight": weight, fill: theme.text }));
     const mark = { sink: "S", next: "+" }[role];
-    if (mark) parts.push(text(x + cell / 2, y + CHAR_ROW + 13, mark, { ...small, fill: theme.text, "font-weight": "bold" }));
+    if (mark) sequence.push(text(x + cell / 2, y + CHAR_ROW + 13, mark, { ...small, fill: theme.text, "font-weight": "bold" }));
   });
+  parts.push(element("g", {}, sequence.join("")));
   // the query: an outline of its own colour and a letter
   const qx = x0 + q * cell;
   parts.push(element("rect", { x: qx - 1, y: y - 2, width: cell + 2, height: CHAR_ROW + 4, fill: "none", stroke: theme.query, "stroke-width": 3 }));
@@ -186,13 +190,14 @@ function grid(state, theme, table) {
       const r = layer * nHeads + head;
       const top = gridTop + r * HEAD_ROW;
       parts.push(text(x0 - 6, top + 12, `layer ${layer} head ${head}`, { "font-size": 12, fill: theme.tick, "text-anchor": "end" }));
+      const cells = [];
       roles.forEach((role, i) => {
-        if (role === "evicted" && i <= q) parts.push(hatch(x0 + i * cell, top, cell, HEAD_ROW, theme.grid));
+        if (role === "evicted" && i <= q) cells.push(hatch(x0 + i * cell, top, cell, HEAD_ROW, theme.grid));
       });
       const row = weightsOf(weights[layer][head], state.decimals);
       kept.forEach((pos, k) => {
         const w = row[k];
-        parts.push(
+        cells.push(
           element("rect", {
             x: x0 + pos * cell,
             y: top,
@@ -210,6 +215,7 @@ function grid(state, theme, table) {
           }),
         );
       });
+      parts.push(element("g", {}, cells.join("")));
     }
     if (layer > 0) {
       const at = gridTop + layer * nHeads * HEAD_ROW;
@@ -293,22 +299,28 @@ function cachePanel(state, theme, top) {
   // the text so far: the prompt, then what the model wrote (bold)
   const q = queryPosition(run, step);
   parts.push(text(tx, box.y + 154, "the text so far (bold: what the model wrote)", { "font-size": 12, fill: theme.text }));
-  textLines(run, q + 1, 34).forEach((line, k) => {
+  const lines = textLines(run, q + 1, 34).map((line, k) => {
     const spans = line.map(([words, written]) => element("tspan", written ? { "font-weight": "bold" } : {}, escapeXml(words)));
-    parts.push(element("text", { x: tx, y: box.y + 174 + k * 17, ...mono, "xml:space": "preserve" }, spans.join("")));
+    return element("text", { x: tx, y: box.y + 174 + k * 17, ...mono, "xml:space": "preserve" }, spans.join(""));
   });
+  parts.push(element("g", {}, lines.join(""))); // as many lines as the text needs: a group
   return parts.join("");
 }
 
 /** The whole picture at the state's step, prompt and setting, as SVG markup. */
 export function drawGeneration(state, theme, colormaps) {
+  return generationParts(state, theme, colormaps).join("");
+}
+
+/** drawGeneration's markup in parts, in order: a move redraws only the parts whose markup changed. */
+export function generationParts(state, theme, colormaps) {
   const rows = state.nLayers * state.nHeads;
   const height = pictureHeight(rows);
   return [
     element("rect", { x: 0, y: 0, width: WIDTH, height, fill: theme.background }),
     grid(state, theme, colormaps.viridis),
     cachePanel(state, theme, gridHeight(rows)),
-  ].join("");
+  ];
 }
 
 /** A labelled select of `options` ([value, words] pairs); `onChange(value)` runs inside its change event. */
@@ -332,7 +344,7 @@ function render({ model, el }) {
   const nHeads = model.get("n_heads");
   const height = pictureHeight(nLayers * nHeads);
   const split = gridHeight(nLayers * nHeads);
-  const { root, controls, message, svg } = explorerRoot(
+  const { root, controls, message, draw } = explorerRoot(
     el,
     "generation",
     WIDTH,
@@ -443,7 +455,7 @@ function render({ model, el }) {
       bytesPerPosition: model.get("bytes_per_position"),
       decimals: model.get("decimals"),
     };
-    svg.innerHTML = drawGeneration(state, theme, model.get("colormaps"));
+    draw(generationParts(state, theme, model.get("colormaps")));
   };
   return bind(model, ["runs", "prompt", "window", "sinks", "step", "error", "style_name"], redraw);
 }

@@ -2,7 +2,8 @@
 // for anywidget's model: the on/off/get/set/save_changes it calls.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { bind, embeddingState, sender, themeOf } from "../../../course/kit/widgets/js/controls.js";
+import { bind, embeddingState, sender, themeOf, topElements } from "../../../course/kit/widgets/js/controls.js";
+import { element, heatmap, text } from "../../../course/kit/widgets/js/svg.js";
 
 /** A model with anywidget's event methods: traits in a Map, listeners per event name. */
 function fakeModel(traits) {
@@ -63,4 +64,20 @@ test("embeddingState reads what the playground and the two-head explorer draw fr
     W_q: traits.W_q,
     d_k: 4,
   });
+});
+
+test("topElements cuts markup into its top-level elements, nested ones kept inside", () => {
+  const parts = [
+    element("rect", { x: 1, y: 2, fill: "#ffffff" }),
+    element("g", { "data-hatch": "" }, element("line", { x1: 0 }) + element("line", { x1: 6 })),
+    text(3, 4, "a < b & \"c\" > d"),
+    '<circle r="2"/>',
+    element("text", {}, element("tspan", { "font-weight": "bold" }, "x") + "y"),
+  ];
+  assert.deepEqual(topElements(parts.join("")), parts);
+  assert.deepEqual(topElements(""), []);
+  const theme = { background: "#ffffff", grid: "#cccccc", tick: "#333333", text: "#222222", edge: "#000000", annotationDark: "#000000", annotationLight: "#ffffff" };
+  const map = heatmap({ x: 0, y: 0, size: 100 }, [[1, -Infinity], [0.5, 2]], { rowLabels: ["a", "b"], colLabels: ["a", "b"], title: "t", table: ["#000000", "#ffffff"], quantity: "q", theme });
+  assert.equal(topElements(map).join(""), map); // nothing between the elements of a drawing
+  assert.throws(() => topElements("<rect x=\"1\""), /unclosed tag/);
 });

@@ -2,7 +2,8 @@
 // computed; future keys are drawn masked (hatched, "masked"), never as a weight of 0.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { drawInduction, labelledPositions, lossAt, pictureWidth } from "../../../course/l14_induction_heads/induction_replay.js";
+import { drawInduction, inductionParts, labelledPositions, lossAt, pictureWidth } from "../../../course/l14_induction_heads/induction_replay.js";
+import { markupOf } from "../../../course/kit/widgets/js/controls.js";
 import { fixtures, numbersIn } from "./fixtures.mjs";
 
 const replay = fixtures.inductionReplay;
@@ -57,4 +58,35 @@ test("positions are labelled sparsely enough not to overlap, and the picture wid
   assert.deepEqual(labelledPositions(6, 35), [0, 1, 2, 3, 4, 5]);
   assert.deepEqual(labelledPositions(20, 10.5), [0, 2, 4, 6, 8, 10, 12, 14, 16, 18]);
   assert.equal(pictureWidth(2) - pictureWidth(1), pictureWidth(3) - pictureWidth(2));
+});
+
+/** The elements of some markup as stand-ins for DOM nodes: their attributes, get and set. */
+function fakeNodes(markup) {
+  return [...markup.matchAll(/<(\w+)((?:\s[\w:-]+="[^"]*")*)>/g)].map(([, name, attrs]) => {
+    const map = new Map([...attrs.matchAll(/([\w:-]+)="([^"]*)"/g)].map(([, k, v]) => [k, v]));
+    return { name, map, getAttribute: (k) => map.get(k) ?? null, setAttribute: (k, v) => map.set(k, String(v)) };
+  });
+}
+
+test("a move's update of the pattern cells gives the shown rects what the new markup draws", () => {
+  const [first, ...others] = replay.table;
+  for (const style of ["light", "dark"]) {
+    const theme = fixtures.themes[style];
+    const before = inductionParts(stateAt(first.step, [0, 0]), theme, fixtures.colormaps);
+    for (const r of others) {
+      for (const heads of [[0, 0], [1, 2]]) {
+        const after = inductionParts(stateAt(r.step, heads), theme, fixtures.colormaps);
+        const updatable = after.map((part, i) => [part, before[i]]).filter(([part]) => typeof part !== "string");
+        assert.equal(updatable.length, 2); // one pattern per layer
+        for (const [part, was] of updatable) {
+          assert.equal(part.key, was.key); // the same cells: only their look and numbers change
+          const shown = fakeNodes(markupOf(was));
+          part.update(shown);
+          const drawn = fakeNodes(part.markup());
+          assert.equal(shown.length, drawn.length);
+          shown.forEach((node, k) => assert.deepEqual(Object.fromEntries(node.map), Object.fromEntries(drawn[k].map)));
+        }
+      }
+    }
+  }
 });

@@ -42,8 +42,8 @@ export function numberTables(numbers) {
     });
   }
   const byColumns = new Map();
-  for (const quantity of new Set(vectors.map((n) => n.quantity))) {
-    const entries = vectors.filter((n) => n.quantity === quantity).sort((a, b) => a.col - b.col);
+  for (const [quantity, entries] of groupBy(vectors)) {
+    entries.sort((a, b) => a.col - b.col);
     const columns = entries.map((n) => n.colLabel ?? String(n.col + 1));
     const key = JSON.stringify(columns);
     if (!byColumns.has(key)) byColumns.set(key, { caption: "", corner: "quantity", columns, rows: [] });
@@ -53,25 +53,42 @@ export function numberTables(numbers) {
     table.caption = table.rows.map((r) => r.header).join(", ");
     tables.push(table);
   }
-  for (const quantity of new Set(matrices.map((n) => n.quantity))) {
-    const entries = matrices.filter((n) => n.quantity === quantity);
-    const rowIds = [...new Set(entries.map((n) => n.row))].sort((a, b) => a - b);
-    const colIds = [...new Set(entries.map((n) => n.col))].sort((a, b) => a - b);
-    const label = (id, key, labelKey) => entries.find((n) => n[key] === id)?.[labelKey] ?? String(id + 1);
+  for (const [quantity, entries] of groupBy(matrices)) {
+    const rowLabels = new Map();
+    const colLabels = new Map();
+    const at = new Map();
+    for (const n of entries) {
+      if (!rowLabels.has(n.row)) rowLabels.set(n.row, n.rowLabel);
+      if (!colLabels.has(n.col)) colLabels.set(n.col, n.colLabel);
+      const where = `${n.row}|${n.col}`;
+      if (!at.has(where)) at.set(where, n);
+    }
+    const rowIds = [...rowLabels.keys()].sort((a, b) => a - b);
+    const colIds = [...colLabels.keys()].sort((a, b) => a - b);
     tables.push({
       caption: quantityName(quantity),
       corner: quantityName(quantity),
-      columns: colIds.map((j) => label(j, "col", "colLabel")),
+      columns: colIds.map((j) => colLabels.get(j) ?? String(j + 1)),
       rows: rowIds.map((i) => ({
-        header: label(i, "row", "rowLabel"),
+        header: rowLabels.get(i) ?? String(i + 1),
         cells: colIds.map((j) => {
-          const found = entries.find((n) => n.row === i && n.col === j);
+          const found = at.get(`${i}|${j}`);
           return found ? shownNumber(found) : "";
         }),
       })),
     });
   }
   return tables;
+}
+
+/** The numbers by quantity, in the order each quantity first comes. */
+function groupBy(numbers) {
+  const groups = new Map();
+  for (const n of numbers) {
+    if (!groups.has(n.quantity)) groups.set(n.quantity, []);
+    groups.get(n.quantity).push(n);
+  }
+  return groups;
 }
 
 /** Where a number sits, for a sentence: " of h1", " of it, h1", "" for a lone value. */

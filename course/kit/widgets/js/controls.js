@@ -45,6 +45,14 @@ const MIN_SCALE = 11 / 12;
  * where they do not. Each element drawn goes to the region that holds the centre of its box.
  * `say(before, after)` makes the live region's sentence from the numbers drawn before and after a
  * move (by default a11y.announcement: the number that moved most).
+ *
+ * A redraw keeps the nodes shown: where the new drawing has the same elements as the last one,
+ * only the attributes and texts that differ are changed (patchChildren), and the regions are not
+ * measured again. The tables and the sentence follow once the reader pauses (250 ms after the
+ * last redraw), so that a slider held down redraws only its picture. Instead of setting
+ * `svg.innerHTML`, an explorer may call the returned `draw(parts)` with its markup in parts (a
+ * list of strings): a move then parses, out of the page, only the parts whose markup changed, and
+ * patches them into the nodes shown.
  */
 export function explorerRoot(el, kind, width, height, label, regions = null, say = announcement) {
   const controls = html("div", { class: "attnlib-controls" });
@@ -73,67 +81,285 @@ export function explorerRoot(el, kind, width, height, label, regions = null, say
   let said = null; // the numbers last announced
   let timer = null;
   let moved = false; // a redraw is announced only where the reader moved a control (not a theme change)
+  let drawings = null; // the <g> of each picture shown, kept from draw to draw
+  let shownKey = null; // the regions those pictures were made for
+  let shownBox = null; // the viewBox of svg they were made from
+  let layout = { signature: null, where: [] }; // the region of each element, for a drawing of that signature
+  const tables = tableUpdater(numbers, label);
+  // The numbers as tables and the sentence of a move: once the reader pauses (250 ms after the
+  // last redraw), so that a slider held down redraws its picture alone.
+  const speak = () => {
+    const drawn = numbersIn(pictures);
+    tables(numberTables(drawn));
+    const sentence = say(said, drawn);
+    said = drawn;
+    if (moved) live.textContent = sentence || "No number shown changed.";
+    moved = false;
+  };
   const present = () => {
     if (!svg.firstChild) return;
     const { x: vx, y: vy, width: vw, height: vh } = svg.viewBox.baseVal;
     const shown = regions ?? [{ at: [vx, vy, vw, vh], name: label }];
-    const groups = shown.map(() => []);
-    for (const item of [...svg.children]) {
-      const box = item.getBBox ? item.getBBox() : { x: 0, y: 0, width: 0, height: 0 };
+    const items = [...svg.children];
+    // Which region each element goes to, from its box: measured (a layout of the hidden SVG) only
+    // for a drawing of a new signature (the sequence of elements drawn and the regions), else the
+    // same as for the last drawing of that signature.
+    const key = JSON.stringify(shown);
+    shownBox = svg.getAttribute("viewBox");
+    const signature = `${key}|${items.map((item) => item.tagName).join(" ")}`;
+    if (signature !== layout.signature) {
       const at = shown.map((r) => r.at);
-      groups[shown.length === 1 ? 0 : regionOf(at, box.x + box.width / 2, box.y + box.height / 2)].push(item);
+      const where = items.map((item) => {
+        if (shown.length === 1) return 0;
+        const box = item.getBBox ? item.getBBox() : { x: 0, y: 0, width: 0, height: 0 };
+        return regionOf(at, box.x + box.width / 2, box.y + box.height / 2);
+      });
+      layout = { signature, where };
     }
-    pictures.replaceChildren(
-      ...shown.map(({ at, name }, k) => {
-        const picture = document.createElementNS(SVG_NS, "svg");
-        const [x, y, w, h] = at;
-        picture.setAttribute("viewBox", `${x} ${y} ${w} ${h}`);
-        picture.setAttribute("role", "img");
-        picture.setAttribute("aria-labelledby", `${id}-title-${k}`);
-        picture.setAttribute("aria-describedby", `${id}-desc-${k}`);
-        picture.setAttribute("font-family", "DejaVu Sans, Verdana, sans-serif");
-        Object.assign(picture.style, { display: "block", width: `${w}px`, maxWidth: "100%", minWidth: `${Math.ceil(w * MIN_SCALE) + 1}px`, height: "auto" });
-        const title = document.createElementNS(SVG_NS, "title");
-        title.id = `${id}-title-${k}`;
-        title.textContent = name;
-        const desc = document.createElementNS(SVG_NS, "desc");
-        desc.id = `${id}-desc-${k}`;
-        desc.textContent = `Part ${k + 1} of ${shown.length} of the picture: ${label}. Its numbers are in the tables after it.`;
-        // what is drawn is out of the accessibility tree: the image is its title and description,
-        // its numbers are in the tables
-        const drawing = document.createElementNS(SVG_NS, "g");
-        drawing.setAttribute("aria-hidden", "true");
-        drawing.append(...groups[k]);
-        picture.append(title, desc, drawing);
-        const frame = html("div", { class: "attnlib-panel" }, picture);
-        Object.assign(frame.style, { maxWidth: "100%", minWidth: "0", overflowX: "auto", flex: "0 1 auto" });
-        return frame;
-      }),
-    );
-    const drawn = numbersIn(pictures);
-    numbers.replaceChildren(...numberTables(drawn).map((t) => tableOf(t, label)));
+    const groups = shown.map(() => []);
+    items.forEach((item, i) => groups[layout.where[i]].push(item));
+    if (drawings && key === shownKey) {
+      // the same pictures: only what changed is changed in them, their nodes kept
+      drawings.forEach((drawing, k) => patchChildren(drawing, groups[k]));
+    } else {
+      drawings = [];
+      shownKey = key;
+      pictures.replaceChildren(...shown.map(({ at, name }, k) => picture(at, name, k, shown.length, groups[k])));
+    }
+    svg.replaceChildren();
+    observer.takeRecords(); // the emptying of svg is no new drawing
+    partNodes = null;
+    if (partCounts) {
+      // the nodes shown for each part of draw(parts), in the order drawn
+      const children = drawings.map((drawing) => drawing.children);
+      const next = drawings.map(() => 0);
+      const shownItems = layout.where.map((k) => children[k][next[k]++]);
+      let start = 0;
+      partNodes = partCounts.map((count) => shownItems.slice(start, (start += count)));
+      partCounts = null;
+    }
+    drawn();
+  };
+  // after a redraw: the tables now on the first, else once the reader pauses
+  const drawn = () => {
     if (said === null) {
-      said = drawn;
+      said = numbersIn(pictures);
+      tables(numberTables(said));
       return;
     }
     clearTimeout(timer);
-    timer = setTimeout(() => {
-      const sentence = say(said, drawn);
-      said = drawn;
-      if (moved) live.textContent = sentence || "No number shown changed.";
-      moved = false;
-    }, 250);
+    timer = setTimeout(speak, 250);
   };
-  new MutationObserver(present).observe(svg, { childList: true });
+  let lastParts = null; // the markup (or key) of each part last drawn with draw(parts)
+  let partCounts = null; // the number of elements of each part, until present() has placed them
+  let partNodes = null; // the elements shown for each part
+  let lastElements = null; // the markup of each of those elements, where the nodes are what it made
+  const scratch = document.createElementNS(SVG_NS, "svg");
+  const parse = (markup) => {
+    scratch.innerHTML = markup;
+    return [...scratch.children];
+  };
+  /**
+   * Draw a picture given as parts of markup (their concatenation is the whole picture): the parts
+   * whose markup is the same as in the last draw are left alone; in the others, as long as each
+   * still makes as many elements, only the elements whose markup changed are parsed and patched
+   * into the nodes shown; else the whole picture is drawn anew into `svg`. A part may also be an updatable part ({key, markup,
+   * update}; see markupOf): where its key is the last draw's, `update(nodes)` sets what changed
+   * on the elements shown for it, with no markup made or parsed.
+   */
+  const draw = (parts) => {
+    const keys = parts.map(partKey);
+    if (partNodes && lastParts.length === parts.length && svg.getAttribute("viewBox") === shownBox) {
+      // each changed part's elements, as markup (null: the part is the same, or updated in place)
+      const elements = parts.map((part, i) => (keys[i] === lastParts[i] ? null : topElements(markupOf(part))));
+      if (elements.every((e, i) => e === null || e.length === partNodes[i].length)) {
+        const changed = []; // [part, element] of each element whose markup changed
+        const markup = [];
+        elements.forEach((e, i) => {
+          if (e === null) {
+            if (typeof parts[i] !== "string") {
+              parts[i].update(partNodes[i]);
+              lastElements[i] = null; // the nodes are no longer what any markup made
+            }
+            return;
+          }
+          e.forEach((m, k) => {
+            if (lastElements[i]?.[k] !== m) {
+              changed.push([i, k]);
+              markup.push(m);
+            }
+          });
+          lastElements[i] = e;
+        });
+        const fresh = parse(markup.join(""));
+        if (fresh.length === changed.length) {
+          changed.forEach(([i, k], c) => {
+            const o = partNodes[i][k];
+            const f = fresh[c];
+            if (o.nodeName === f.nodeName) patchElement(o, f);
+            else {
+              o.replaceWith(f);
+              partNodes[i][k] = f;
+            }
+          });
+          lastParts = keys;
+          drawn();
+          return;
+        }
+      }
+    }
+    const markups = parts.map(markupOf);
+    const nodes = markups.map(parse);
+    lastParts = keys;
+    lastElements = markups.map(topElements);
+    partCounts = nodes.map((n) => n.length);
+    partNodes = null;
+    svg.replaceChildren(...nodes.flat());
+  };
+  const picture = ([x, y, w, h], name, k, count, items) => {
+    const image = document.createElementNS(SVG_NS, "svg");
+    image.setAttribute("viewBox", `${x} ${y} ${w} ${h}`);
+    image.setAttribute("role", "img");
+    image.setAttribute("aria-labelledby", `${id}-title-${k}`);
+    image.setAttribute("aria-describedby", `${id}-desc-${k}`);
+    image.setAttribute("font-family", "DejaVu Sans, Verdana, sans-serif");
+    Object.assign(image.style, { display: "block", width: `${w}px`, maxWidth: "100%", minWidth: `${Math.ceil(w * MIN_SCALE) + 1}px`, height: "auto" });
+    const title = document.createElementNS(SVG_NS, "title");
+    title.id = `${id}-title-${k}`;
+    title.textContent = name;
+    const desc = document.createElementNS(SVG_NS, "desc");
+    desc.id = `${id}-desc-${k}`;
+    desc.textContent = `Part ${k + 1} of ${count} of the picture: ${label}. Its numbers are in the tables after it.`;
+    // what is drawn is out of the accessibility tree: the image is its title and description,
+    // its numbers are in the tables
+    const drawing = document.createElementNS(SVG_NS, "g");
+    drawing.setAttribute("aria-hidden", "true");
+    drawing.append(...items);
+    drawings.push(drawing);
+    image.append(title, desc, drawing);
+    const frame = html("div", { class: "attnlib-panel" }, image);
+    Object.assign(frame.style, { maxWidth: "100%", minWidth: "0", overflowX: "auto", flex: "0 1 auto" });
+    return frame;
+  };
+  const observer = new MutationObserver(present);
+  observer.observe(svg, { childList: true });
   for (const event of ["input", "change", "click"]) controls.addEventListener(event, () => (moved = true));
-  return { root, controls, message, svg };
+  return { root, controls, message, svg, draw };
 }
 
-/** An HTML table of numberTables' kind, with a caption, column headers and row headers. */
+/**
+ * The markup of a part of draw(parts): a string is its own markup; an updatable part
+ * `{key, markup, update}` gives it by `markup()`. Its `key` names all that its elements share
+ * from draw to draw (their number, kinds and the attributes that `update` leaves alone), and
+ * `update(nodes)` makes the elements `markup()` would make out of those last drawn for that key.
+ */
+export function markupOf(part) {
+  return typeof part === "string" ? part : part.markup();
+}
+
+/**
+ * The markup of each top-level element of `markup` (made by svg.js: text and attribute values
+ * escaped, so that every "<" opens or closes a tag); text between them is left out.
+ */
+export function topElements(markup) {
+  const found = [];
+  let depth = 0;
+  let start = 0;
+  for (let at = markup.indexOf("<"); at !== -1; at = markup.indexOf("<", at + 1)) {
+    const end = markup.indexOf(">", at);
+    if (end === -1) throw new Error(`unclosed tag in ${markup.slice(at, at + 40)}`);
+    if (markup[at + 1] === "/") {
+      depth -= 1;
+      if (depth === 0) found.push(markup.slice(start, end + 1));
+    } else if (markup[end - 1] === "/") {
+      if (depth === 0) found.push(markup.slice(at, end + 1));
+    } else {
+      if (depth === 0) start = at;
+      depth += 1;
+    }
+    at = end;
+  }
+  return found;
+}
+
+/** What draw(parts) compares a part by: a string's markup, an updatable part's key (set apart). */
+function partKey(part) {
+  return typeof part === "string" ? part : `\u0000${part.key}`;
+}
+
+/**
+ * Make `parent`'s children the nodes `fresh` (new nodes, not in the document) while keeping the
+ * nodes it has: where a child has the same kind and name as its fresh counterpart (at the same
+ * place), only its attributes and text that differ are set (recursively); elsewhere the fresh node
+ * takes its place; children beyond the fresh ones go, fresh ones beyond the old are added.
+ * What the page shows is then `fresh`, and the browser restyles only what changed.
+ */
+export function patchChildren(parent, fresh) {
+  const old = parent.childNodes;
+  const common = Math.min(old.length, fresh.length);
+  for (let i = 0; i < common; i += 1) {
+    const o = old[i];
+    const f = fresh[i];
+    if (o.nodeType !== f.nodeType || o.nodeName !== f.nodeName) parent.replaceChild(f, o);
+    else if (o.nodeType === 1) patchElement(o, f);
+    else if (o.nodeValue !== f.nodeValue) o.nodeValue = f.nodeValue;
+  }
+  while (old.length > fresh.length) parent.lastChild.remove();
+  if (fresh.length > common) parent.append(...fresh.slice(common));
+}
+
+/** Give the element `o` the attributes and children of `f` (same name), keeping its nodes. */
+function patchElement(o, f) {
+  const attrs = f.attributes;
+  for (let i = 0; i < attrs.length; i += 1) {
+    const { name, value } = attrs[i];
+    if (o.getAttribute(name) !== value) o.setAttribute(name, value);
+  }
+  if (o.attributes.length !== attrs.length) {
+    for (const { name } of [...o.attributes]) if (!f.hasAttribute(name)) o.removeAttribute(name);
+  }
+  if (o.firstChild || f.firstChild) patchChildren(o, [...f.childNodes]);
+}
+
+/**
+ * The function that shows numberTables' tables in `container`: where the tables have the same
+ * captions, headers and sizes as those shown, only the cells whose text changed are set.
+ */
+function tableUpdater(container, label) {
+  let shape = null;
+  let cells = [];
+  return (tables) => {
+    const now = JSON.stringify(tables.map((t) => [t.caption, t.corner, t.columns, t.rows.map((r) => [r.header, r.cells.length])]));
+    if (now !== shape) {
+      shape = now;
+      const built = tables.map((t) => tableOf(t, label));
+      container.replaceChildren(...built.map((b) => b.table));
+      cells = built.flatMap((b) => b.cells);
+      return;
+    }
+    let k = 0;
+    for (const t of tables) {
+      for (const r of t.rows) {
+        for (const text of r.cells) {
+          if (cells[k].textContent !== text) cells[k].textContent = text;
+          k += 1;
+        }
+      }
+    }
+  };
+}
+
+/** An HTML table of numberTables' kind, with a caption, column headers and row headers; and its cells. */
 function tableOf({ caption, corner, columns, rows }, label) {
   const head = html("tr", {}, html("th", { scope: "col" }, corner), ...columns.map((c) => html("th", { scope: "col" }, c)));
-  const body = rows.map((r) => html("tr", {}, html("th", { scope: "row" }, r.header), ...r.cells.map((c) => html("td", {}, c))));
-  return html("table", {}, html("caption", {}, `${label}: ${caption}`), html("thead", {}, head), html("tbody", {}, ...body));
+  const cells = [];
+  const body = rows.map((r) => {
+    const tds = r.cells.map((c) => html("td", {}, c));
+    cells.push(...tds);
+    return html("tr", {}, html("th", { scope: "row" }, r.header), ...tds);
+  });
+  const table = html("table", {}, html("caption", {}, `${label}: ${caption}`), html("thead", {}, head), html("tbody", {}, ...body));
+  return { table, cells };
 }
 
 /**
@@ -180,9 +406,15 @@ export function styleNameOf(model) {
 
 /** Colour the root for a theme (the style's background and text). */
 export function applyTheme(root, theme) {
+  // only where the theme changed: a new inline style restyles everything inside the root
+  if (applied.get(root) === theme) return;
+  applied.set(root, theme);
   root.style.background = theme.background;
   root.style.color = theme.text;
 }
+
+// The theme each root was last coloured for.
+const applied = new WeakMap();
 
 /**
  * A labelled slider: <label>text <input type="range" data-control=name aria-label=...> readout</label>.
@@ -208,9 +440,14 @@ export function slider({ name, label, ariaLabel, min, max, step, value, format, 
   readout.style.fontFamily = "monospace";
   const labelNode = html("label", { class: "attnlib-slider" }, `${label} `, input, " ", readout);
   Object.assign(labelNode.style, { display: "inline-flex", flexWrap: "wrap", alignItems: "center", gap: "0 6px", maxWidth: "100%", marginRight: "10px" });
+  // each write only where it changes something: a redraw shows every slider's value again
   const show = (v) => {
-    readout.textContent = format(v);
-    if (unit || format(v) !== String(v)) input.setAttribute("aria-valuetext", unit ? `${format(v)} ${unit}` : format(v));
+    const shown = format(v);
+    if (readout.textContent !== shown) readout.textContent = shown;
+    if (unit || shown !== String(v)) {
+      const said = unit ? `${shown} ${unit}` : shown;
+      if (input.getAttribute("aria-valuetext") !== said) input.setAttribute("aria-valuetext", said);
+    }
   };
   show(Number(input.value));
   input.addEventListener("input", () => {
@@ -223,7 +460,7 @@ export function slider({ name, label, ariaLabel, min, max, step, value, format, 
     input,
     /** Move the slider to v (the browser snaps it to the step) and show v itself. */
     set(v) {
-      input.value = String(v);
+      if (input.value !== String(v)) input.value = String(v);
       show(v);
     },
   };

@@ -1,6 +1,8 @@
 // Drawing helpers shared by the explorers: each returns SVG markup as a string (an explorer sets
 // it as its <svg>'s content in one assignment). Every number drawn is a <text> carrying its full
-// value in data-value (and data-quantity, data-row, data-col), for screen readers and tests.
+// value in data-value (and data-quantity, data-row, data-col), for screen readers and tests. What
+// a move may add or remove (ticks) comes in a group of its own, so that the elements after it stay
+// the same and are patched in place (controls.js).
 
 import { colormapColor, textColorOn } from "./colors.js";
 
@@ -115,25 +117,28 @@ export function title(box, label, theme) {
 export function axes(box, { xlim, ylim, xticks, yticks, xlabels, ylabels, xlabel, ylabel, grid, theme }) {
   const sx = (x) => box.x + ((x - xlim[0]) / (xlim[1] - xlim[0])) * box.width;
   const sy = (y) => box.y + box.height - ((y - ylim[0]) / (ylim[1] - ylim[0])) * box.height;
-  const parts = [];
   const inX = (t) => t >= Math.min(...xlim) && t <= Math.max(...xlim);
   const inY = (t) => t >= Math.min(...ylim) && t <= Math.max(...ylim);
+  // each axis's ticks in a group: a move that changes how many there are changes only the group
+  const xs = [];
   (xticks ?? []).forEach((t, i) => {
     if (!inX(t)) return;
     const x = sx(t);
-    if (grid) parts.push(element("line", { x1: x, x2: x, y1: box.y, y2: box.y + box.height, stroke: theme.grid }));
-    parts.push(element("line", { x1: x, x2: x, y1: box.y + box.height, y2: box.y + box.height + 4, stroke: theme.edge }));
+    if (grid) xs.push(element("line", { x1: x, x2: x, y1: box.y, y2: box.y + box.height, stroke: theme.grid }));
+    xs.push(element("line", { x1: x, x2: x, y1: box.y + box.height, y2: box.y + box.height + 4, stroke: theme.edge }));
     const label = xlabels ? xlabels[i] : tickLabel(t);
-    parts.push(text(x, box.y + box.height + 16, label, { "text-anchor": "middle", "font-size": 12, fill: theme.tick }));
+    xs.push(text(x, box.y + box.height + 16, label, { "text-anchor": "middle", "font-size": 12, fill: theme.tick }));
   });
+  const ys = [];
   (yticks ?? []).forEach((t, i) => {
     if (!inY(t)) return;
     const y = sy(t);
-    if (grid) parts.push(element("line", { x1: box.x, x2: box.x + box.width, y1: y, y2: y, stroke: theme.grid }));
-    parts.push(element("line", { x1: box.x - 4, x2: box.x, y1: y, y2: y, stroke: theme.edge }));
+    if (grid) ys.push(element("line", { x1: box.x, x2: box.x + box.width, y1: y, y2: y, stroke: theme.grid }));
+    ys.push(element("line", { x1: box.x - 4, x2: box.x, y1: y, y2: y, stroke: theme.edge }));
     const label = ylabels ? ylabels[i] : tickLabel(t);
-    parts.push(text(box.x - 7, y + 4, label, { "text-anchor": "end", "font-size": 12, fill: theme.tick }));
+    ys.push(text(box.x - 7, y + 4, label, { "text-anchor": "end", "font-size": 12, fill: theme.tick }));
   });
+  const parts = [element("g", {}, xs.join("")), element("g", {}, ys.join(""))];
   parts.push(
     element("rect", { x: box.x, y: box.y, width: box.width, height: box.height, fill: "none", stroke: theme.edge }),
   );
@@ -222,16 +227,17 @@ export function colorbar(box, table, lo, hi, theme) {
     const at = k / 32;
     return element("stop", { offset: at, "stop-color": table[Math.min(table.length - 1, Math.floor(at * table.length))] });
   });
-  const parts = [
-    element("defs", {}, element("linearGradient", { id, x1: 0, y1: 1, x2: 0, y2: 0 }, stops.join(""))),
-    element("rect", { x: box.x, y: box.y, width: box.width, height: box.height, fill: `url(#${id})`, stroke: theme.edge }),
-  ];
+  const ticks = [];
   for (const t of niceTicks(lo, hi, 5)) {
     const y = box.y + box.height - ((t - lo) / (hi - lo)) * box.height;
-    parts.push(element("line", { x1: box.x + box.width, x2: box.x + box.width + 4, y1: y, y2: y, stroke: theme.edge }));
-    parts.push(text(box.x + box.width + 6, y + 4, tickLabel(t), { "font-size": 12, fill: theme.tick }));
+    ticks.push(element("line", { x1: box.x + box.width, x2: box.x + box.width + 4, y1: y, y2: y, stroke: theme.edge }));
+    ticks.push(text(box.x + box.width + 6, y + 4, tickLabel(t), { "font-size": 12, fill: theme.tick }));
   }
-  return parts.join("");
+  return (
+    element("defs", {}, element("linearGradient", { id, x1: 0, y1: 1, x2: 0, y2: 0 }, stops.join(""))) +
+    element("rect", { x: box.x, y: box.y, width: box.width, height: box.height, fill: `url(#${id})`, stroke: theme.edge }) +
+    element("g", {}, ticks.join("")) // as many ticks as the limits need: a group
+  );
 }
 
 /**

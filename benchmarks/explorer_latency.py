@@ -1,0 +1,317 @@
+"""How fast each explorer answers a key: keydown on its first slider → the next animation frame
+after its drawing changed, in the student edition of the book, in headless Chromium.
+
+    .venv/bin/python benchmarks/explorer_latency.py [--book build/book-student] [--before main] \\
+        [--presses 30] [--lessons 07 14] [--profiles desktop phone] [--no-write]
+
+The book is served from this process (127.0.0.1, a free port). Each lesson page with an explorer is
+opened once per version of the explorers' ES modules: ``after``, the modules of this working tree,
+and with ``--before REF`` also ``before``, the modules of the git revision REF (``git archive``),
+both put into the page's widget state in place of the ones the book was built with (the page is
+rewritten as it is served, so no lesson is executed again). The two versions alternate lesson by
+lesson in the same browser, so that a loaded machine slows both alike.
+
+On each page the first slider of the explorer is focused and pressed ``--presses`` times (right
+arrow, left where the slider is at its maximum). In the page, a keydown listener (capture phase,
+on the window) takes the time of the key, a MutationObserver on the explorer's pictures sees the
+first change of its drawing, and a requestAnimationFrame callback after that change takes the
+time of the next frame: the latency is the difference (``performance.now()`` both). After each
+press the script waits for that frame and two more before the next key. A press that changes no
+drawing within 2 s counts as lost (reported, not in the percentiles).
+
+Two profiles: ``desktop`` (1280×800) and ``phone`` (390×844, touch, device scale 3, the CPU
+slowed 4× with the DevTools protocol's ``Emulation.setCPUThrottlingRate``, as Chromium's
+mid-tier-mobile preset does). Goals (issue 32): p95 ≤ 16.7 ms on the desktop, ≤ 50 ms on the phone.
+
+Prints p50/p95 per lesson, profile and version, and writes ``results/explorer_latency.json`` with
+the machine (``tools/machine.py``) and the load average before and after.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import http.server
+import json
+import os
+import re
+import subprocess
+import sys
+import tarfile
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tools"))
+from machine import machine_description  # noqa: E402  tools/machine.py
+
+STATE_SCRIPT = re.compile(
+    r'(<script type="application/vnd\.jupyter\.widget-state\+json">)(.*?)(</script>)', re.DOTALL
+)
+MODULE_CALL = re.compile(r'module_text\(\s*"(course\.l(\d\d)_\w+)",\s*"([\w.]+)"\s*\)')
+PROFILES: dict[str, dict[str, Any]] = {
+    "desktop": {"viewport": {"width": 1280, "height": 800}, "device_scale_factor": 1, "cpu_slowdown": 1},
+    "phone": {
+        "viewport": {"width": 390, "height": 844},
+        "device_scale_factor": 3,
+        "is_mobile": True,
+        "has_touch": True,
+        "cpu_slowdown": 4,
+    },
+}
+GOALS_MS = {"desktop": 16.7, "phone": 50.0}
+
+# In the page: arm() before a key; wait() after it returns a promise that resolves to keydown →
+# frame in ms, or null when no drawing changed within 2 s.
+MEASURE = """
+(() => {
+  const root = document.querySelector(".attnlib-explorer");
+  const pictures = root.querySelector(".attnlib-pictures") ?? root;
+  const lat = { armed: false, t0: null, changed: false, resolve: null, timer: null };
+  const key = () => {
+    if (lat.armed && lat.t0 === null) lat.t0 = performance.now();
+  };
+  addEventListener("keydown", key, { capture: true });
+  new MutationObserver(() => {
+    if (!lat.armed || lat.t0 === null || lat.changed) return;
+    lat.changed = true;
+    requestAnimationFrame(() => {
+      const ms = performance.now() - lat.t0;
+      lat.armed = false;
+      clearTimeout(lat.timer);
+      // two more frames, so that the next key does not land in this one's paint
+      requestAnimationFrame(() => requestAnimationFrame(() => lat.resolve(ms)));
+    });
+  }).observe(pictures, { subtree: true, childList: true, attributes: true, characterData: true });
+  window.__latency = {
+    arm() {
+      Object.assign(lat, { armed: true, t0: null, changed: false });
+      lat.promise = new Promise((resolve) => {
+        lat.resolve = resolve;
+      });
+    },
+    wait() {
+      lat.timer = setTimeout(() => { lat.armed = false; lat.resolve(null); }, 2000);
+      return lat.promise;
+    },
+  };
+})();
+"""
+
+
+def percentile(values: list[float], q: float) -> float:
+    """The q-th percentile (0–100) with linear interpolation, as numpy's default."""
+    ordered = sorted(values)
+    at = (len(ordered) - 1) * q / 100
+    low = int(at)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (at - low)
+
+
+def modules_of(root: Path) -> dict[str, str]:
+    """Each lesson's explorer module (``"07"`` → its ``_esm`` text) as the tree at ``root`` makes it."""
+    calls = {}
+    for widgets in sorted(root.glob("course/l[0-9][0-9]_*/widgets.py")):
+        for package, lesson, name in MODULE_CALL.findall(widgets.read_text(encoding="utf-8")):
+            calls[lesson] = (package, name)
+    program = (
+        "import json, sys\n"
+        "from course.kit.widgets.modules import module_text\n"
+        "calls = json.loads(sys.argv[1])\n"
+        "print(json.dumps({k: module_text(p, n) for k, (p, n) in calls.items()}))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    command = [sys.executable, "-c", program, json.dumps(calls)]
+    done = subprocess.run(command, env=env, cwd=root, check=True, capture_output=True, text=True)
+    return json.loads(done.stdout)
+
+
+def tree_of(ref: str, into: Path) -> Path:
+    """The files ``course/`` of git revision ``ref``, extracted under ``into``."""
+    archive = into / "course.tar"
+    subprocess.run(["git", "-C", str(ROOT), "archive", "-o", str(archive), ref, "course"], check=True)
+    with tarfile.open(archive) as tar:
+        tar.extractall(into, filter="data")
+    return into
+
+
+def git(*args: str) -> str:
+    """What a git command prints in this repository."""
+    done = subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True, text=True, check=True)
+    return done.stdout.strip()
+
+
+def revision(ref: str) -> str:
+    """The commit a git revision names."""
+    return git("rev-parse", ref)
+
+
+def with_modules(page: str, module: str) -> str:
+    """A book page with every anywidget's ``_esm`` in its widget state replaced by ``module``."""
+    match = STATE_SCRIPT.search(page)
+    if not match:
+        raise ValueError("the page holds no widget state")
+    state = json.loads(match.group(2))
+    for model in state["state"].values():
+        if "_esm" in model.get("state", {}):
+            model["state"]["_esm"] = module
+    text = json.dumps(state).replace("</", "<\\/")
+    return page[: match.start(2)] + text + page[match.end(2) :]
+
+
+def serve(book: Path, versions: dict[str, dict[str, str]]) -> tuple[http.server.ThreadingHTTPServer, int]:
+    """Serve ``book``; a lesson page asked with ``?js=VERSION`` comes with that version's module."""
+
+    class Handler(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args: Any) -> None:
+            pass
+
+        def do_GET(self) -> None:
+            path, _, query = self.path.partition("?")
+            version = dict(p.split("=", 1) for p in query.split("&") if "=" in p).get("js")
+            lesson = re.match(r"/notebooks/(\d\d)_[^/]*\.html$", path)
+            if version is None or lesson is None:
+                super().do_GET()
+                return
+            page = (book / path.lstrip("/")).read_text(encoding="utf-8")
+            body = with_modules(page, versions[version][lesson.group(1)]).encode("utf-8")
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(body)))
+            self.send_header("Cache-Control", "no-store")
+            self.end_headers()
+            self.wfile.write(body)
+
+    handler = functools.partial(Handler, directory=str(book))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, server.server_address[1]
+
+
+def measure(context: Any, url: str, profile: dict[str, Any], presses: int) -> dict[str, Any]:
+    """Open ``url``, press its explorer's first slider ``presses`` times; the latencies in ms."""
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.goto(url, wait_until="load")
+    page.wait_for_selector(".attnlib-explorer .attnlib-pictures svg", state="attached", timeout=30_000)
+    page.wait_for_timeout(300)
+    if profile["cpu_slowdown"] != 1:
+        cdp = context.new_cdp_session(page)
+        cdp.send("Emulation.setCPUThrottlingRate", {"rate": profile["cpu_slowdown"]})
+    page.evaluate(MEASURE)
+    slider = page.locator(".attnlib-explorer input[type=range]").first
+    slider.scroll_into_view_if_needed()
+    slider.focus()
+    latencies: list[float] = []
+    lost = 0
+    for _ in range(presses):
+        at_max = slider.evaluate("s => Number(s.value) + Number(s.step || 1) > Number(s.max)")
+        page.evaluate("window.__latency.arm()")
+        page.keyboard.press("ArrowLeft" if at_max else "ArrowRight")
+        ms = page.evaluate("window.__latency.wait()")
+        if ms is None:
+            lost += 1
+        else:
+            latencies.append(ms)
+    page.close()
+    if errors:
+        raise RuntimeError(f"{url}: {errors}")
+    return {
+        "ms": [round(v, 2) for v in latencies],
+        "lost": lost,
+        "p50_ms": round(percentile(latencies, 50), 1) if latencies else None,
+        "p95_ms": round(percentile(latencies, 95), 1) if latencies else None,
+    }
+
+
+def main() -> None:
+    raw = argparse.RawDescriptionHelpFormatter
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=raw)
+    parser.add_argument("--book", type=Path, default=ROOT / "build" / "book-student")
+    parser.add_argument("--before", metavar="REF", help="also measure the modules of git revision REF")
+    parser.add_argument("--presses", type=int, default=30)
+    parser.add_argument("--lessons", nargs="*", help="lesson numbers (default: every page with an explorer)")
+    parser.add_argument("--profiles", nargs="*", choices=sorted(PROFILES), default=["desktop", "phone"])
+    parser.add_argument("--chromium", default="/usr/bin/chromium")
+    parser.add_argument("--no-write", action="store_true", help="print only")
+    args = parser.parse_args()
+    if not (args.book / "notebooks").is_dir():
+        raise SystemExit(f"{args.book} holds no built book: build it with tools/build_book.py")
+    from playwright.sync_api import sync_playwright
+
+    load_before = os.getloadavg()
+    versions = {"after": modules_of(ROOT)}
+    if args.before:
+        with tempfile.TemporaryDirectory() as tmp:
+            versions["before"] = modules_of(tree_of(args.before, Path(tmp)))
+    pages = {}
+    for path in sorted((args.book / "notebooks").glob("[0-9][0-9]_*.html")):
+        lesson = path.name[:2]
+        if lesson in versions["after"] and (not args.lessons or lesson in args.lessons):
+            if 'type="application/vnd.jupyter.widget-state+json"' in path.read_text(encoding="utf-8"):
+                pages[lesson] = path.name
+    server, port = serve(args.book.resolve(), versions)
+    order = [v for v in ("before", "after") if v in versions]
+    results: dict[str, dict[str, dict[str, Any]]] = {}
+    started = time.perf_counter()
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=args.chromium)
+        for name in args.profiles:
+            profile = PROFILES[name]
+            options = {k: v for k, v in profile.items() if k != "cpu_slowdown"}
+            for k, (lesson, page) in enumerate(pages.items()):
+                for version in order if k % 2 == 0 else order[::-1]:
+                    context = browser.new_context(**options)
+                    url = f"http://127.0.0.1:{port}/notebooks/{page}?js={version}"
+                    row = measure(context, url, profile, args.presses)
+                    context.close()
+                    results.setdefault(version, {}).setdefault(name, {})[lesson] = row
+                    p50, p95, lost = row["p50_ms"], row["p95_ms"], row["lost"]
+                    line = f"{name:8} {lesson} {version:6} p50 {p50:6.1f} p95 {p95:6.1f} ms lost {lost}"
+                    print(line, flush=True)
+        browser.close()
+    server.shutdown()
+    seconds = time.perf_counter() - started
+    load_after = os.getloadavg()
+
+    goals = f"desktop {GOALS_MS['desktop']}, phone {GOALS_MS['phone']}"
+    print(f"\nkeydown → frame, ms (p50 / p95); goals p95: {goals}")
+    print(f"load average before {load_before[0]:.2f}, after {load_after[0]:.2f}; {seconds:.0f} s")
+    header = "| lesson | " + " | ".join(pages) + " |"
+    print(header)
+    print("| --- " * (len(pages) + 1) + "|")
+    for name in args.profiles:
+        for version in order:
+            for q in ("p50_ms", "p95_ms"):
+                cells = [f"{results[version][name][lesson][q]:.1f}" for lesson in pages]
+                print(f"| {name} {version} {q[:3]} | " + " | ".join(cells) + " |")
+    if args.no_write:
+        return
+    chromium = subprocess.run([args.chromium, "--version"], capture_output=True, text=True).stdout.strip()
+    record = {
+        "command": "benchmarks/explorer_latency.py " + " ".join(sys.argv[1:]),
+        "machine": machine_description(chromium=chromium),
+        "load_average_1_5_15": {"before": load_before, "after": load_after},
+        "seconds": round(seconds, 1),
+        "settings": {
+            "presses": args.presses,
+            "profiles": {n: PROFILES[n] for n in args.profiles},
+            "before": args.before,
+            "before_commit": revision(args.before) if args.before else None,
+            "after_commit": revision("HEAD"),
+            "after_tree_modified": bool(git("status", "--porcelain", "course")),
+        },
+        "goals_p95_ms": GOALS_MS,
+        "results": results,
+    }
+    out = ROOT / "benchmarks" / "results" / "explorer_latency.json"
+    out.write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    print(f"wrote {out.relative_to(ROOT)}")
+
+
+if __name__ == "__main__":
+    main()
