@@ -56,7 +56,7 @@ HOW_TO_FIX = (
 )
 
 
-def _stale_or_missing_decks() -> str | None:
+def stale_or_missing_decks() -> str | None:
     """Why build/slides cannot be tested as it is (missing or older than its sources), or None."""
     decks = [DECKS / f"{lesson}.html" for lesson in LESSONS]
     missing = [deck.name for deck in decks if not deck.exists()]
@@ -71,7 +71,7 @@ def _stale_or_missing_decks() -> str | None:
 def decks(browser) -> dict[str, slides_browser.Deck]:
     """Every deck of build/slides, opened and measured once for all the tests (skips with a hint
     without Chromium, Playwright or fresh decks)."""
-    require_build(_stale_or_missing_decks(), "make slides")
+    require_build(stale_or_missing_decks(), "make slides")
     with slides_browser.serve(str(DECKS)) as base:
         return {lesson: slides_browser.measure(browser, f"{base}/{lesson}.html") for lesson in LESSONS}
 
