@@ -257,14 +257,16 @@ def figure_pieces(png: bytes) -> list[tuple[bytes, int, int]]:
     gap = round(dpi / 20)  # 0.05 inch
     columns = [0, *blank_cuts(plain(axis=0) > 0.98, FIGURE_BOX[0] / least_scale, counts[0], gap), image.width]
     rows = [0, *blank_cuts(plain(axis=1) > 0.98, FIGURE_BOX[1] / least_scale, counts[1], gap), image.height]
-    result = []
+    whole, result = len(rows) == len(columns) == 2, []
     for top, bottom in itertools.pairwise(rows):
         for left, right in itertools.pairwise(columns):
-            piece = image.crop((left, top, right, bottom)) if len(rows) + len(columns) > 4 else image
+            piece = image if whole else image.crop((left, top, right, bottom))
             scale = min(FIGURE_BOX[0] / piece.width, FIGURE_BOX[1] / piece.height)
-            buffer = io.BytesIO()
-            piece.save(buffer, format="PNG", dpi=(dpi, dpi))
-            data = buffer.getvalue() if piece is not image else png
+            data = png
+            if not whole:
+                buffer = io.BytesIO()
+                piece.save(buffer, format="PNG", dpi=(dpi, dpi))
+                data = buffer.getvalue()
             result.append((data, math.floor(piece.width * scale), math.floor(piece.height * scale)))
     return result
 
@@ -285,10 +287,10 @@ def figure_cells(cell: nbformat.NotebookNode) -> list[nbformat.NotebookNode]:
     first.outputs = groups[0]
     result = [first] if first.source or first.outputs else []
     for index, group in enumerate(groups[1:], start=1):
-        output = group[0] if group else None
-        if output is None:
+        if not group:
             continue
-        if len(group) > 1 or "image/png" not in output.get("data", {}):
+        output = group[0]
+        if "image/png" not in output.get("data", {}):  # the outputs after a figure
             result.append(output_cell(cell, f"out{index}", group))
             continue
         alt = output.get("metadata", {}).get("image/png", {}).get("alt") or output["data"].get(
