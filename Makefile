@@ -27,6 +27,9 @@ help:
 	@echo "                     build/book-student (no solutions, no guide)"
 	@echo "make student         the student copies: the lessons without their solutions, in build/student"
 	@echo "make slides          one reveal.js deck per lesson in build/slides"
+	@echo "make handouts        each deck as PDFs to print, in build/handouts: NN_name-student-a4.pdf,"
+	@echo "                     -student-letter, -teacher-a4, -teacher-letter (the teacher's with the"
+	@echo "                     speaker notes); a page per slide (docs/instructor_guide.md, 'Handouts')"
 	@echo "make hub             a classroom JupyterHub on http://127.0.0.1:8000: one account per student,"
 	@echo "                     nbgitpuller, the idle culler (docs/instructor_guide.md, 'Running it on a JupyterHub')"
 	@echo "make clean           remove .venv and caches"
@@ -163,6 +166,15 @@ slides: $(LAB_STAMP) $(NODE_STAMP)
 
 # The decks are built before the tests: the slide test measures them as they are.
 test: slides
+
+# Handouts: each deck printed by Chromium (reveal.js's ?print-pdf layout) to PDFs in build/handouts/,
+# A4 and Letter, for students and for the teacher (with the speaker notes, their math typeset),
+# one portrait page per slide, the figures' tables unfolded under it; offline, like the decks.
+.PHONY: handouts
+
+handouts: slides
+	rm -rf build/handouts
+	$(BIN)/python tools/build_handouts.py --slides build/slides --out build/handouts
 
 # The classroom hub: JupyterHub, its idle culler and nbgitpuller (requirements-hub.txt) installed
 # into the lessons' environment, so that every student's server runs the pins of `make lab`;

@@ -4,8 +4,9 @@ Used by ``tests/site/test_slides.py``. A folder of decks is served by ``http.ser
 deck is opened in a 1280×720 page, MathJax is let finish, then every slide and sub-slide is shown
 in turn through reveal.js's API and its content box is measured at reveal's unscaled size
 (``scrollWidth``, ``scrollHeight``), along with every element inside it that shows a scrollbar or
-hides what overflows it. The page's console errors, uncaught errors and every request that leaves
-127.0.0.1 are recorded.
+hides what overflows it, the lines of code it shows, and each image's natural and drawn width and
+dpi (the PNG's pHYs chunk), from which :meth:`Slide.text_px` gives the size of its text. The
+page's console errors, uncaught errors and every request that leaves 127.0.0.1 are recorded.
 
 It needs Debian's Chromium (``/usr/bin/chromium``) and Playwright for Python (requirements-test.txt).
 """
@@ -22,7 +23,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from build_slides import HEIGHT, WIDTH
+from build_slides import FONT_PT, HEIGHT, WIDTH
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
@@ -61,6 +62,28 @@ MEASURE = """async () => {
     const prose = (slide) => [...slide.querySelectorAll('.jp-RenderedMarkdown')]
         .filter((el) => !el.closest('aside'))
         .map((el) => textOf(el, 'code, pre, script, mjx-container')).join('\\n');
+    // the dots per inch of a PNG given as a data: URL (its pHYs chunk, before the image data)
+    const dpiOf = (src) => {
+        const prefix = 'data:image/png;base64,';
+        if (!src.startsWith(prefix)) return null;
+        const bytes = atob(src.slice(prefix.length, prefix.length + 4096));
+        const word = (at) => ((bytes.charCodeAt(at) << 24) | (bytes.charCodeAt(at + 1) << 16)
+            | (bytes.charCodeAt(at + 2) << 8) | bytes.charCodeAt(at + 3)) >>> 0;
+        for (let at = 8; at + 8 <= bytes.length; at += 12 + word(at)) {
+            const type = bytes.slice(at + 4, at + 8);
+            if (type === 'pHYs') return bytes.charCodeAt(at + 16) === 1 ? word(at + 8) * 0.0254 : null;
+            if (type === 'IDAT') return null;
+        }
+        return null;
+    };
+    const shown = (el) => !el.closest('aside') && el.offsetWidth > 0;
+    // lines of code as drawn, long lines wrapped
+    const codeLines = (slide) => [...slide.querySelectorAll('.jp-InputArea-editor pre')].filter(shown)
+        .map((pre) => {
+            const style = getComputedStyle(pre);
+            const inner = pre.clientHeight - parseFloat(style.paddingTop) - parseFloat(style.paddingBottom);
+            return Math.round(inner / parseFloat(style.lineHeight));
+        }).reduce((a, b) => a + b, 0);
     const slides = [];
     const horizontal = Reveal.getHorizontalSlides();
     for (let h = 0; h < horizontal.length; h++) {
@@ -81,6 +104,10 @@ MEASURE = """async () => {
                 notes: [...slide.querySelectorAll('aside.notes')].map((el) => el.textContent).join('\\n'),
                 prose: prose(slide),
                 math: slide.querySelectorAll('mjx-container').length,
+                figures: [...slide.querySelectorAll('img')].filter(shown).map((img) => ({
+                    natural_width: img.naturalWidth, width: img.offsetWidth, dpi: dpiOf(img.src),
+                })),
+                code_lines: codeLines(slide),
             });
         }
     }
@@ -102,6 +129,13 @@ class Slide:
     notes: str
     prose: str  # the slide's Markdown text, without code, notes and typeset math
     math: int  # how many formulas MathJax typeset on it
+    figures: list[dict]  # each image on it: natural_width, width (as drawn, unscaled px), dpi (None: unknown)
+    code_lines: int  # lines of code on it as drawn (a long line wrapped counts as its lines)
+
+    def text_px(self, figure: dict) -> float:
+        """The size in slide pixels at which ``figure``'s text is drawn: the figures' font size
+        (``build_slides.FONT_PT`` points at the PNG's dpi) times its scale on the slide."""
+        return FONT_PT * figure["dpi"] / 72 * figure["width"] / figure["natural_width"]
 
     @property
     def fits(self) -> bool:

@@ -7,10 +7,15 @@ served by ``http.server`` on 127.0.0.1 and each deck is opened in a 1280×720 pa
 at reveal's unscaled size with nothing on it that scrolls or clips what overflows; no request may
 leave 127.0.0.1 and no page may log a console error or throw; every formula must be typeset (no
 ``$`` left in the text); the title slide and the slide of every heading where the instructor's
-guide pauses carry its speaker notes.
+guide pauses carry its speaker notes. A room must be able to read every slide: no slide shows more
+than ``build_slides.MAX_CODE_LINES`` (12) lines of code as drawn, and every figure's text is drawn
+at ``build_slides.LEGIBLE_PX`` (18) px or more on the 1280×720 slide (the figures' font size at the
+PNG's dpi, times the figure's drawn over its natural width).
 
 The metadata tests need no browser: every cell's ``slideshow`` metadata is one that
-tools/build_slides.py reads, and cutting a cell where it says loses nothing.
+tools/build_slides.py reads, and cutting a cell where it says loses nothing; nor do those of the
+build's cuts of long code and large figures. The lessons are those the manifests list
+(course/manifest.py).
 
 The browser tests need Debian's Chromium (``apt-get install chromium``) and Playwright for Python
 (requirements-test.txt); Playwright's own browser download is not needed.
@@ -18,15 +23,21 @@ The browser tests need Debian's Chromium (``apt-get install chromium``) and Play
 
 from __future__ import annotations
 
+import base64
+import io
 import re
 
 import build_slides
 import nbformat
+import numpy as np
 import pytest
 import slides_browser
 from conftest import ROOT, require_build
+from PIL import Image
 
-NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+from course import manifest
+
+NOTEBOOKS = [lesson.path for lesson in manifest.lessons()]
 LESSONS = [path.stem for path in NOTEBOOKS]
 DECKS = ROOT / "build" / "slides"
 SOURCES = [
@@ -45,7 +56,7 @@ HOW_TO_FIX = (
 )
 
 
-def _stale_or_missing_decks() -> str | None:
+def stale_or_missing_decks() -> str | None:
     """Why build/slides cannot be tested as it is (missing or older than its sources), or None."""
     decks = [DECKS / f"{lesson}.html" for lesson in LESSONS]
     missing = [deck.name for deck in decks if not deck.exists()]
@@ -60,7 +71,7 @@ def _stale_or_missing_decks() -> str | None:
 def decks(browser) -> dict[str, slides_browser.Deck]:
     """Every deck of build/slides, opened and measured once for all the tests (skips with a hint
     without Chromium, Playwright or fresh decks)."""
-    require_build(_stale_or_missing_decks(), "make slides")
+    require_build(stale_or_missing_decks(), "make slides")
     with slides_browser.serve(str(DECKS)) as base:
         return {lesson: slides_browser.measure(browser, f"{base}/{lesson}.html") for lesson in LESSONS}
 
@@ -82,6 +93,38 @@ def test_every_slide_fits_1280_by_720(decks, lesson):
     ]
     assert not too_big, (
         f"{lesson}: slides that do not fit 1280×720:\n" + "\n".join(too_big) + f"\n{HOW_TO_FIX}"
+    )
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_figures_are_drawn_large_enough_to_read(decks, lesson):
+    figures = [(slide, figure) for slide in decks[lesson].slides for figure in slide.figures]
+    unknown = [slide.where() for slide, figure in figures if not figure["dpi"]]
+    assert not unknown, f"{lesson}: figures whose PNG gives no dpi (pHYs): {unknown}"
+    small = [
+        f"{slide.where()}: text at {slide.text_px(figure):.1f} px "
+        f"({figure['width']} px wide, drawn {figure['natural_width']} px at {figure['dpi']:.0f} dpi)"
+        for slide, figure in figures
+        if slide.text_px(figure) < build_slides.LEGIBLE_PX
+    ]
+    assert not small, (
+        f"{lesson}: figures drawn below {build_slides.LEGIBLE_PX} px text on a 1280×720 slide:\n"
+        + "\n".join(small)
+        + "\n(tools/build_slides.py's figure_pieces sizes and splits them; FIGURE_BOX is the room it assumes)"
+    )
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_code_slides_are_short(decks, lesson):
+    long = [
+        f"{slide.where()}: {slide.code_lines} lines of code"
+        for slide in decks[lesson].slides
+        if slide.code_lines > build_slides.MAX_CODE_LINES
+    ]
+    assert not long, (
+        f"{lesson}: slides with more than {build_slides.MAX_CODE_LINES} lines of code:\n"
+        + "\n".join(long)
+        + f"\n{HOW_TO_FIX}"
     )
 
 
@@ -183,3 +226,74 @@ def test_a_page_that_loads_from_another_host_is_caught():
         "https://x.example/i.png",
     ]
     assert build_slides.external_urls(page.split("<link")[0]) == []
+
+
+def test_long_code_is_cut_before_a_statement():
+    source = "\n".join([*(f"a{n} = {n}" for n in range(8)), "# the loop", "for i in range(3):"])
+    source += "\n" + "\n".join(f"    b{n} = i" for n in range(6))
+    assert build_slides.code_cuts(source) == [8]  # before the comment above the loop
+    body = "def f():\n" + "\n".join(f"    x{n} = {n}" for n in range(30))
+    assert build_slides.code_cuts(body) == [12, 24]  # inside the one statement, before its lines
+    assert build_slides.code_cuts("%time x = 1\n" * 13) == [12]  # not Python: at the limit
+    assert build_slides.code_cuts("x = 1\n" * 12) == []
+
+
+def _png(width: int, height: int, panels: int, dpi: float = 100) -> bytes:
+    """A white figure of ``panels`` dark panels side by side, blank columns between them."""
+    pixels = np.full((height, width, 3), 255, np.uint8)
+    share = width // panels
+    for k in range(panels):
+        pixels[10 : height - 10, k * share + 10 : (k + 1) * share - 10] = 40
+        pixels[10 : height - 10 : 7, k * share + 10 : (k + 1) * share - 10] = 255  # white lines inside
+        pixels[10 : height - 10, k * share + 10 : (k + 1) * share - 10 : 7] = 255
+    buffer = io.BytesIO()
+    Image.fromarray(pixels).save(buffer, format="PNG", dpi=(dpi, dpi))
+    return buffer.getvalue()
+
+
+def _text_px(png: bytes, width: int) -> float:
+    return build_slides.FONT_PT * build_slides.png_dpi(png) / 72 * width / Image.open(io.BytesIO(png)).width
+
+
+def test_a_large_figure_is_split_between_its_panels():
+    whole = build_slides.figure_pieces(_png(600, 300, 2))
+    assert len(whole) == 1 and _text_px(whole[0][0], whole[0][1]) >= build_slides.LEGIBLE_PX
+    assert max(whole[0][1] / build_slides.FIGURE_BOX[0], whole[0][2] / build_slides.FIGURE_BOX[1]) > 0.99
+    pieces = build_slides.figure_pieces(_png(1800, 300, 3))
+    widths = [Image.open(io.BytesIO(png)).width for png, _, _ in pieces]
+    assert widths == [600, 600, 600]  # two pieces would cut a panel: three, between the panels
+    assert all(_text_px(png, width) >= build_slides.LEGIBLE_PX for png, width, _ in pieces)
+    assert all(
+        width <= build_slides.FIGURE_BOX[0] and height <= build_slides.FIGURE_BOX[1]
+        for _, width, height in pieces
+    )
+    assert len(build_slides.figure_pieces(_png(600, 1200, 1))) == 3  # too tall: rows
+
+
+def test_a_figure_without_its_dpi_is_named():
+    buffer = io.BytesIO()
+    Image.new("RGB", (10, 10), "white").save(buffer, format="PNG")
+    with pytest.raises(ValueError, match="has no dpi"):
+        build_slides.figure_pieces(buffer.getvalue())
+
+
+def test_a_figure_gets_slides_of_its_own_its_table_under_the_last():
+    png = base64.b64encode(_png(1800, 300, 3)).decode("ascii")
+    figure = nbformat.v4.new_output(
+        "display_data",
+        data={
+            "image/png": png,
+            "text/html": "<img><details><summary>t</summary>T</details>",
+            "text/plain": "alt",
+        },
+    )
+    text = nbformat.v4.new_output("stream", name="stdout", text="done\n")
+    cell = nbformat.v4.new_code_cell("show()", outputs=[text, figure, text])
+    cells = build_slides.legible_pieces(cell)
+    assert [len(c.outputs) for c in cells] == [1, 1, 1, 1, 1]  # code and text, 3 pieces, text
+    assert cells[0].source == "show()" and cells[0].outputs == [text] and cells[-1].outputs == [text]
+    shown = [c.outputs[0].data["text/html"] for c in cells[1:4]]
+    assert 'alt="alt"' in shown[0] and "Part 3 of 3" in shown[2]
+    assert "<details>" not in shown[0] + shown[1]
+    assert shown[2].endswith("<details><summary>t</summary>T</details>")
+    assert all(c.metadata["slideshow"]["slide_type"] == "subslide" for c in cells[1:])
