@@ -32,11 +32,15 @@ def _check(response: requests.Response, what: str) -> requests.Response:
 
 
 class HubUser:
-    """A person with an account on the hub at ``url`` (``http://127.0.0.1:<port>``)."""
+    """A person with an account on the hub at ``url`` (``http://127.0.0.1:<port>``, or ``https``).
 
-    def __init__(self, url: str, name: str) -> None:
+    ``verify`` is requests' ``verify=``: True, or the path of the hub's certificate (self-signed).
+    """
+
+    def __init__(self, url: str, name: str, *, verify: str | bool = True) -> None:
         self.url, self.name = url, name
         self.http = requests.Session()
+        self.http.verify = verify
         self.server = f"{url}/user/{name}"
 
     def log_in(self, password: str) -> None:
@@ -168,11 +172,13 @@ class Kernel:
 
     def connect(self, timeout: float = 60) -> None:
         """Open (or reopen) the kernel's websocket."""
-        url = self.user.server.replace("http://", "ws://") + f"/api/kernels/{self.id}/channels"
+        url = "ws" + self.user.server.removeprefix("http") + f"/api/kernels/{self.id}/channels"
+        verify = self.user.http.verify
         self.ws = websocket.create_connection(
             f"{url}?session_id={self.session}",
             header=[f"Authorization: {self.user.http.headers['Authorization']}"],
             timeout=timeout,
+            sslopt={"ca_certs": verify} if isinstance(verify, str) else None,
         )
 
     def close(self) -> None:

@@ -9,15 +9,20 @@ clone the project from GitHub.
 from __future__ import annotations
 
 import os
+import secrets
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 import psutil
 import requests
+from hub.accounts import read_sheet
+from hub.spawner import blocked_for_others
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG = Path(__file__).resolve().parent / "jupyterhub_config.py"
@@ -59,19 +64,56 @@ def lessons_repository(parent: Path, name: str = "attention-lessons") -> tuple[P
     return bare, work
 
 
+def open_folder(prefix: str = "attn-hub-") -> Path:
+    """A new folder in /tmp that other users may pass through (0711) but not list.
+
+    The hub's state and the lessons' repository go there: the students' system users must reach
+    their homes and clone the repository, which pytest's own temporary folders (0700) forbid.
+    """
+    folder = Path(tempfile.mkdtemp(prefix=prefix, dir="/tmp"))
+    folder.chmod(0o711)
+    return folder
+
+
+def students_python(folder: Path) -> Path | None:
+    """An interpreter the students' users can run, with this environment's packages; None if
+    ``sys.executable`` already is one.
+
+    Where this environment's base Python lies in a private home (pyenv under ``/root``), a
+    virtual environment of the system's Python of the same minor version is made in ``folder``,
+    whose ``.pth`` adds this environment's site-packages (read-only to the students).
+    """
+    if blocked_for_others(Path(sys.executable), run=True) is None:
+        return None
+    version = f"python{sys.version_info.major}.{sys.version_info.minor}"
+    base = Path("/usr/bin") / version
+    if not base.exists() or blocked_for_others(base, run=True) is not None:
+        raise RuntimeError(f"{sys.executable} is closed to other users, and there is no {base}")
+    target = folder / "python"
+    subprocess.run([str(base), "-m", "venv", "--without-pip", str(target)], check=True)
+    packages = [p for p in map(Path, sys.path) if p.name == "site-packages" and p.is_dir()]
+    site = target / "lib" / version / "site-packages"
+    lines = [f"import site; site.addsitedir({str(p)!r})" for p in packages]
+    (site / "environment.pth").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return target / "bin" / "python"
+
+
 class LocalHub:
     """The hub of ``jupyterhub_config.py`` in its own state folder, on free 127.0.0.1 ports.
 
     Parameters
     ----------
     state : Path
-        The hub's state folder (database, cookie secret, the students' homes).
+        The hub's state folder (database, cookie secret, password sheet, the students' homes, the
+        exchange); its parents must let other users through (``open_folder``).
     students : int
-        How many student accounts (``student01`` …).
-    password : str
-        The password every account shares.
+        How many student accounts (``student01`` …); the teacher's is ``teacher``.
     cull_timeout, cull_every : int or None
         The idle culler's seconds; None keeps those of ``settings.py``.
+    cert, key : Path or None
+        A TLS certificate and key: the hub speaks HTTPS (on 127.0.0.1).
+    python : Path or None
+        The students' interpreter (``students_python``); None: the hub's own.
     """
 
     def __init__(
@@ -79,26 +121,41 @@ class LocalHub:
         state: Path,
         *,
         students: int,
-        password: str,
         cull_timeout: int | None = None,
         cull_every: int | None = None,
+        cert: Path | None = None,
+        key: Path | None = None,
+        python: Path | None = None,
     ) -> None:
         self.state = state
-        self.password = password
         self.port, self.api_port = free_port(), free_port()
         while self.api_port + 1 == self.port:  # the proxy's API takes api_port + 1
             self.api_port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
+        self.url = f"{'https' if cert else 'http'}://127.0.0.1:{self.port}"
+        self.verify: str | bool = str(cert) if cert else True  # requests' verify= for this hub
+        # System users of this hub alone (attn-<4 hex>-student01), removed by close().
+        self.user_prefix = f"attn-{secrets.token_hex(2)}-"
         self.env = {
             **os.environ,
             "ATTN_HUB_DIR": str(state),
             "ATTN_HUB_PORT": str(self.port),
             "ATTN_HUB_API_PORT": str(self.api_port),
             "ATTN_HUB_STUDENTS": str(students),
-            "ATTN_HUB_PASSWORD": password,
+            "ATTN_HUB_USER_PREFIX": self.user_prefix,
         }
+        for name in ("ATTN_HUB_ROSTER", "ATTN_HUB_TEACHER", "ATTN_HUB_IP", "ATTN_HUB_PYTHON"):
+            self.env.pop(name, None)
+        if python:
+            self.env["ATTN_HUB_PYTHON"] = str(python)
+        if cert and key:
+            self.env |= {"ATTN_HUB_CERT": str(cert), "ATTN_HUB_KEY": str(key)}
         self.set_culler(cull_timeout, cull_every)
         self.process: subprocess.Popen | None = None
+
+    @property
+    def passwords(self) -> dict[str, str]:
+        """Each account's password, from the hub's password sheet."""
+        return read_sheet(self.state / "passwords.csv")
 
     def set_culler(self, timeout: int | None, every: int | None) -> None:
         """The idle culler's seconds for the next start (None: those of ``settings.py``)."""
@@ -123,7 +180,7 @@ class LocalHub:
                     f"the hub exited with {self.process.returncode}: see {self.state / 'hub.log'}"
                 )
             try:
-                if requests.get(f"{self.url}/hub/api/", timeout=5).ok:
+                if requests.get(f"{self.url}/hub/api/", timeout=5, verify=self.verify).ok:
                     return
             except requests.ConnectionError:
                 pass
@@ -167,7 +224,7 @@ class LocalHub:
         return list(found.values())
 
     def close(self) -> None:
-        """Stop the hub and end every process it started, servers and kernels included."""
+        """Stop the hub, end every process it started (servers, kernels), remove its system users."""
         leftovers = self.processes()
         self.stop()
         for proc in leftovers:
@@ -181,3 +238,12 @@ class LocalHub:
                 proc.kill()
             except psutil.Error:
                 continue
+        with open("/etc/passwd", encoding="utf-8") as users:
+            mine = [line.split(":", 1)[0] for line in users if line.startswith(self.user_prefix)]
+        for name in mine:
+            subprocess.run(["userdel", name], capture_output=True, check=False)
+        subprocess.run(["groupdel", f"{self.user_prefix}class"], capture_output=True, check=False)
+
+    def remove(self) -> None:
+        """Delete the state folder (the students' homes included): after ``close``, in tests."""
+        shutil.rmtree(self.state, ignore_errors=True)
