@@ -164,7 +164,7 @@ slides: $(LAB_STAMP) $(NODE_STAMP)
 # The decks are built before the tests: the slide test measures them as they are.
 test: slides
 
-# The classroom hub: JupyterHub, its idle culler and nbgitpuller (requirements-hub.txt) installed
+# The classroom hub: JupyterHub, its idle culler, nbgitpuller, NativeAuthenticator (requirements-hub.txt) installed
 # into the lessons' environment, so that every student's server runs the pins of `make lab`;
 # configurable-http-proxy from npm. tests/site/test_hub.py and benchmarks/classroom.py start the same
 # hub with 127.0.0.1 ports and a state folder of their own.
@@ -172,7 +172,11 @@ $(HUB_STAMP): $(LAB_STAMP) requirements-hub.txt
 	$(BIN)/python -m pip install --quiet -r requirements-hub.txt
 	touch $@
 
+# `sudo make hub` for a class (a system user per student); HUB_IP, HUB_CERT, HUB_KEY (TLS),
+# HUB_DIR (the state folder), HUB_ROSTER (account names): docs/instructor_guide.md.
 hub: $(HUB_STAMP) $(NODE_STAMP)
+	ATTN_HUB_IP="$(HUB_IP)" ATTN_HUB_CERT="$(HUB_CERT)" ATTN_HUB_KEY="$(HUB_KEY)" \
+	ATTN_HUB_DIR="$(HUB_DIR)" ATTN_HUB_ROSTER="$(HUB_ROSTER)" \
 	$(BIN)/jupyterhub -f tools/hub/jupyterhub_config.py
 
 # The hub test starts configurable-http-proxy from node_modules.

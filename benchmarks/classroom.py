@@ -22,8 +22,8 @@ import json
 import os
 import platform
 import random
+import shutil
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Callable
@@ -39,10 +39,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
 
 from hub.client import HubUser, Kernel  # noqa: E402
-from hub.local import LocalHub, lessons_repository  # noqa: E402
+from hub.local import LocalHub, lessons_repository, open_folder, students_python  # noqa: E402
 from machine import floating_point_path  # noqa: E402  (tools/machine.py)
 
-PASSWORD = "classroom-benchmark"
 FOLDER = "attention-lessons"  # where the link clones the lessons, named after the repository
 
 
@@ -145,7 +144,7 @@ def student(hub: LocalHub, name: str, repo: str, lesson: str, seconds: float, se
     path = lesson_path(lesson)
     try:
         user = HubUser(hub.url, name)
-        user.log_in(hub.password)
+        user.log_in(hub.passwords[name])
         row["server_s"] = round(user.start_server(), 2)
         start = time.perf_counter()
         user.pull(repo, urlpath=f"lab/tree/{path}")
@@ -214,9 +213,10 @@ def classroom(students: int, lesson: str, seconds: float) -> dict[str, Any]:
     """Run the class; the results as ``--json`` writes them."""
     lesson_path(lesson)
     names = [f"student{i:02d}" for i in range(1, students + 1)]
-    with tempfile.TemporaryDirectory(prefix="classroom-") as tmp:
-        bare, _work = lessons_repository(Path(tmp) / "repo")
-        hub = LocalHub(Path(tmp) / "hub", students=students, password=PASSWORD)
+    tmp = open_folder("classroom-")  # the students' system users reach their homes and the repository
+    try:
+        bare, _work = lessons_repository(tmp / "repo")
+        hub = LocalHub(tmp / "hub", students=students, python=students_python(tmp))
         load_before = os.getloadavg()
         hub.start()
         sampler = Sampler(hub)
@@ -232,6 +232,8 @@ def classroom(students: int, lesson: str, seconds: float) -> dict[str, Any]:
             sampler.done.set()
             sampler.join()
             hub.close()
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
     return {
         "lesson": lesson,
         "n": students,

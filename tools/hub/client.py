@@ -127,6 +127,19 @@ class HubUser:
         reply = self.http.get(f"{server}/api/contents/{path}", timeout=120, allow_redirects=False)
         return _check(reply, f"{self.name} reading {owner or self.name}'s {path}").json()
 
+    def nbgrader(self, action: str, course: str, assignment: str) -> list[dict[str, Any]]:
+        """*Fetch*, *Submit* or *Fetch Feedback* in nbgrader's *Assignments* tab (its server API).
+
+        ``action`` is ``fetch``, ``submit`` or ``fetch_feedback``; returns the assignments as the
+        tab lists them after the action.
+        """
+        body = {"course_id": course, "assignment_id": assignment}
+        reply = self.http.post(f"{self.server}/assignments/{action}", json=body, timeout=300)
+        listed = _check(reply, f"{self.name}: nbgrader {action} {assignment}").json()
+        if isinstance(listed, dict) and not listed.get("success", True):
+            raise HubError(f"{self.name}: nbgrader {action} {assignment}: {listed.get('value')}")
+        return listed["value"] if isinstance(listed, dict) else listed
+
     def save(self, path: str, notebook: dict[str, Any]) -> None:
         """Save a notebook (nbformat JSON) to this user's server."""
         body = {"type": "notebook", "format": "json", "content": notebook}

@@ -72,7 +72,7 @@ EXCHANGE.mkdir(exist_ok=True)
 EXCHANGE.chmod(0o777)
 
 # Where students connect: 127.0.0.1, or the classroom's network with TLS.
-ip = os.environ.get("ATTN_HUB_IP", "127.0.0.1")
+ip = os.environ.get("ATTN_HUB_IP") or "127.0.0.1"
 cert, key = os.environ.get("ATTN_HUB_CERT"), os.environ.get("ATTN_HUB_KEY")
 if bool(cert) != bool(key):
     raise SystemExit("ATTN_HUB_CERT and ATTN_HUB_KEY go together: the certificate and its key")

@@ -81,7 +81,9 @@ def students_python(folder: Path) -> Path | None:
 
     Where this environment's base Python lies in a private home (pyenv under ``/root``), a
     virtual environment of the system's Python of the same minor version is made in ``folder``,
-    whose ``.pth`` adds this environment's site-packages (read-only to the students).
+    whose ``.pth`` adds this environment's site-packages, whose ``etc`` and ``share`` are this
+    environment's (Jupyter's extensions, kernels, JupyterLab), and whose ``bin`` has copies of this
+    environment's commands that start with it: all read-only to the students.
     """
     if blocked_for_others(Path(sys.executable), run=True) is None:
         return None
@@ -95,6 +97,18 @@ def students_python(folder: Path) -> Path | None:
     site = target / "lib" / version / "site-packages"
     lines = [f"import site; site.addsitedir({str(p)!r})" for p in packages]
     (site / "environment.pth").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    for shared in ("etc", "share"):  # Jupyter's configuration and data: the server's extensions
+        (target / shared).symlink_to(Path(sys.prefix) / shared)
+    # This environment's commands (nbgrader runs `alembic`), started by the new interpreter.
+    for script in (Path(sys.prefix) / "bin").iterdir():
+        copy = target / "bin" / script.name
+        if copy.exists() or not script.is_file():
+            continue
+        with script.open("rb") as text:
+            first = text.readline()
+        if first.startswith(f"#!{sys.prefix}/bin/python".encode()):
+            copy.write_bytes(f"#!{target / 'bin' / 'python'}\n".encode() + script.read_bytes()[len(first) :])
+            copy.chmod(0o755)
     return target / "bin" / "python"
 
 
@@ -145,8 +159,9 @@ class LocalHub:
         }
         for name in ("ATTN_HUB_ROSTER", "ATTN_HUB_TEACHER", "ATTN_HUB_IP", "ATTN_HUB_PYTHON"):
             self.env.pop(name, None)
-        if python:
+        if python:  # its commands first on the servers' PATH
             self.env["ATTN_HUB_PYTHON"] = str(python)
+            self.env["PATH"] = f"{python.parent}{os.pathsep}{os.environ['PATH']}"
         if cert and key:
             self.env |= {"ATTN_HUB_CERT": str(cert), "ATTN_HUB_KEY": str(key)}
         self.set_culler(cull_timeout, cull_every)
@@ -202,6 +217,16 @@ class LocalHub:
             how = "killed: no exit within 60 s of SIGTERM"
         with open(self.state / "hub.log", "a") as log:
             log.write(f"[LocalHub] the hub {how} after {time.monotonic() - start:.1f} s\n")
+        self.process = None
+
+    def kill(self) -> None:
+        """Kill the hub process (SIGKILL), as a crash would; its proxy and the servers run on."""
+        if self.process is None:
+            return
+        self.process.kill()
+        self.process.wait()
+        with open(self.state / "hub.log", "a") as log:
+            log.write("[LocalHub] the hub was killed (SIGKILL)\n")
         self.process = None
 
     def processes(self) -> list[psutil.Process]:
