@@ -39,7 +39,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
 
 from hub.client import HubUser, Kernel  # noqa: E402
-from hub.local import LocalHub, lessons_repository, open_folder, students_python  # noqa: E402
+from hub.local import LocalHub, lessons_repository, open_folder, students_environment  # noqa: E402
 from machine import floating_point_path  # noqa: E402  (tools/machine.py)
 
 FOLDER = "attention-lessons"  # where the link clones the lessons, named after the repository
@@ -216,7 +216,7 @@ def classroom(students: int, lesson: str, seconds: float) -> dict[str, Any]:
     tmp = open_folder("classroom-")  # the students' system users reach their homes and the repository
     try:
         bare, _work = lessons_repository(tmp / "repo")
-        hub = LocalHub(tmp / "hub", students=students, python=students_python(tmp))
+        hub = LocalHub(tmp / "hub", students=students, environment=students_environment(tmp))
         load_before = os.getloadavg()
         hub.start()
         sampler = Sampler(hub)

@@ -52,11 +52,11 @@ def classroom():
     proxy = (ROOT / "node_modules" / ".bin" / "configurable-http-proxy").exists()
     require_build(None if proxy else "configurable-http-proxy is not installed", "npm ci")
     from hub.client import HubUser
-    from hub.local import LocalHub, lessons_repository, open_folder, students_python
+    from hub.local import LocalHub, lessons_repository, open_folder, students_environment
 
     top = open_folder()  # the students' system users reach their homes and the repository
     bare, work = lessons_repository(top / "repo")
-    hub = LocalHub(top / "hub", students=len(STUDENTS), python=students_python(top))
+    hub = LocalHub(top / "hub", students=len(STUDENTS), environment=students_environment(top))
     hub.start()
     try:
         students = {name: HubUser(hub.url, name) for name in STUDENTS}

@@ -39,7 +39,8 @@ COURSE = "attention-lessons"  # settings.COURSE_ID
 WEEK = "week1"
 STUDENTS = ("student01", "student02", "student03", "student04")
 NOTEBOOK = f"{WEEK}/{WEEK}.ipynb"  # where nbgrader's fetch puts it, in the student's home
-SOURCE = f"course/source/{WEEK}/{WEEK}.ipynb"  # the teacher's, with the solutions and hidden tests
+COURSE_FOLDER = "attention-grading"  # in the teacher's home (tools/grading/nbgrader_config.py)
+SOURCE = f"{COURSE_FOLDER}/source/{WEEK}/{WEEK}.ipynb"  # with the solutions and hidden tests
 MISTAKE = "softmax of large scores: subtract the largest score first"  # the hidden test's words
 
 SOFTMAX = "def softmax(x):\n    return np.exp(x - x.max()) / np.exp(x - x.max()).sum()\n"
@@ -134,7 +135,7 @@ def _nbgrader(teacher_kernel, *args: str) -> str:
     code = (
         "import subprocess, sys, os\n"
         f"r = subprocess.run([sys.executable, '-m', 'nbgrader', *{list(args)!r}], "
-        "cwd=os.path.expanduser('~/course'), capture_output=True, text=True)\n"
+        f"cwd=os.path.expanduser('~/{COURSE_FOLDER}'), capture_output=True, text=True)\n"
         "print(r.returncode)\nprint(r.stdout[-3000:] + r.stderr[-3000:])\n"
     )
     output = _python(teacher_kernel, code)
@@ -154,10 +155,10 @@ def week():
     root = os.getuid() == 0
     require_build(None if root else "the hub makes a system user per student only as root", "sudo")
     from hub.client import HubUser
-    from hub.local import LocalHub, open_folder, students_python
+    from hub.local import LocalHub, open_folder, students_environment
 
     top = open_folder()
-    hub = LocalHub(top / "hub", students=len(STUDENTS), python=students_python(top))
+    hub = LocalHub(top / "hub", students=len(STUDENTS), environment=students_environment(top))
     hub.start()
     try:
         users = {name: HubUser(hub.url, name) for name in ("teacher", *STUDENTS)}
@@ -190,11 +191,11 @@ def test_each_account_has_its_own_password_and_the_teacher_is_separate(week: dic
 def test_the_teacher_releases_and_each_student_fetches_without_the_hidden_tests(week: dict) -> None:
     users = week["users"]
     teacher = users["teacher"]
-    for folder in ("course", "course/source", f"course/source/{WEEK}"):
+    for folder in (COURSE_FOLDER, f"{COURSE_FOLDER}/source", f"{COURSE_FOLDER}/source/{WEEK}"):
         reply = teacher.http.put(f"{teacher.server}/api/contents/{folder}", json={"type": "directory"})
         assert reply.status_code in (200, 201), reply.text
     teacher.save(SOURCE, _source_notebook("Week 1: softmax and scaling (draft)"))
-    kernel = teacher.open_notebook("course/grading.ipynb")
+    kernel = teacher.open_notebook(f"{COURSE_FOLDER}/grading.ipynb")
     week["kernels"]["teacher"] = kernel
     _nbgrader(kernel, "generate_assignment", WEEK, "--force")
     _nbgrader(kernel, "release_assignment", WEEK)
@@ -242,9 +243,8 @@ def test_a_students_code_is_refused_others_files_the_hubs_secrets_and_the_enviro
     )
     results = json.loads(_python(kernel, code))
     assert results == dict.fromkeys(targets, "refused"), results
-    assert (
-        _python(kernel, "import getpass; print(getpass.getuser())").strip() == f"{hub.user_prefix}student02"
-    )
+    whoami = _python(kernel, "import os, pwd; print(pwd.getpwuid(os.getuid()).pw_name)").strip()
+    assert whoami == f"{hub.user_prefix}student02", "the kernel runs as the student's own user"
     reply = user.http.get(f"{user.url}/hub/admin", timeout=60)
     assert reply.status_code == 403, "a student is refused the admin page"
     assert user.http.get(f"{user.url}/hub/api/users", timeout=60).status_code == 403
@@ -284,13 +284,27 @@ def test_the_students_work_and_a_killed_kernel_loses_nothing(week: dict) -> None
     os.kill(process.pid, signal.SIGKILL)
     process.wait(timeout=30)
     assert users["student01"].server_ready(), "the server stays up when a kernel dies"
-    users["student01"].restart_kernel(kernel.id)
+    _restart(users["student01"], kernel.id)
     kernel.close()
     kernel = Kernel(users["student01"], kernel.id)
     assert _python(kernel, "print(40 + 2)").strip() == "42"
     kernel.close()
     saved = users["student01"].contents(NOTEBOOK)["content"]
     assert saved["cells"][2]["source"] == SOFTMAX, "the saved work is intact"
+
+
+def _restart(user, kernel_id: str) -> None:
+    """*Kernel → Restart Kernel*, once the server's own restarter has finished with the dead one."""
+    from hub.client import HubError
+
+    for attempt in range(5):
+        try:
+            user.restart_kernel(kernel_id)
+            return
+        except HubError:  # the server is restarting it itself (a kernel that died): try again
+            if attempt == 4:
+                raise
+            time.sleep(3)
 
 
 def test_a_killed_hub_loses_no_work_and_the_servers_run_on(week: dict) -> None:
@@ -337,8 +351,10 @@ def test_submit_collect_autograde_feedback_and_the_csv(week: dict) -> None:
     _nbgrader(kernel, "generate_feedback", WEEK, "--force")
     _nbgrader(kernel, "release_feedback", WEEK)
     _nbgrader(kernel, "export", "--to", "grades.csv")
-    table = users["teacher"].contents("course/grades.csv")["content"]
-    rows = {row["student_id"]: row for row in csv.DictReader(io.StringIO(table))}
+    table = users["teacher"].contents(f"{COURSE_FOLDER}/grades.csv")["content"]
+    # nbgrader's student id is the system user's name: the account's, with this test's prefix.
+    prefix = week["hub"].user_prefix
+    rows = {row["student_id"].removeprefix(prefix): row for row in csv.DictReader(io.StringIO(table))}
     points = {name: float(rows[name]["score"]) for name in STUDENTS}
     assert points == {"student01": 3.0, "student02": 1.0, "student03": 0.0, "student04": 3.0}, points
     assert {float(rows[name]["max_score"]) for name in STUDENTS} == {3.0}
@@ -347,6 +363,57 @@ def test_submit_collect_autograde_feedback_and_the_csv(week: dict) -> None:
     (stamp,) = [entry["path"] for entry in feedback]
     page = users["student02"].contents(f"{stamp}/{WEEK}.html")["content"]
     assert MISTAKE in page, "the feedback names the mistake"
+
+
+def _answered(notebook: dict, assignment, wrong: dict[str, str]) -> dict:
+    """A student's copy of a tools/grading assignment with the model answers, except ``wrong``
+    (question id → the body of a wrong answer)."""
+    answered = json.loads(json.dumps(notebook))
+    questions = {f"{question.id}-answer": question for question in assignment.questions}
+    for cell in answered["cells"]:
+        question = questions.get(cell["metadata"].get("nbgrader", {}).get("grade_id"))
+        if question:
+            body = wrong.get(question.id, question.solution)
+            indented = "\n".join(f"    {line}" if line else "" for line in body.splitlines())
+            cell["source"] = f"{question.function}\n{indented}\n\n\n{question.binds}"
+    return answered
+
+
+def test_lesson_08s_assignment_through_the_teachers_tool_on_the_hub(week: dict) -> None:
+    """tools/grading/week.py in the teacher's kernel: lesson 08's assignment, graded on the hub."""
+    from grading.assignments import ASSIGNMENTS  # tools/grading
+
+    users, kernel = week["users"], week["kernels"]["teacher"]
+    assignment = ASSIGNMENTS["a1-exercises"]
+    tool = ROOT / "tools" / "grading" / "week.py"
+    for step in ("source", "release", "grade"):
+        if step == "grade":
+            for name, wrong in (("student01", {}), ("student02", {"question2b": "return 1 / K_shape[1]"})):
+                fetched = users[name].contents(f"{assignment.id}/{assignment.notebook}")["content"]
+                users[name].save(
+                    f"{assignment.id}/{assignment.notebook}", _answered(fetched, assignment, wrong)
+                )
+            for name in STUDENTS[:3]:  # student03 submits it blank
+                users[name].nbgrader("submit", COURSE, assignment.id)
+        output = _python(
+            kernel,
+            "import subprocess, sys\n"
+            f"r = subprocess.run([sys.executable, {str(tool)!r}, {step!r}, {assignment.id!r}], "
+            "capture_output=True, text=True)\nprint(r.returncode)\nprint(r.stdout + r.stderr[-3000:])\n",
+        )
+        assert output.startswith("0\n"), f"week.py {step}: {output}"
+        if step == "release":
+            for name in STUDENTS[:3]:
+                users[name].nbgrader("fetch", COURSE, assignment.id)
+    table = users["teacher"].contents(f"{COURSE_FOLDER}/grades.csv")["content"]
+    prefix = week["hub"].user_prefix
+    points = {
+        row["student_id"].removeprefix(prefix): float(row["score"])
+        for row in csv.DictReader(io.StringIO(table))
+        if row["assignment"] == assignment.id
+    }
+    full = float(assignment.points)
+    assert points == {"student01": full, "student02": full - 1, "student03": 0.0}, points
 
 
 def _self_signed(folder: Path) -> tuple[Path, Path]:
@@ -387,7 +454,7 @@ def _self_signed(folder: Path) -> tuple[Path, Path]:
 
 def test_the_hub_speaks_https_with_a_certificate_and_refuses_the_network_without_one() -> None:
     from hub.client import HubUser
-    from hub.local import LocalHub, open_folder
+    from hub.local import LocalHub, open_folder, students_environment
 
     top = open_folder()
     cert, key = _self_signed(top)
@@ -403,7 +470,8 @@ def test_the_hub_speaks_https_with_a_certificate_and_refuses_the_network_without
         log = (hub.state / "hub.log").read_text()
         shutil.rmtree(hub.state)
         assert "is under build/, which `rm -rf build` deletes" in log
-        hub = LocalHub(top / "tls", students=1, cert=cert, key=key)
+        tls = {"cert": cert, "key": key, "environment": students_environment(top)}
+        hub = LocalHub(top / "tls", students=1, **tls)
         hub.start()
         try:
             assert hub.url.startswith("https://127.0.0.1:")

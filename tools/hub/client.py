@@ -41,6 +41,8 @@ class HubUser:
         self.url, self.name = url, name
         self.http = requests.Session()
         self.http.verify = verify
+        if isinstance(verify, str):  # else REQUESTS_CA_BUNDLE, where set, would replace it
+            self.http.trust_env = False
         self.server = f"{url}/user/{name}"
 
     def log_in(self, password: str) -> None:

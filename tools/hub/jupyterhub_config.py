@@ -18,7 +18,9 @@ local to this machine is set here from the environment:
 ``ATTN_HUB_ROSTER``     a text file of the students' account names, one a line; without it
                         ``ATTN_HUB_STUDENTS`` accounts ``student01`` … (default 30)
 ``ATTN_HUB_TEACHER``    the teacher's account name, an administrator; default ``teacher``
-``ATTN_HUB_USER_PREFIX``  the system users' prefix (``attn-student01``); default ``attn-``
+``ATTN_HUB_USER_PREFIX``  a prefix of the system users' names (tests: ``attn-1a2b-student01``);
+                        default none: the system user is the account's name, which nbgrader
+                        records as the student's id
 ``ATTN_HUB_PYTHON``     the interpreter of the students' servers (default: the hub's own)
 ``ATTN_HUB_CULL_TIMEOUT``, ``ATTN_HUB_CULL_EVERY``  the idle culler's seconds, for tests
 
@@ -64,7 +66,7 @@ os.umask(0o077)  # the hub's database, cookie secret and password sheet: the hub
 STATE = Path(os.environ.get("ATTN_HUB_DIR") or _default_state()).resolve()
 if STATE.is_relative_to(ROOT / "build"):
     raise SystemExit(f"ATTN_HUB_DIR={STATE} is under build/, which `rm -rf build` deletes")
-for folder, mode in ((STATE, 0o711), (STATE / "homes", 0o711), (STATE / "etc", 0o755)):
+for folder, mode in ((STATE, 0o711), (STATE / "homes", 0o711)):
     folder.mkdir(parents=True, exist_ok=True)
     folder.chmod(mode)  # the students' users pass through to their own homes, and list nothing
 EXCHANGE = STATE / "exchange"
@@ -110,15 +112,6 @@ c.ClassroomAuthenticator.roster = roster
 c.ClassroomAuthenticator.teacher = os.environ.get("ATTN_HUB_TEACHER", TEACHER)
 c.ClassroomAuthenticator.sheet = str(STATE / "passwords.csv")
 
-# nbgrader, for every server: the course and the exchange (a config folder the students only read).
-(STATE / "etc" / "nbgrader_config.py").write_text(
-    "c = get_config()  # noqa: F821\n"
-    f"c.CourseDirectory.course_id = {COURSE_ID!r}\n"
-    f"c.Exchange.root = {str(EXCHANGE)!r}\n",
-    encoding="utf-8",
-)
-(STATE / "etc" / "nbgrader_config.py").chmod(0o644)
-
 # Every student's server: `jupyterhub-singleuser` of this environment (the pins of `make lab`, with
 # nbgitpuller and nbgrader), as the student's own system user, in their home under the state folder.
 if AS_ROOT:
@@ -131,14 +124,19 @@ if AS_ROOT:
             )
     c.JupyterHub.spawner_class = ClassroomSpawner
     c.ClassroomSpawner.homes = str(STATE / "homes")
-    c.ClassroomSpawner.user_prefix = os.environ.get("ATTN_HUB_USER_PREFIX", "attn-")
+    c.ClassroomSpawner.user_prefix = os.environ.get("ATTN_HUB_USER_PREFIX", "")
 else:  # a try-out without root: every server runs as the teacher's own user (see the guide)
     print("not root: every student's server runs as this user; a class needs `sudo make hub`")
     c.JupyterHub.spawner_class = "simple"
     c.SimpleLocalProcessSpawner.home_dir_template = str(STATE / "homes" / "{username}")
 c.Spawner.cmd = [str(PYTHON), "-m", "jupyterhub.singleuser"]
-c.Spawner.env_keep = ["PATH", "PYTHONPATH", "LANG", "LC_ALL", "JUPYTERHUB_SINGLEUSER_APP"]
-c.Spawner.environment = {"JUPYTER_CONFIG_PATH": str(STATE / "etc")}
+c.Spawner.env_keep = ["PATH", "PYTHONPATH", "LD_LIBRARY_PATH", "LANG", "LC_ALL", "JUPYTERHUB_SINGLEUSER_APP"]
+# nbgrader's settings (tools/grading/nbgrader_config.py): this hub's exchange and course.
+c.Spawner.environment = {
+    "JUPYTER_CONFIG_PATH": str(ROOT / "tools" / "grading"),
+    "ATTN_EXCHANGE": str(EXCHANGE),
+    "ATTN_COURSE_ID": COURSE_ID,
+}
 c.Spawner.mem_limit = MEMORY_LIMIT  # enforced per process by ClassroomSpawner
 c.Spawner.start_timeout = 300  # a class logging in at once on two cores
 c.Spawner.http_timeout = 180

@@ -75,24 +75,45 @@ def open_folder(prefix: str = "attn-hub-") -> Path:
     return folder
 
 
-def students_python(folder: Path) -> Path | None:
-    """An interpreter the students' users can run, with this environment's packages; None if
+#: Parts of the base Python's library that no server needs (its tests, its IDE, its own packages).
+_UNNEEDED = {"test", "idlelib", "ensurepip", "site-packages", "__pycache__"}
+
+
+def _link_tree(source: Path, target: Path) -> None:
+    """``target`` as a copy of ``source`` made of hard links (no data copied), less ``_UNNEEDED``."""
+    for folder, subfolders, files in os.walk(source):
+        subfolders[:] = [name for name in subfolders if name not in _UNNEEDED]
+        here = target / Path(folder).relative_to(source)
+        here.mkdir(parents=True, exist_ok=True)
+        here.chmod(0o755)
+        for name in files:
+            os.link(Path(folder) / name, here / name, follow_symlinks=False)
+
+
+def students_environment(folder: Path) -> dict[str, str]:
+    """The hub's environment for an interpreter the students' users can run; empty if
     ``sys.executable`` already is one.
 
-    Where this environment's base Python lies in a private home (pyenv under ``/root``), a
-    virtual environment of the system's Python of the same minor version is made in ``folder``,
-    whose ``.pth`` adds this environment's site-packages, whose ``etc`` and ``share`` are this
-    environment's (Jupyter's extensions, kernels, JupyterLab), and whose ``bin`` has copies of this
-    environment's commands that start with it: all read-only to the students.
+    Where this environment's base Python lies in a private home (pyenv under ``/root``, mode
+    0700), its interpreter, shared library and standard library are linked into ``folder`` (hard
+    links: the same files, read-only to the students, reached without passing the private home),
+    and a virtual environment of it is made there, whose ``.pth`` adds this environment's
+    site-packages, whose ``etc`` and ``share`` are this environment's (Jupyter's extensions,
+    kernels, JupyterLab), and whose ``bin`` has this environment's commands, started by it.
+    Returns ``ATTN_HUB_PYTHON``, ``PATH`` (those commands first) and ``LD_LIBRARY_PATH`` (the
+    linked shared library).
     """
     if blocked_for_others(Path(sys.executable), run=True) is None:
-        return None
+        return {}
     version = f"python{sys.version_info.major}.{sys.version_info.minor}"
-    base = Path("/usr/bin") / version
-    if not base.exists() or blocked_for_others(base, run=True) is not None:
-        raise RuntimeError(f"{sys.executable} is closed to other users, and there is no {base}")
+    base, linked = Path(sys.base_prefix), folder / "python-base"
+    (linked / "bin").mkdir(parents=True)
+    os.link(base / "bin" / version, linked / "bin" / version)
+    _link_tree(base / "lib", linked / "lib")
+    for made in (linked, linked / "bin"):
+        made.chmod(0o755)
     target = folder / "python"
-    subprocess.run([str(base), "-m", "venv", "--without-pip", str(target)], check=True)
+    subprocess.run([str(linked / "bin" / version), "-m", "venv", "--without-pip", str(target)], check=True)
     packages = [p for p in map(Path, sys.path) if p.name == "site-packages" and p.is_dir()]
     site = target / "lib" / version / "site-packages"
     lines = [f"import site; site.addsitedir({str(p)!r})" for p in packages]
@@ -109,7 +130,11 @@ def students_python(folder: Path) -> Path | None:
         if first.startswith(f"#!{sys.prefix}/bin/python".encode()):
             copy.write_bytes(f"#!{target / 'bin' / 'python'}\n".encode() + script.read_bytes()[len(first) :])
             copy.chmod(0o755)
-    return target / "bin" / "python"
+    return {
+        "ATTN_HUB_PYTHON": str(target / "bin" / "python"),
+        "PATH": f"{target / 'bin'}{os.pathsep}{os.environ['PATH']}",
+        "LD_LIBRARY_PATH": str(linked / "lib"),
+    }
 
 
 class LocalHub:
@@ -126,8 +151,8 @@ class LocalHub:
         The idle culler's seconds; None keeps those of ``settings.py``.
     cert, key : Path or None
         A TLS certificate and key: the hub speaks HTTPS (on 127.0.0.1).
-    python : Path or None
-        The students' interpreter (``students_python``); None: the hub's own.
+    environment : dict or None
+        More of the hub's environment: the students' interpreter (``students_environment``).
     """
 
     def __init__(
@@ -139,7 +164,7 @@ class LocalHub:
         cull_every: int | None = None,
         cert: Path | None = None,
         key: Path | None = None,
-        python: Path | None = None,
+        environment: dict[str, str] | None = None,
     ) -> None:
         self.state = state
         self.port, self.api_port = free_port(), free_port()
@@ -159,9 +184,7 @@ class LocalHub:
         }
         for name in ("ATTN_HUB_ROSTER", "ATTN_HUB_TEACHER", "ATTN_HUB_IP", "ATTN_HUB_PYTHON"):
             self.env.pop(name, None)
-        if python:  # its commands first on the servers' PATH
-            self.env["ATTN_HUB_PYTHON"] = str(python)
-            self.env["PATH"] = f"{python.parent}{os.pathsep}{os.environ['PATH']}"
+        self.env |= environment or {}
         if cert and key:
             self.env |= {"ATTN_HUB_CERT": str(cert), "ATTN_HUB_KEY": str(key)}
         self.set_culler(cull_timeout, cull_every)

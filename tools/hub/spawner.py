@@ -3,11 +3,12 @@
 ``ClassroomSpawner`` is JupyterHub's LocalProcessSpawner (the hub runs as root) with three
 additions:
 
-* the account ``<name>`` runs as the system user ``<prefix><name>`` (default ``attn-student01``),
-  which the spawner creates on the first start (``useradd``, group ``<prefix>class``, no login
-  shell) with the home folder ``<homes>/<name>``, mode 0700: no student reads another's files. A
-  system user of that name that the hub did not make (not in the group, or uid 0) is refused, so
-  an account name can never run a server as an existing user;
+* the account ``<name>`` runs as the system user ``<prefix><name>`` (by default no prefix: the
+  system user ``student01``, the name nbgrader records), which the spawner creates on the first
+  start (``useradd``, group ``attn-class``, no login shell) with the home folder
+  ``<homes>/<name>``, mode 0700: no student reads another's files. A system user of that name
+  that the hub did not make (not in the group, or uid 0) is refused, so an account name can never
+  run a server as an existing user (``root``, or a person's own account on the server);
 * a memory limit per process (``RLIMIT_DATA``, set before the server drops to the student's user,
   so the student cannot raise it): the server and each of its kernels may hold at most
   ``mem_limit`` bytes of data; a kernel that asks for more gets ``MemoryError``, the server and the
@@ -53,7 +54,7 @@ def _run(command: list[str]) -> None:
 class ClassroomSpawner(LocalProcessSpawner):
     """LocalProcessSpawner with a system user per account, made by the hub, and a memory limit."""
 
-    user_prefix = Unicode("attn-", config=True, help="The system users' names: prefix + account name.")
+    user_prefix = Unicode("", config=True, help="The system users' names: prefix + account name.")
     homes = Unicode(config=True, help="The folder of the students' home folders.")
 
     @property
@@ -63,8 +64,8 @@ class ClassroomSpawner(LocalProcessSpawner):
 
     @property
     def group(self) -> str:
-        """The group of every system user the hub makes."""
-        return f"{self.user_prefix}class"
+        """The group of every system user the hub makes (``attn-class``, or ``<prefix>class``)."""
+        return f"{self.user_prefix or 'attn-'}class"
 
     def ensure_system_user(self) -> pwd.struct_passwd:
         """The account's system user and home folder (0700), made if missing; refused if not the hub's."""
