@@ -110,7 +110,7 @@ def _server_mib(hub: LocalHub, name: str) -> float:
     home = str(hub.state / "homes" / name)
     for proc in hub.processes():
         try:
-            if "jupyterhub-singleuser" in " ".join(proc.cmdline()) and proc.environ().get("HOME") == home:
+            if "jupyterhub.singleuser" in " ".join(proc.cmdline()) and proc.environ().get("HOME") == home:
                 return proc.memory_info().rss / 2**20
         except psutil.Error:
             continue

@@ -10,7 +10,10 @@ feedback and exports the CSV, which holds the expected points; the students fetc
 which names the mistake. Between the steps: a student's code is refused another's files, the
 hub's secrets, the teacher's course and the shared environment; a student is refused the admin
 page; a kernel past the memory limit gets MemoryError and its server runs on; a killed kernel, a
-killed hub and the teacher's fix of the released assignment lose no student's work. A second,
+killed hub and the teacher's fix of the released assignment lose no student's work. Then lesson
+08's assignment goes the same way through the teacher's tool (``tools/grading/week.py``, in the
+teacher's kernel): the right answers get every point, a named mistake loses its one, a blank copy
+none. JupyterLab opens without its news prompt. A second,
 short-lived hub speaks HTTPS with a certificate made here; a hub asked to listen beyond 127.0.0.1
 without TLS, or to keep its state under ``build/``, refuses to start.
 """
@@ -206,6 +209,16 @@ def test_the_teacher_releases_and_each_student_fetches_without_the_hidden_tests(
         text = json.dumps(fetched)
         assert "BEGIN HIDDEN TESTS" not in text and "isfinite" not in text, "no hidden test reaches a student"
         assert "BEGIN SOLUTION" not in text and "x - x.max()" not in text, "no solution reaches a student"
+
+
+def test_jupyterlab_opens_without_the_news_prompt(week: dict) -> None:
+    """binder/jupyterlab-settings/overrides.json: no news fetched, no update check."""
+    user = week["users"]["student01"]
+    plugin = "@jupyterlab/apputils-extension:notification"
+    reply = user.http.get(f"{user.server}/lab/api/settings/{plugin}", timeout=60)
+    assert reply.ok, reply.text
+    defaults = {key: value.get("default") for key, value in reply.json()["schema"]["properties"].items()}
+    assert defaults["fetchNews"] == "false" and defaults["checkForUpdates"] is False, defaults
 
 
 def test_a_students_code_is_refused_others_files_the_hubs_secrets_and_the_environment(week: dict) -> None:

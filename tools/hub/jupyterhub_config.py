@@ -29,9 +29,12 @@ at the first start and listed in ``<state>/passwords.csv`` (mode 0600) for the t
 out. Servers (``spawner.py``): each student's server runs as the student's own system user, home
 0700, with the memory limit of ``settings.py`` enforced per process. The hub's files (database,
 cookie secret, password sheet) are the hub's user's alone (umask 077); the environment and the
-repository the servers run are not writable by the students' users. nbgrader's exchange is
-``<state>/exchange`` (mode 0777, as nbgrader's documentation asks; nbgrader sets its folders'
-modes: a student can submit but not read another's submission), course ``COURSE_ID``.
+repository the servers run are not writable by the students' users. nbgrader reads
+``tools/grading/nbgrader_config.py`` with this hub's exchange, ``<state>/exchange`` (mode 0777, as
+nbgrader's documentation asks; nbgrader sets its folders' modes: a student can submit but not read
+another's submission), and the course ``COURSE_ID``; the teacher's course folder is
+``~/attention-grading`` in the teacher's home. JupyterLab reads
+``binder/jupyterlab-settings/overrides.json`` (no news prompt), as the image does.
 """
 
 from __future__ import annotations

@@ -255,16 +255,19 @@ class LocalHub:
     def processes(self) -> list[psutil.Process]:
         """Every process of this hub: the hub, the proxy, the culler, the servers, their kernels.
 
-        The servers are found by their home folder (they outlive a hub restart, no longer its
-        children).
+        The servers are found by their home folder, the culler by the hub's address (they outlive
+        a hub killed or restarted, no longer its children).
         """
         homes = str(self.state / "homes")
+        api = f"http://127.0.0.1:{self.api_port}/"  # the services' (the culler's) way to this hub
         found = {}
         for proc in psutil.process_iter(["pid", "cmdline", "environ"]):
             try:
                 environ = proc.info["environ"] or {}
-                if environ.get("ATTN_HUB_DIR") == str(self.state) or environ.get("HOME", "").startswith(
-                    homes
+                if (
+                    environ.get("ATTN_HUB_DIR") == str(self.state)
+                    or environ.get("HOME", "").startswith(homes)
+                    or environ.get("JUPYTERHUB_API_URL", "").startswith(api)
                 ):
                     found[proc.pid] = proc
             except (psutil.Error, TypeError):
