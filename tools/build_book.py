@@ -152,11 +152,23 @@ def edition_branch(student: bool) -> str:
 def book_config(student: bool) -> dict:
     """book/_config.yml with the repository of ``repository.toml``: its address, and the branch the
     edition's launch (Binder) and GitHub buttons open, the student copies' for the student edition.
-    Both branches hold the lessons at ``notebooks/NN_name.ipynb``."""
+    Both branches hold the lessons at ``notebooks/NN_name.ipynb``. The theme's repository button
+    links the repository's front page (its default branch, the teacher's): the student edition has
+    a GitHub link to the student branch in its place."""
     config = yaml.safe_load((BOOK / "_config.yml").read_text(encoding="utf-8"))
     repository = read_repository()
     config["repository"] = {"url": repository.url, "branch": edition_branch(student), "path_to_book": ""}
     config["launch_buttons"]["binderhub_url"] = repository.binderhub
+    if student:  # the theme's repository button opens the default branch: a link to the students' instead
+        config["html"]["use_repository_button"] = False
+        config["sphinx"]["config"]["html_theme_options"]["icon_links"] = [
+            {
+                "name": "The student copies on GitHub",
+                "url": repository.tree(repository.student_branch),
+                "icon": "fa-brands fa-github",
+                "type": "fontawesome",
+            }
+        ]
     return config
 
 

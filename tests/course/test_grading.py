@@ -15,13 +15,16 @@ from __future__ import annotations
 
 import csv
 import html
+import re
 from dataclasses import replace
+from importlib import metadata
 from pathlib import Path
 
 import nbformat
 import numpy as np
 import pytest
 from assignments import ASSIGNMENTS, EXERCISES
+from conftest import ROOT
 from make_source import SourceError, source_notebook, split_code
 from week import Course
 
@@ -193,6 +196,16 @@ def test_attnlib_switched_off_refuses_everywhere_and_comes_back() -> None:
             with pytest.raises(grading.AttnlibCalledError, match=r"attnlib\.core\.softmax"):
                 call(np.zeros(2))
     assert namespace["softmax"] is attnlib.core.softmax and attnlib.softmax is attnlib.core.softmax
+
+
+def test_nbgrader_is_pinned_exactly_at_the_version_installed() -> None:
+    pins = (ROOT / "requirements-grade.txt").read_text(encoding="utf-8")
+    assert re.findall(r"^-r (\S+)", pins, re.MULTILINE) == ["requirements-hub.txt"]
+    assert f"nbgrader=={metadata.version('nbgrader')}" in pins.splitlines()
+    for line in pins.splitlines():
+        line = line.split("#", 1)[0].strip()
+        if line and not line.startswith("-r "):
+            assert re.fullmatch(r"[A-Za-z0-9_.\-]+==[A-Za-z0-9_.+\-]+", line), line
 
 
 def test_require_fails_with_the_checks_words() -> None:
