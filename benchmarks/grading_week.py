@@ -73,16 +73,18 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as folder:
         course = Course(Path(folder, "course"), Path(folder, "exchange"))
-        times = {"load average before": os.getloadavg()[0]}
+        load = {"before": os.getloadavg()[0]}
+        times = {}
         times["source"] = _step(course, "source")
         times["release"] = _step(course, "release")
         times["a student's fetch and submit"] = _students(course, Path(folder, "home"), args.students)
         for step in ("collect", "autograde", "feedback", "export"):
             times[step] = _step(course, step)
-        times["load average after"] = os.getloadavg()[0]
+        load["after"] = os.getloadavg()[0]
         grades = (course.root / "grades.csv").read_text(encoding="utf-8")
     for name, seconds in times.items():
-        print(f"{name:<32}{seconds:8.1f}")
+        print(f"{name:<32}{seconds:8.1f} s")
+    print(f"load average {load['before']:.1f} before, {load['after']:.1f} after")
     print(grades)
     submissions = args.students * len(ASSIGNMENTS)
     result = {
@@ -90,6 +92,7 @@ def main(argv: list[str]) -> int:
         "students": args.students,
         "submissions": submissions,
         "seconds": {name: round(value, 2) for name, value in times.items()},
+        "load_average": {name: round(value, 2) for name, value in load.items()},
         "grades_csv": grades.splitlines(),
     }
     RESULTS.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
