@@ -26,6 +26,11 @@ help:
 	@echo "                     build/book (teacher's: every answer, the instructor's guide) and"
 	@echo "                     build/book-student (no solutions, no guide)"
 	@echo "make student         the student copies: the lessons without their solutions, in build/student"
+	@echo "make lab-student     the student copies in JupyterLab, copied once into student-work/ (never overwritten)"
+	@echo "make student-branch  the student copies as the branch 'student' (repository.toml), to push for"
+	@echo "                     Binder, the hub's nbgitpuller link and the student edition's buttons"
+	@echo "make assignments     the graded assignments (nbgrader): written from the lessons and released"
+	@echo "make grades          collect, autograde, feedback, grades.csv (docs/instructor_guide.md, 'A graded week')"
 	@echo "make slides          one reveal.js deck per lesson in build/slides"
 	@echo "make hub             a classroom JupyterHub on http://127.0.0.1:8000: one account per student,"
 	@echo "                     nbgitpuller, the idle culler (docs/instructor_guide.md, 'Running it on a JupyterHub')"
@@ -149,6 +154,45 @@ book: $(BOOK_STAMP) $(EXECUTED) $(NODE_STAMP)
 student: $(LAB_STAMP)
 	rm -rf build/student
 	$(BIN)/python tools/build_student.py --out build/student notebooks/*.ipynb
+
+# The student copies to work in: build/student copied into STUDENT_WORK once, a file already there
+# kept (a student's work is never overwritten, and never lives in build/, which make rebuilds).
+.PHONY: lab-student student-branch assignments grades
+
+STUDENT_WORK ?= student-work
+
+lab-student: student
+	mkdir -p $(STUDENT_WORK)
+	cp -R -n build/student/. $(STUDENT_WORK)/ 2>/dev/null || cp -R --update=none build/student/. $(STUDENT_WORK)/
+	$(BIN)/jupyter lab --ServerApp.ip=127.0.0.1 --ServerApp.root_dir=$(STUDENT_WORK)/notebooks $(ALLOW_ROOT) \
+		--ServerApp.terminals_enabled=False --LabApp.default_url=/lab/tree/00_start_here.ipynb
+
+# The student branch (tools/student_branch.py): the student copies and what runs them, committed with
+# git's plumbing as the branch named in repository.toml, without touching the checkout; then
+# `git push origin student`. Binder's student link, the hub's nbgitpuller link and the student
+# edition's launch buttons open it.
+student-branch: $(LAB_STAMP)
+	$(BIN)/python tools/student_branch.py
+
+# Graded assignments with nbgrader (tools/grading/, settings in tools/grading/nbgrader_config.py): the
+# course folder is ATTN_GRADING_ROOT (~/attention-grading), the exchange ATTN_EXCHANGE
+# (/srv/nbgrader/exchange), both outside build/.
+# nbgrader and its pins (requirements-grade.txt) on top of the hub's: the hub's servers, the grading
+# steps and tests/course/test_grading.py use them.
+GRADE_STAMP := $(VENV)/.grade-installed
+
+$(GRADE_STAMP): $(HUB_STAMP) requirements-grade.txt
+	$(BIN)/python -m pip install --quiet -r requirements-grade.txt
+	touch $@
+
+test-env test hub: $(GRADE_STAMP)
+
+assignments: $(GRADE_STAMP)
+	$(BIN)/python tools/grading/week.py source
+	$(BIN)/python tools/grading/week.py release
+
+grades: $(GRADE_STAMP)
+	$(BIN)/python tools/grading/week.py grade
 
 # Slides: one reveal.js deck per lesson in build/slides/ (1280×720, speaker notes from the
 # instructor's guide), a slide at each `## ` heading and where a lesson's metadata cuts a section

@@ -79,7 +79,8 @@ def _check_calls(node: ast.stmt) -> list[ast.Call]:
 
 
 def split_code(source: str) -> tuple[str, dict[str, str]]:
-    """A lesson code cell's data statements, and its self-check calls by the answer name they check."""
+    """A lesson code cell's data statements (whole lines, with their comments), and its self-check
+    calls by the answer they check (their first argument)."""
     tree = ast.parse(source)
     lines = source.splitlines()
     data, checks = [], {}
@@ -88,10 +89,9 @@ def split_code(source: str) -> tuple[str, dict[str, str]]:
         if _is_answer(node):
             continue
         if calls:
-            for call in calls:
-                for arg in call.args:
-                    if isinstance(arg, ast.Name):
-                        checks.setdefault(arg.id, ast.get_source_segment(source, call))
+            for call in calls:  # a self-check takes the answer first
+                if call.args and isinstance(call.args[0], ast.Name):
+                    checks.setdefault(call.args[0].id, ast.get_source_segment(source, call))
             continue
         data.extend(lines[node.lineno - 1 : node.end_lineno])  # whole lines: their comments too
     return "\n".join(data), checks

@@ -25,18 +25,34 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 from assignments import ASSIGNMENTS
 from make_source import default_root, write
+from nbgrader.api import Gradebook
+from nbgrader.auth import Authenticator
+from nbgrader.converters import Autograde, GenerateAssignment, GenerateFeedback
+from nbgrader.coursedir import CourseDirectory
+from nbgrader.exchange.default import (
+    ExchangeCollect,
+    ExchangeFetchAssignment,
+    ExchangeFetchFeedback,
+    ExchangeReleaseAssignment,
+    ExchangeReleaseFeedback,
+    ExchangeSubmit,
+)
+from nbgrader.plugins import CsvExportPlugin
+from traitlets.config import Config, PyFileConfigLoader
 
 ROOT = Path(__file__).resolve().parents[2]
-CONFIG_DIR = Path(__file__).resolve().parent  # holds nbgrader_config.py
-NBGRADER = Path(sys.executable).with_name("nbgrader")
+CONFIG_DIR = Path(__file__).resolve().parent
+CONFIG = "nbgrader_config.py"
+CACHE = Path(".local", "share", "jupyter", "nbgrader_cache")  # in a student's home, as on their server
 STEPS = ("source", "release", "collect", "autograde", "feedback", "export", "grade")
 
 
@@ -45,73 +61,114 @@ def default_exchange() -> Path:
     return Path(os.environ.get("ATTN_EXCHANGE", "/srv/nbgrader/exchange"))
 
 
+@contextmanager
+def _environment(values: dict[str, str]) -> Iterator[None]:
+    """``os.environ`` with ``values`` set within the block (the kernels nbgrader starts inherit it)."""
+    before = {name: os.environ.get(name) for name in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for name, value in before.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
 @dataclass(frozen=True)
 class Course:
-    """Where one course's grading lives: its folder and its exchange."""
+    """One course's grading: its folder and its exchange; nbgrader's steps run in this process.
+
+    Each step is what the ``nbgrader`` command of the same name does, with the settings of
+    ``tools/grading/nbgrader_config.py`` (read with this course's folders); running nbgrader's
+    classes here instead of its command spares a start of nbgrader per step and per student.
+    """
 
     root: Path
     exchange: Path
 
-    def env(self) -> dict[str, str]:
-        """The environment nbgrader runs in: this project's config, this course's folders, and
-        this checkout's attnlib and course on the kernels' path."""
-        paths = [str(CONFIG_DIR), *filter(None, [os.environ.get("JUPYTER_CONFIG_PATH")])]
+    @contextmanager
+    def _env(self) -> Iterator[None]:
+        """This course's folders for the config file; this checkout's attnlib and course on the path of
+        the kernels that grade; this Python's scripts first on ``PATH`` (nbgrader runs ``alembic``)."""
         python_path = [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]
-        return {
-            **os.environ,
-            "JUPYTER_CONFIG_PATH": os.pathsep.join(paths),
+        scripts = [str(Path(sys.executable).parent), os.environ.get("PATH", "")]
+        values = {
             "ATTN_GRADING_ROOT": str(self.root),
             "ATTN_EXCHANGE": str(self.exchange),
             "PYTHONPATH": os.pathsep.join(python_path),
-            # nbgrader runs `alembic` (its database's migrations) by name
-            "PATH": os.pathsep.join([str(NBGRADER.parent), os.environ.get("PATH", "")]),
+            "PATH": os.pathsep.join(scripts),
         }
+        with _environment(values):
+            yield
 
-    def nbgrader(self, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-        """Run ``nbgrader *args`` (in the course folder unless ``cwd``); fail with its log."""
-        done = subprocess.run(
-            [str(NBGRADER), *args],
-            cwd=cwd or self.root,
-            env=self.env(),
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        if done.returncode:
-            raise RuntimeError(f"nbgrader {' '.join(args)} failed ({done.returncode}):\n{done.stderr}")
-        return done
+    def config(self, **settings: dict[str, object]) -> Config:
+        """nbgrader's settings: the project's config file read for this course, then ``settings``
+        (``{"Exchange": {"assignment_dir": ...}}``)."""
+        with self._env():
+            config = PyFileConfigLoader(CONFIG, path=str(CONFIG_DIR)).load_config()
+        for section, values in settings.items():
+            for name, value in values.items():
+                setattr(config[section], name, value)
+        return config
+
+    def _coursedir(self, config: Config, assignment: str, student: str = "*") -> CourseDirectory:
+        coursedir = CourseDirectory(config=config)
+        coursedir.assignment_id = assignment
+        coursedir.student_id = student
+        return coursedir
+
+    def _convert(self, converter: type, assignment: str, **traits: object) -> None:
+        """Run one of nbgrader's converters on every student's copy of ``assignment``."""
+        config = self.config()
+        with self._env():
+            app = converter(coursedir=self._coursedir(config, assignment), config=config, **traits)
+            app.start()
+
+    def _exchange(
+        self, step: type, assignment: str, student: str = "*", **settings: dict[str, object]
+    ) -> None:
+        """Run one of nbgrader's exchange steps for ``assignment``."""
+        config = self.config(**settings)
+        coursedir = self._coursedir(config, assignment, student)
+        with self._env():
+            step(coursedir=coursedir, authenticator=Authenticator(config=config), config=config).start()
 
     def source(self, ids: list[str]) -> None:
         """Write the source notebooks."""
         write(self.root, ids)
 
     def release(self, ids: list[str]) -> None:
-        """Make the student versions and release them into the exchange."""
+        """Make the student versions (``generate_assignment``) and release them into the exchange."""
         self.exchange.mkdir(parents=True, exist_ok=True)
         for name in ids:
-            self.nbgrader("generate_assignment", name, "--force")
-            self.nbgrader("release_assignment", name, "--force")
+            self._convert(GenerateAssignment, name, force=True)
+            self._exchange(ExchangeReleaseAssignment, name, Exchange={"force": True})
 
     def collect(self, ids: list[str]) -> None:
-        """Collect every student's latest submission."""
+        """Collect every student's latest submission (``collect --update``)."""
         for name in ids:
-            self.nbgrader("collect", name, "--update")
+            self._exchange(ExchangeCollect, name, ExchangeCollect={"update": True})
 
     def autograde(self, ids: list[str]) -> None:
-        """Grade the collected submissions (hidden tests put back)."""
+        """Grade the collected submissions, the tests put back from the gradebook, hidden ones too."""
         for name in ids:
-            self.nbgrader("autograde", name, "--force")
+            self._convert(Autograde, name, force=True, create_student=True)
 
     def feedback(self, ids: list[str]) -> None:
         """Write each student's feedback (HTML) and release it into the exchange."""
         for name in ids:
-            self.nbgrader("generate_feedback", name, "--force")
-            self.nbgrader("release_feedback", name)
+            self._convert(GenerateFeedback, name, force=True)
+            self._exchange(ExchangeReleaseFeedback, name)
 
     def export(self) -> Path:
-        """The gradebook as ``<root>/grades.csv``."""
+        """The gradebook as ``<root>/grades.csv``: one row per student and assignment."""
         csv = self.root / "grades.csv"
-        self.nbgrader("export", "--to", str(csv))
+        config = self.config(ExportPlugin={"to": str(csv)})
+        coursedir = CourseDirectory(config=config)
+        with self._env(), Gradebook(coursedir.db_url, coursedir.course_id) as gradebook:
+            CsvExportPlugin(config=config).export(gradebook)
         return csv
 
     def grade(self, ids: list[str]) -> Path:
@@ -121,16 +178,27 @@ class Course:
         self.feedback(ids)
         return self.export()
 
-    # The students' side, as nbgrader's Assignments tab does it.
+    # The students' side, as nbgrader's Assignments tab in JupyterLab does it.
+    @staticmethod
+    def _student(home: Path) -> dict[str, object]:
+        """A student's exchange settings: their folder, and their own record of what they submitted
+        (nbgrader's cache, where it looks for their feedback), where their server keeps it."""
+        return {"assignment_dir": str(home), "cache": str(home / CACHE)}
+
     def fetch(self, name: str, home: Path) -> Path:
         """A student fetches assignment ``name`` into ``home``; the folder it lands in."""
         home.mkdir(parents=True, exist_ok=True)
-        self.nbgrader("fetch_assignment", name, cwd=home)
+        self._exchange(ExchangeFetchAssignment, name, Exchange=self._student(home))
         return home / name
 
     def submit(self, name: str, home: Path, student: str) -> None:
         """Student ``student`` submits ``home/name`` (again: the newest submission counts)."""
-        self.nbgrader("submit", name, f"--student={student}", cwd=home)
+        self._exchange(ExchangeSubmit, name, student, Exchange=self._student(home))
+
+    def fetch_feedback(self, name: str, home: Path, student: str) -> Path:
+        """Student ``student`` fetches the feedback on ``name``; the folder it lands in."""
+        self._exchange(ExchangeFetchFeedback, name, student, Exchange=self._student(home))
+        return home / name / "feedback"
 
 
 def main(argv: list[str]) -> int:
