@@ -19,6 +19,7 @@ import re
 import secrets
 from pathlib import Path
 
+import bcrypt
 from nativeauthenticator import NativeAuthenticator
 from nativeauthenticator.orm import UserInfo
 from traitlets import List, Unicode
@@ -29,7 +30,13 @@ NAME = re.compile(r"[a-z][a-z0-9_-]{0,22}")
 
 
 def check_name(name: str) -> str:
-    """``name`` if it can be an account name; a ValueError naming it otherwise."""
+    """``name`` if it can be an account name.
+
+    Raises
+    ------
+    ValueError
+        Naming ``name`` and the rule, if it is not one.
+    """
     if not isinstance(name, str) or not NAME.fullmatch(name):
         raise ValueError(
             f"account name {name!r}: use 1 to 23 lower-case letters, digits, '-' or '_', starting "
@@ -89,6 +96,5 @@ class ClassroomAuthenticator(NativeAuthenticator):
 
 
 def _hash(password: str) -> bytes:
-    import bcrypt
-
+    """NativeAuthenticator's form of a password: its bcrypt hash, salt included."""
     return bcrypt.hashpw(password.encode(), bcrypt.gensalt())

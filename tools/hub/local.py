@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import secrets
-import shutil
 import signal
 import socket
 import subprocess
@@ -294,7 +293,3 @@ class LocalHub:
         for name in mine:
             subprocess.run(["userdel", name], capture_output=True, check=False)
         subprocess.run(["groupdel", f"{self.user_prefix}class"], capture_output=True, check=False)
-
-    def remove(self) -> None:
-        """Delete the state folder (the students' homes included): after ``close``, in tests."""
-        shutil.rmtree(self.state, ignore_errors=True)
