@@ -4,8 +4,9 @@
     .venv/bin/python benchmarks/classroom.py --students 1 --lesson 13 --explorer-seconds 10
 
 Starts the classroom hub (``tools/hub/jupyterhub_config.py``) on free 127.0.0.1 ports, with the
-lessons in a local bare git repository (the project's committed files), then every student, at
-once, in a thread of their own: logs in through the login form, starts a server, follows the
+lessons in a local bare git repository (the project's committed files, served by ``git daemon`` on
+127.0.0.1), then every student, at once, in a thread of their own: logs in through the login form
+with their own password, starts a server, follows the
 nbgitpuller link, opens the lesson (a session and kernel, as JupyterLab does), runs it top to
 bottom over the kernel's websocket, then moves the lesson's explorer once a second for
 ``--explorer-seconds`` (a ``comm_msg`` update, as the widget's front end sends on a move), timing
@@ -39,7 +40,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
 
 from hub.client import HubUser, Kernel  # noqa: E402
-from hub.local import LocalHub, lessons_repository, open_folder, students_environment  # noqa: E402
+from hub.local import GitServer, LocalHub, lessons_repository, open_folder, students_environment  # noqa: E402
 from machine import floating_point_path  # noqa: E402  (tools/machine.py)
 
 FOLDER = "attention-lessons"  # where the link clones the lessons, named after the repository
@@ -213,9 +214,11 @@ def classroom(students: int, lesson: str, seconds: float) -> dict[str, Any]:
     """Run the class; the results as ``--json`` writes them."""
     lesson_path(lesson)
     names = [f"student{i:02d}" for i in range(1, students + 1)]
-    tmp = open_folder("classroom-")  # the students' system users reach their homes and the repository
+    tmp = open_folder("classroom-")  # the students' system users reach their homes
+    github = None
     try:
         bare, _work = lessons_repository(tmp / "repo")
+        github = GitServer(bare.parent)  # the lessons, as a hub clones them from GitHub
         hub = LocalHub(tmp / "hub", students=students, environment=students_environment(tmp))
         load_before = os.getloadavg()
         hub.start()
@@ -224,7 +227,7 @@ def classroom(students: int, lesson: str, seconds: float) -> dict[str, Any]:
         try:
             with ThreadPoolExecutor(max_workers=students) as pool:
                 futures = [
-                    pool.submit(student, hub, name, f"file://{bare}", lesson, seconds, i)
+                    pool.submit(student, hub, name, github.url(bare.name), lesson, seconds, i)
                     for i, name in enumerate(names)
                 ]
                 rows = [future.result() for future in futures]
@@ -233,6 +236,8 @@ def classroom(students: int, lesson: str, seconds: float) -> dict[str, Any]:
             sampler.join()
             hub.close()
     finally:
+        if github:
+            github.close()
         shutil.rmtree(tmp, ignore_errors=True)
     return {
         "lesson": lesson,

@@ -52,10 +52,11 @@ def classroom():
     proxy = (ROOT / "node_modules" / ".bin" / "configurable-http-proxy").exists()
     require_build(None if proxy else "configurable-http-proxy is not installed", "npm ci")
     from hub.client import HubUser
-    from hub.local import LocalHub, lessons_repository, open_folder, students_environment
+    from hub.local import GitServer, LocalHub, lessons_repository, open_folder, students_environment
 
-    top = open_folder()  # the students' system users reach their homes and the repository
+    top = open_folder()  # the students' system users reach their homes
     bare, work = lessons_repository(top / "repo")
+    github = GitServer(bare.parent)  # the lessons' repository, as a hub clones it from GitHub
     hub = LocalHub(top / "hub", students=len(STUDENTS), environment=students_environment(top))
     hub.start()
     try:
@@ -64,13 +65,14 @@ def classroom():
         def arrive(user: HubUser) -> None:
             user.log_in(hub.passwords[user.name])
             user.start_server()
-            user.pull(f"file://{bare}", urlpath=f"lab/tree/{LESSON}")
+            user.pull(github.url(bare.name), urlpath=f"lab/tree/{LESSON}")
 
         with ThreadPoolExecutor(len(STUDENTS)) as pool:
             list(pool.map(arrive, students.values()))
-        yield {"hub": hub, "students": students, "repo": f"file://{bare}", "work": work, "kernels": {}}
+        yield {"hub": hub, "students": students, "repo": github.url(bare.name), "work": work, "kernels": {}}
     finally:
         hub.close()
+        github.close()
         shutil.rmtree(top, ignore_errors=True)
 
 

@@ -2,8 +2,9 @@
 
 ``LocalHub`` runs ``jupyterhub -f tools/hub/jupyterhub_config.py`` (the hub of ``make hub``) on
 free 127.0.0.1 ports with a state folder of its own; ``lessons_repository`` makes a bare git
-repository of the project's committed files, which the nbgitpuller link clones as a hub would
-clone the project from GitHub.
+repository of the project's committed files, which ``GitServer`` serves and the nbgitpuller link
+clones as a hub would clone the project from GitHub; ``students_environment`` gives the students'
+system users an interpreter they can run.
 """
 
 from __future__ import annotations
@@ -72,6 +73,43 @@ def open_folder(prefix: str = "attn-hub-") -> Path:
     folder = Path(tempfile.mkdtemp(prefix=prefix, dir="/tmp"))
     folder.chmod(0o711)
     return folder
+
+
+class GitServer:
+    """``git daemon`` on 127.0.0.1, serving the repositories in ``folder`` read-only (``git://``).
+
+    The students' servers clone the lessons from it as from GitHub: a clone through a ``file://``
+    path runs git as the student on a repository another user owns, which git refuses ("dubious
+    ownership"); the daemon reads it as its owner.
+    """
+
+    def __init__(self, folder: Path) -> None:
+        self.port = free_port()
+        self.process = subprocess.Popen(
+            [
+                *("git", "daemon", "--reuseaddr", "--listen=127.0.0.1", f"--port={self.port}"),
+                *(f"--base-path={folder}", "--export-all", str(folder)),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            with socket.socket() as probe:
+                if probe.connect_ex(("127.0.0.1", self.port)) == 0:
+                    return
+            time.sleep(0.2)
+        self.close()
+        raise TimeoutError(f"git daemon did not listen on 127.0.0.1:{self.port} within 30 s")
+
+    def url(self, name: str) -> str:
+        """The address of the repository ``folder/name``."""
+        return f"git://127.0.0.1:{self.port}/{name}"
+
+    def close(self) -> None:
+        """Stop the daemon."""
+        self.process.terminate()
+        self.process.wait(timeout=30)
 
 
 #: Parts of the base Python's library that no server needs (its tests, its IDE, its own packages).
