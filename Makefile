@@ -26,6 +26,11 @@ help:
 	@echo "                     build/book (teacher's: every answer, the instructor's guide) and"
 	@echo "                     build/book-student (no solutions, no guide)"
 	@echo "make student         the student copies: the lessons without their solutions, in build/student"
+	@echo "make lab-student     the student copies in JupyterLab, copied once into student-work/ (never overwritten)"
+	@echo "make student-branch  the student copies as the branch 'student' (repository.toml), to push for"
+	@echo "                     Binder, the hub's nbgitpuller link and the student edition's buttons"
+	@echo "make assignments     the graded assignments (nbgrader): written from the lessons and released"
+	@echo "make grades          collect, autograde, feedback, grades.csv (docs/instructor_guide.md, 'A graded week')"
 	@echo "make slides          one reveal.js deck per lesson in build/slides"
 	@echo "make handouts        each deck as PDFs to print, in build/handouts: NN_name-student-a4.pdf,"
 	@echo "                     -student-letter, -teacher-a4, -teacher-letter (the teacher's with the"
@@ -153,6 +158,45 @@ student: $(LAB_STAMP)
 	rm -rf build/student
 	$(BIN)/python tools/build_student.py --out build/student notebooks/*.ipynb
 
+# The student copies to work in: build/student copied into STUDENT_WORK once, a file already there
+# kept (a student's work is never overwritten, and never lives in build/, which make rebuilds).
+.PHONY: lab-student student-branch assignments grades
+
+STUDENT_WORK ?= student-work
+
+lab-student: student
+	mkdir -p $(STUDENT_WORK)
+	cp -R -n build/student/. $(STUDENT_WORK)/ 2>/dev/null || cp -R --update=none build/student/. $(STUDENT_WORK)/
+	$(BIN)/jupyter lab --ServerApp.ip=127.0.0.1 --ServerApp.root_dir=$(STUDENT_WORK)/notebooks $(ALLOW_ROOT) \
+		--ServerApp.terminals_enabled=False --LabApp.default_url=/lab/tree/00_start_here.ipynb
+
+# The student branch (tools/student_branch.py): the student copies and what runs them, committed with
+# git's plumbing as the branch named in repository.toml, without touching the checkout; then
+# `git push origin student`. Binder's student link, the hub's nbgitpuller link and the student
+# edition's launch buttons open it.
+student-branch: $(LAB_STAMP)
+	$(BIN)/python tools/student_branch.py
+
+# Graded assignments with nbgrader (tools/grading/, settings in tools/grading/nbgrader_config.py): the
+# course folder is ATTN_GRADING_ROOT (~/attention-grading), the exchange ATTN_EXCHANGE
+# (/srv/nbgrader/exchange), both outside build/.
+# nbgrader and its pins (requirements-grade.txt) on top of the hub's: the hub's servers, the grading
+# steps and tests/course/test_grading.py use them.
+GRADE_STAMP := $(VENV)/.grade-installed
+
+$(GRADE_STAMP): $(HUB_STAMP) requirements-grade.txt
+	$(BIN)/python -m pip install --quiet -r requirements-grade.txt
+	touch $@
+
+test-env test hub: $(GRADE_STAMP)
+
+assignments: $(GRADE_STAMP)
+	$(BIN)/python tools/grading/week.py source
+	$(BIN)/python tools/grading/week.py release
+
+grades: $(GRADE_STAMP)
+	$(BIN)/python tools/grading/week.py grade
+
 # Slides: one reveal.js deck per lesson in build/slides/ (1280×720, speaker notes from the
 # instructor's guide), a slide at each `## ` heading and where a lesson's metadata cuts a section
 # too tall for one; reveal.js 4 and MathJax 3 are copied from the exact npm versions of
@@ -176,7 +220,7 @@ handouts: slides
 	rm -rf build/handouts
 	$(BIN)/python tools/build_handouts.py --slides build/slides --out build/handouts
 
-# The classroom hub: JupyterHub, its idle culler and nbgitpuller (requirements-hub.txt) installed
+# The classroom hub: JupyterHub, its idle culler, nbgitpuller, NativeAuthenticator (requirements-hub.txt) installed
 # into the lessons' environment, so that every student's server runs the pins of `make lab`;
 # configurable-http-proxy from npm. tests/site/test_hub.py and benchmarks/classroom.py start the same
 # hub with 127.0.0.1 ports and a state folder of their own.
@@ -184,7 +228,11 @@ $(HUB_STAMP): $(LAB_STAMP) requirements-hub.txt
 	$(BIN)/python -m pip install --quiet -r requirements-hub.txt
 	touch $@
 
+# `sudo make hub` for a class (a system user per student); HUB_IP, HUB_CERT, HUB_KEY (TLS),
+# HUB_DIR (the state folder), HUB_ROSTER (account names): docs/instructor_guide.md.
 hub: $(HUB_STAMP) $(NODE_STAMP)
+	ATTN_HUB_IP="$(HUB_IP)" ATTN_HUB_CERT="$(HUB_CERT)" ATTN_HUB_KEY="$(HUB_KEY)" \
+	ATTN_HUB_DIR="$(HUB_DIR)" ATTN_HUB_ROSTER="$(HUB_ROSTER)" \
 	$(BIN)/jupyterhub -f tools/hub/jupyterhub_config.py
 
 # The hub test starts configurable-http-proxy from node_modules.

@@ -4,8 +4,9 @@
     .venv/bin/python benchmarks/classroom.py --students 1 --lesson 13 --explorer-seconds 10
 
 Starts the classroom hub (``tools/hub/jupyterhub_config.py``) on free 127.0.0.1 ports, with the
-lessons in a local bare git repository (the project's committed files), then every student, at
-once, in a thread of their own: logs in through the login form, starts a server, follows the
+lessons in a local bare git repository (the project's committed files, served by ``git daemon`` on
+127.0.0.1), then every student, at once, in a thread of their own: logs in through the login form
+with their own password, starts a server, follows the
 nbgitpuller link, opens the lesson (a session and kernel, as JupyterLab does), runs it top to
 bottom over the kernel's websocket, then moves the lesson's explorer once a second for
 ``--explorer-seconds`` (a ``comm_msg`` update, as the widget's front end sends on a move), timing
@@ -22,8 +23,8 @@ import json
 import os
 import platform
 import random
+import shutil
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Callable
@@ -39,10 +40,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
 
 from hub.client import HubUser, Kernel  # noqa: E402
-from hub.local import LocalHub, lessons_repository  # noqa: E402
+from hub.local import GitServer, LocalHub, lessons_repository, open_folder, students_environment  # noqa: E402
 from machine import floating_point_path  # noqa: E402  (tools/machine.py)
 
-PASSWORD = "classroom-benchmark"
 FOLDER = "attention-lessons"  # where the link clones the lessons, named after the repository
 
 
@@ -111,7 +111,7 @@ def _server_mib(hub: LocalHub, name: str) -> float:
     home = str(hub.state / "homes" / name)
     for proc in hub.processes():
         try:
-            if "jupyterhub-singleuser" in " ".join(proc.cmdline()) and proc.environ().get("HOME") == home:
+            if "jupyterhub.singleuser" in " ".join(proc.cmdline()) and proc.environ().get("HOME") == home:
                 return proc.memory_info().rss / 2**20
         except psutil.Error:
             continue
@@ -145,7 +145,7 @@ def student(hub: LocalHub, name: str, repo: str, lesson: str, seconds: float, se
     path = lesson_path(lesson)
     try:
         user = HubUser(hub.url, name)
-        user.log_in(hub.password)
+        user.log_in(hub.passwords[name])
         row["server_s"] = round(user.start_server(), 2)
         start = time.perf_counter()
         user.pull(repo, urlpath=f"lab/tree/{path}")
@@ -214,9 +214,12 @@ def classroom(students: int, lesson: str, seconds: float) -> dict[str, Any]:
     """Run the class; the results as ``--json`` writes them."""
     lesson_path(lesson)
     names = [f"student{i:02d}" for i in range(1, students + 1)]
-    with tempfile.TemporaryDirectory(prefix="classroom-") as tmp:
-        bare, _work = lessons_repository(Path(tmp) / "repo")
-        hub = LocalHub(Path(tmp) / "hub", students=students, password=PASSWORD)
+    tmp = open_folder("classroom-")  # the students' system users reach their homes
+    github = None
+    try:
+        bare, _work = lessons_repository(tmp / "repo")
+        github = GitServer(bare.parent)  # the lessons, as a hub clones them from GitHub
+        hub = LocalHub(tmp / "hub", students=students, environment=students_environment(tmp))
         load_before = os.getloadavg()
         hub.start()
         sampler = Sampler(hub)
@@ -224,7 +227,7 @@ def classroom(students: int, lesson: str, seconds: float) -> dict[str, Any]:
         try:
             with ThreadPoolExecutor(max_workers=students) as pool:
                 futures = [
-                    pool.submit(student, hub, name, f"file://{bare}", lesson, seconds, i)
+                    pool.submit(student, hub, name, github.url(bare.name), lesson, seconds, i)
                     for i, name in enumerate(names)
                 ]
                 rows = [future.result() for future in futures]
@@ -232,6 +235,10 @@ def classroom(students: int, lesson: str, seconds: float) -> dict[str, Any]:
             sampler.done.set()
             sampler.join()
             hub.close()
+    finally:
+        if github:
+            github.close()
+        shutil.rmtree(tmp, ignore_errors=True)
     return {
         "lesson": lesson,
         "n": students,

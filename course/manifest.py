@@ -116,10 +116,10 @@ class Lesson:
 
 
 def as_printed(value: float, decimals: int = 4) -> str:
-    """A number as the lessons print it, numpy's ``precision=decimals, suppress=True`` (0.576, not 0.5760).
+    """A number as the lessons print it, numpy's ``precision=decimals, suppress=True`` (0.25, not 0.2500).
 
-    >>> as_printed(0.57603), as_printed(-1.56464, 2), as_printed(8.0)
-    ('0.576', '-1.56', '8')
+    >>> as_printed(0.25003), as_printed(-2.71828, 2), as_printed(8.0)
+    ('0.25', '-2.72', '8')
     """
     return np.format_float_positional(round(float(value), decimals), precision=decimals, trim="-")
 

@@ -12,9 +12,12 @@ left them in ``build/executed/``: executed, with the explorers' widget state sto
 each edition the script
 
 1. assembles the book's sources in ``--src/<edition>`` with the repository's layout:
-   ``_config.yml``, ``_toc.yml`` (the student edition's without the guide), ``favicon.svg`` and
-   ``_templates/`` (the theme's components that the book replaces) from ``book/`` at its root,
-   ``book/intro.md``, the book's styles ``book/book.css`` in ``_static/`` (no script there:
+   ``_config.yml`` (with the address of ``repository.toml`` and the edition's branch: the
+   student edition's launch and GitHub buttons open the student copies, on the student branch
+   that ``make student-branch`` makes), ``_toc.yml`` (the student edition's without the guide),
+   ``favicon.svg`` and ``_templates/`` (the theme's components that the book replaces) from
+   ``book/`` at its root, ``book/intro.md`` (with the same address and branch), the book's
+   styles ``book/book.css`` in ``_static/`` (no script there:
    jupyter-book loads every .js and .css of that folder on every page), the lessons in
    ``notebooks/`` with their explorer cells tagged ``full-width``, the guide in ``docs/``, and in
    ``_extra/_static/vendor/`` (Sphinx's ``html_extra_path``) what the pages load: MathJax 3,
@@ -45,6 +48,7 @@ import nbformat
 import yaml
 from build_student import student_copy
 from execute_notebooks import check_widget_state
+from repository import read as read_repository
 
 ROOT = Path(__file__).resolve().parents[1]
 BOOK = ROOT / "book"
@@ -139,6 +143,41 @@ def toc(student: bool) -> dict:
     return contents
 
 
+def edition_branch(student: bool) -> str:
+    """The branch an edition's buttons open: the student copies' for the student edition."""
+    repository = read_repository()
+    return repository.student_branch if student else repository.branch
+
+
+def book_config(student: bool) -> dict:
+    """book/_config.yml with the repository of ``repository.toml``: its address, and the branch the
+    edition's launch (Binder) and GitHub buttons open, the student copies' for the student edition.
+    Both branches hold the lessons at ``notebooks/NN_name.ipynb``. The theme's repository button
+    links the repository's front page (its default branch, the teacher's): the student edition has
+    a GitHub link to the student branch in its place."""
+    config = yaml.safe_load((BOOK / "_config.yml").read_text(encoding="utf-8"))
+    repository = read_repository()
+    config["repository"] = {"url": repository.url, "branch": edition_branch(student), "path_to_book": ""}
+    config["launch_buttons"]["binderhub_url"] = repository.binderhub
+    if student:  # the theme's repository button opens the default branch: a link to the students' instead
+        config["html"]["use_repository_button"] = False
+        config["sphinx"]["config"]["html_theme_options"]["icon_links"] = [
+            {
+                "name": "The student copies on GitHub",
+                "url": repository.tree(repository.student_branch),
+                "icon": "fa-brands fa-github",
+                "type": "fontawesome",
+            }
+        ]
+    return config
+
+
+def intro(student: bool) -> str:
+    """book/intro.md with the repository's address and the edition's branch (``@url@``, ``@branch@``)."""
+    text = (BOOK / "intro.md").read_text(encoding="utf-8")
+    return text.replace("@url@", read_repository().url).replace("@branch@", edition_branch(student))
+
+
 def copy_guide(guide: Path, docs: Path) -> None:
     """Copy the instructor's guide to ``docs``; fail with the way to get it when it is missing."""
     if not guide.is_file():
@@ -159,10 +198,11 @@ def assemble(src: Path, executed: list[Path], guide: Path, node_modules: Path, s
     """Write one edition's sources into a fresh ``src``, laid out as in the repository."""
     shutil.rmtree(src, ignore_errors=True)
     (src / "book").mkdir(parents=True)
-    for name in ("_config.yml", "favicon.svg"):
-        shutil.copy2(BOOK / name, src / name)
+    shutil.copy2(BOOK / "favicon.svg", src / "favicon.svg")
+    config = yaml.safe_dump(book_config(student), sort_keys=False, allow_unicode=True)
+    (src / "_config.yml").write_text(config, encoding="utf-8")
     (src / "_toc.yml").write_text(yaml.safe_dump(toc(student), sort_keys=False), encoding="utf-8")
-    shutil.copy2(BOOK / "intro.md", src / "book" / "intro.md")
+    (src / "book" / "intro.md").write_text(intro(student), encoding="utf-8")
     (src / "_static").mkdir()
     shutil.copy2(BOOK / "book.css", src / "_static" / "book.css")
     shutil.copytree(BOOK / "_templates", src / "_templates")

@@ -8,8 +8,9 @@ draw a right answer). Everything else stays as the lesson was saved, outputs inc
 reads like the lesson, and its self-checks already say "No answer yet", because their answer
 cells hold ``...``. The execution counts of the remaining cells are renumbered 1, 2, 3, …, as a
 fresh run of the copy numbers them. A short note after the title tells the learner that the
-solutions are left out. The files each lesson reads from the repository (its manifest's ``data``,
-``course/lNN_slug/lesson.toml``) are copied beside them, at the same relative paths.
+solutions are left out (and not where they are). The files each lesson reads from the repository
+(its manifest's ``data``, ``course/lNN_slug/lesson.toml``) are copied beside them, at the same
+relative paths.
 """
 
 from __future__ import annotations
@@ -29,8 +30,7 @@ NOTE_ID = "student-copy"
 NOTE = (
     "> **Student copy:** the answers and solutions of this lesson's questions and exercises are left "
     "out, so that you can work them out first; the self-checks are kept and say whether your answer "
-    "is right. The full lesson, with the solutions, is the notebook of the same name in the course's "
-    "`notebooks/` folder (ask your teacher)."
+    "is right."
 )
 
 

@@ -134,11 +134,9 @@ def plain_attention_exercise() -> QKV:
     Made for this course (not from the brief): the shape of :func:`one_query_three_vectors`, with
     numbers of its own, so that the exercise's answers are not the ones lessons 03 and 05 print.
     ``h1 = (2,2,-1)``, ``h2 = (1,2,1)``, ``h3 = (-1,2,1)`` are both the keys and the values;
-    ``s = (1,1,2)`` is the single query. Scores ``s·h = (2, 5, 3)``.
-
-    Values (unscaled, ``scale=1.0``, computed by attnlib): weights
-    ``a ≈ (0.0420, 0.8438, 0.1142)`` and output ``c ≈ (0.8136, 2, 0.9160)``; every ``h_j`` has 2
-    as its middle entry, so ``c`` has 2 there too (a weighted average of equal numbers).
+    ``s = (1,1,2)`` is the single query. Its answers are not written here, where the student
+    copies' course folder can be read: lesson 08's solution and ``course/l08_exercises/answers.py``
+    compute them.
     """
     H = np.array([[2, 2, -1], [1, 2, 1], [-1, 2, 1]])
     return QKV(Q=np.array([1, 1, 2]), K=H, V=H.copy())
@@ -148,8 +146,8 @@ def attention_by_hand() -> QKV:
     """The pencil-and-paper exercise: ``Q`` 2×2, ``K`` 3×2, ``V`` 3×3, scaled by ``1/√2``.
 
     ``Q = [[1,2],[3,1]]``, ``K = [[2,1],[1,1],[0,1]]``, ``V = [[1,2,-2],[1,1,2],[0,1,-1]]``.
-
-    Known value: ``C ≈ [[0.86, 1.58, -0.72], [0.99, 1.88, -1.56]]``.
+    Lesson 08's exercise 3: its answers are computed by ``course/l08_exercises/answers.py``, not
+    written here.
     """
     return QKV(
         Q=np.array([[1, 2], [3, 1]]),

@@ -21,13 +21,14 @@ import nbformat
 import pytest
 from build_slides import lesson_notes
 from conftest import ROOT
+from repository import read as read_repository
 
 from course import manifest
 
 GUIDE = ROOT / "docs" / "instructor_guide.md"
 TEXT = GUIDE.read_text(encoding="utf-8")
 NOTEBOOKS = ROOT / "notebooks"
-REPOSITORY = "https://github.com/attention-lessons/attention-lessons"
+REPOSITORY = read_repository()  # repository.toml: the address, the teacher's and the students' branches
 MANIFESTS = {lesson.id: lesson for lesson in manifest.lessons()}
 LESSONS = {number: lesson.path for number, lesson in MANIFESTS.items()}
 FIELDS = ("Time", "One idea", "Project", "Misconceptions")
@@ -168,7 +169,8 @@ def test_the_nbgitpuller_link_opens_the_first_lesson_of_this_repository() -> Non
         query = {key: values[0] for key, values in parse_qs(parts.query, strict_parsing=True).items()}
         assert set(query) == {"repo", "urlpath", "branch"}
         assert "%2F" in parts.query, "the values are URL-encoded"
-        assert query["repo"] == REPOSITORY and query["branch"] == "main"
+        assert query["repo"] == REPOSITORY.url
+        assert query["branch"] in (REPOSITORY.branch, REPOSITORY.student_branch)
         folder = query["repo"].rstrip("/").split("/")[-1]  # where nbgitpuller clones it
         assert query["urlpath"].startswith(f"lab/tree/{folder}/"), "opens in JupyterLab, in the clone"
         notebook = query["urlpath"].removeprefix(f"lab/tree/{folder}/")
@@ -182,8 +184,12 @@ def test_the_binder_link_is_the_readmes() -> None:
         re.findall(r"https://mybinder\.org/v2/gh/[^\s<>()`]+", (ROOT / "README.md").read_text())
     )
     assert guide_links and guide_links <= readme_links
+    branches = (REPOSITORY.branch, REPOSITORY.student_branch)
     assert all(
-        link.startswith("https://mybinder.org/v2/gh/attention-lessons/attention-lessons/main?")
+        any(
+            link.startswith(f"{REPOSITORY.binderhub}/v2/gh/{REPOSITORY.slug}/{branch}?")
+            for branch in branches
+        )
         for link in guide_links
     )
 

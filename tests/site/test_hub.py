@@ -14,6 +14,7 @@ import importlib.util
 import json
 import os
 import re
+import shutil
 import signal
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -26,7 +27,6 @@ from conftest import ROOT
 
 GUIDE = (ROOT / "docs" / "instructor_guide.md").read_text(encoding="utf-8")
 STUDENTS = ("student01", "student02", "student03")
-PASSWORD = "test-class"
 FOLDER = "attention-lessons"
 LESSON = f"{FOLDER}/notebooks/05_softmax.ipynb"  # has an explorer
 SHORT = f"{FOLDER}/notebooks/03_raw_scores.ipynb"  # a short lesson, for the killed kernel
@@ -43,7 +43,7 @@ def test_the_guides_config_yaml_is_the_hubs_settings() -> None:
 
 
 @pytest.fixture(scope="module")
-def classroom(tmp_path_factory: pytest.TempPathFactory):
+def classroom():
     """A running hub with three students logged in, each with a server and the lessons pulled."""
     from conftest import require_build
 
@@ -52,25 +52,28 @@ def classroom(tmp_path_factory: pytest.TempPathFactory):
     proxy = (ROOT / "node_modules" / ".bin" / "configurable-http-proxy").exists()
     require_build(None if proxy else "configurable-http-proxy is not installed", "npm ci")
     from hub.client import HubUser
-    from hub.local import LocalHub, lessons_repository
+    from hub.local import GitServer, LocalHub, lessons_repository, open_folder, students_environment
 
-    tmp = tmp_path_factory.mktemp("classroom")
-    bare, work = lessons_repository(tmp / "repo")
-    hub = LocalHub(tmp / "hub", students=len(STUDENTS), password=PASSWORD)
+    top = open_folder()  # the students' system users reach their homes
+    bare, work = lessons_repository(top / "repo")
+    github = GitServer(bare.parent)  # the lessons' repository, as a hub clones it from GitHub
+    hub = LocalHub(top / "hub", students=len(STUDENTS), environment=students_environment(top))
     hub.start()
     try:
         students = {name: HubUser(hub.url, name) for name in STUDENTS}
 
         def arrive(user: HubUser) -> None:
-            user.log_in(PASSWORD)
+            user.log_in(hub.passwords[user.name])
             user.start_server()
-            user.pull(f"file://{bare}", urlpath=f"lab/tree/{LESSON}")
+            user.pull(github.url(bare.name), urlpath=f"lab/tree/{LESSON}")
 
         with ThreadPoolExecutor(len(STUDENTS)) as pool:
             list(pool.map(arrive, students.values()))
-        yield {"hub": hub, "students": students, "repo": f"file://{bare}", "work": work, "kernels": {}}
+        yield {"hub": hub, "students": students, "repo": github.url(bare.name), "work": work, "kernels": {}}
     finally:
         hub.close()
+        github.close()
+        shutil.rmtree(top, ignore_errors=True)
 
 
 def _home(classroom: dict, name: str) -> Path:
@@ -207,7 +210,7 @@ def test_the_hub_restarts_mid_class_and_the_students_reconnect(classroom: dict) 
     hub, user = classroom["hub"], classroom["students"]["student01"]
     kernel = classroom["kernels"]["student01"]
     assert kernel.execute("before_restart = 41").status == "ok"
-    servers = {p.pid for p in hub.processes() if "jupyterhub-singleuser" in " ".join(p.cmdline())}
+    servers = {p.pid for p in hub.processes() if "jupyterhub.singleuser" in " ".join(p.cmdline())}
     assert len(servers) == len(STUDENTS)
     kernel.close()
     hub.stop()
@@ -219,7 +222,7 @@ def test_the_hub_restarts_mid_class_and_the_students_reconnect(classroom: dict) 
     text = _stdout(reply)
     assert text.strip() == "42", "the kernel kept its state across the hub's restart"
     kernel.close()
-    after = {p.pid for p in hub.processes() if "jupyterhub-singleuser" in " ".join(p.cmdline())}
+    after = {p.pid for p in hub.processes() if "jupyterhub.singleuser" in " ".join(p.cmdline())}
     assert after == servers, "no server was restarted"
 
 
@@ -234,7 +237,7 @@ def test_the_idle_culler_stops_idle_servers_and_their_work_stays(classroom: dict
     while any(user.model().get("servers") for user in students.values()):  # running, or pending stop
         assert time.monotonic() < deadline, "the culler did not stop every idle server within 120 s"
         time.sleep(2)
-    servers = [p for p in hub.processes() if "jupyterhub-singleuser" in " ".join(p.cmdline())]
+    servers = [p for p in hub.processes() if "jupyterhub.singleuser" in " ".join(p.cmdline())]
     assert not servers, "the culled servers' processes have ended"
     for name in STUDENTS:
         assert (_home(classroom, name) / LESSON).is_file(), f"{name}'s copy of the lessons is on disk"

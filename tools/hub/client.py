@@ -32,11 +32,17 @@ def _check(response: requests.Response, what: str) -> requests.Response:
 
 
 class HubUser:
-    """A person with an account on the hub at ``url`` (``http://127.0.0.1:<port>``)."""
+    """A person with an account on the hub at ``url`` (``http://127.0.0.1:<port>``, or ``https``).
 
-    def __init__(self, url: str, name: str) -> None:
+    ``verify`` is requests' ``verify=``: True, or the path of the hub's certificate (self-signed).
+    """
+
+    def __init__(self, url: str, name: str, *, verify: str | bool = True) -> None:
         self.url, self.name = url, name
         self.http = requests.Session()
+        self.http.verify = verify
+        if isinstance(verify, str):  # else REQUESTS_CA_BUNDLE, where set, would replace it
+            self.http.trust_env = False
         self.server = f"{url}/user/{name}"
 
     def log_in(self, password: str) -> None:
@@ -123,6 +129,19 @@ class HubUser:
         reply = self.http.get(f"{server}/api/contents/{path}", timeout=120, allow_redirects=False)
         return _check(reply, f"{self.name} reading {owner or self.name}'s {path}").json()
 
+    def nbgrader(self, action: str, course: str, assignment: str) -> list[dict[str, Any]]:
+        """*Fetch*, *Submit* or *Fetch Feedback* in nbgrader's *Assignments* tab (its server API).
+
+        ``action`` is ``fetch``, ``submit`` or ``fetch_feedback``; returns the assignments as the
+        tab lists them after the action.
+        """
+        body = {"course_id": course, "assignment_id": assignment}
+        reply = self.http.post(f"{self.server}/assignments/{action}", json=body, timeout=300)
+        listed = _check(reply, f"{self.name}: nbgrader {action} {assignment}").json()
+        if isinstance(listed, dict) and not listed.get("success", True):
+            raise HubError(f"{self.name}: nbgrader {action} {assignment}: {listed.get('value')}")
+        return listed["value"] if isinstance(listed, dict) else listed
+
     def save(self, path: str, notebook: dict[str, Any]) -> None:
         """Save a notebook (nbformat JSON) to this user's server."""
         body = {"type": "notebook", "format": "json", "content": notebook}
@@ -168,11 +187,13 @@ class Kernel:
 
     def connect(self, timeout: float = 60) -> None:
         """Open (or reopen) the kernel's websocket."""
-        url = self.user.server.replace("http://", "ws://") + f"/api/kernels/{self.id}/channels"
+        url = "ws" + self.user.server.removeprefix("http") + f"/api/kernels/{self.id}/channels"
+        verify = self.user.http.verify
         self.ws = websocket.create_connection(
             f"{url}?session_id={self.session}",
             header=[f"Authorization: {self.user.http.headers['Authorization']}"],
             timeout=timeout,
+            sslopt={"ca_certs": verify} if isinstance(verify, str) else None,
         )
 
     def close(self) -> None:

@@ -30,3 +30,9 @@ CULL: dict[str, int] = {
     "timeout": 3600,
     "every": 300,
 }
+
+#: The teacher's account (an administrator; its password is its own, see ``accounts.py``).
+TEACHER = "teacher"
+
+#: nbgrader's course, as the students' servers and the teacher's course folder name it.
+COURSE_ID = "attention-lessons"

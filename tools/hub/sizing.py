@@ -28,7 +28,7 @@ RUN_ALL_MAX_S = 120.0
 #: (the front end redraws at once from its mirror; the kernel's answer is what lags).
 EXPLORER_P95_MAX_MS = 250.0
 #: The class the guide sizes for.
-CLASS_SIZE = 30
+CLASS_SIZE = 40
 
 
 @dataclass(frozen=True)

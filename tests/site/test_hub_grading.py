@@ -1,0 +1,502 @@
+"""A graded week on the hub of ``make hub``, end to end, with a teacher and four students on 127.0.0.1.
+
+One hub (``tools/hub/jupyterhub_config.py``, as root: each account's server runs as its own system
+user) serves the module, the tests in the order a week goes: the teacher, logged in with their own
+password, writes an nbgrader assignment in their course folder and releases it; the students, each
+with their own password, fetch it from their own servers (nbgrader's server API, what the
+*Assignments* tab does); one works and runs it right, one makes a named mistake, one leaves it
+blank, one submits a mistake and then resubmits; the teacher collects, autogrades, releases the
+feedback and exports the CSV, which holds the expected points; the students fetch the feedback,
+which names the mistake. Between the steps: a student's code is refused another's files, the
+hub's secrets, the teacher's course and the shared environment; a student is refused the admin
+page; a kernel past the memory limit gets MemoryError and its server runs on; a killed kernel, a
+killed hub and the teacher's fix of the released assignment lose no student's work. Then lesson
+08's assignment goes the same way through the teacher's tool (``tools/grading/week.py``, in the
+teacher's kernel): the right answers get every point, a named mistake loses its one, a blank copy
+none. JupyterLab opens without its news prompt. A second,
+short-lived hub speaks HTTPS with a certificate made here; a hub asked to listen beyond 127.0.0.1
+without TLS, or to keep its state under ``build/``, refuses to start.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime
+import importlib.util
+import io
+import ipaddress
+import json
+import os
+import shutil
+import signal
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import psutil
+import pytest
+import requests
+from conftest import ROOT
+
+COURSE = "attention-lessons"  # settings.COURSE_ID
+WEEK = "week1"
+STUDENTS = ("student01", "student02", "student03", "student04")
+NOTEBOOK = f"{WEEK}/{WEEK}.ipynb"  # where nbgrader's fetch puts it, in the student's home
+COURSE_FOLDER = "attention-grading"  # in the teacher's home (tools/grading/nbgrader_config.py)
+SOURCE = f"{COURSE_FOLDER}/source/{WEEK}/{WEEK}.ipynb"  # with the solutions and hidden tests
+MISTAKE = "softmax of large scores: subtract the largest score first"  # the hidden test's words
+
+SOFTMAX = "def softmax(x):\n    return np.exp(x - x.max()) / np.exp(x - x.max()).sum()\n"
+SOFTMAX_OVERFLOWS = "def softmax(x):\n    return np.exp(x) / np.exp(x).sum()\n"  # the named mistake
+SCALED = "def scaled(q, k):\n    return q @ k.T / np.sqrt(q.shape[-1])\n"
+SCALED_UNSCALED = "def scaled(q, k):\n    return q @ k.T\n"
+
+
+def _cell(kind: str, source: str, **nbgrader) -> dict:
+    cell = {"cell_type": kind, "metadata": {}, "source": source}
+    if kind == "code":
+        cell |= {"execution_count": None, "outputs": []}
+    if nbgrader:
+        cell["metadata"]["nbgrader"] = {"schema_version": 3, "task": False, **nbgrader}
+    return cell
+
+
+def _source_notebook(title: str) -> dict:
+    """The teacher's assignment: two questions, 2 + 1 points, the first with a hidden test."""
+    solution = {"grade": False, "solution": True, "locked": False}
+    cells = [
+        _cell("markdown", f"# {title}\n\nWrite the two functions; the test cells check them."),
+        _cell("code", "import numpy as np", grade=False, solution=False, locked=True, grade_id="setup"),
+        _cell(
+            "code",
+            "def softmax(x):\n    ### BEGIN SOLUTION\n    e = np.exp(x - x.max())\n    return e / e.sum()\n"
+            "    ### END SOLUTION\n",
+            grade_id="softmax",
+            **solution,
+        ),
+        _cell(
+            "code",
+            "assert np.isclose(softmax(np.array([1.0, 2.0, 3.0])).sum(), 1.0), 'the weights sum to 1'\n"
+            "### BEGIN HIDDEN TESTS\n"
+            "x = np.random.default_rng().normal(size=6) + 1000  # fresh scores, all large\n"
+            f"assert np.all(np.isfinite(softmax(x))), {MISTAKE!r}\n"
+            "### END HIDDEN TESTS\n",
+            grade=True,
+            solution=False,
+            locked=True,
+            points=2,
+            grade_id="test_softmax",
+        ),
+        _cell(
+            "code",
+            "def scaled(q, k):\n    ### BEGIN SOLUTION\n    return q @ k.T / np.sqrt(q.shape[-1])\n"
+            "    ### END SOLUTION\n",
+            grade_id="scaled",
+            **solution,
+        ),
+        _cell(
+            "code",
+            "q = np.random.default_rng().normal(size=(3, 4))\n"
+            "assert np.allclose(scaled(q, q), q @ q.T / 2.0), 'divide by the square root of d'\n",
+            grade=True,
+            solution=False,
+            locked=True,
+            points=1,
+            grade_id="test_scaled",
+        ),
+    ]
+    kernel = {"display_name": "Python 3", "language": "python", "name": "python3"}
+    return {"cells": cells, "metadata": {"kernelspec": kernel}, "nbformat": 4, "nbformat_minor": 5}
+
+
+def _answer(notebook: dict, softmax: str | None, scaled: str | None) -> dict:
+    """The student's copy with their answers in the solution cells (None: left as fetched)."""
+    answered = json.loads(json.dumps(notebook))
+    for cell in answered["cells"]:
+        grade_id = cell["metadata"].get("nbgrader", {}).get("grade_id")
+        if grade_id == "softmax" and softmax is not None:
+            cell["source"] = softmax
+        if grade_id == "scaled" and scaled is not None:
+            cell["source"] = scaled
+    return answered
+
+
+def _stdout(reply) -> str:
+    streams = [m["content"] for m in reply.outputs if m["header"]["msg_type"] == "stream"]
+    return "".join(s["text"] for s in streams if s["name"] == "stdout")
+
+
+def _python(kernel, code: str) -> str:
+    """Run ``code`` in ``kernel``; what it printed (failing on an error)."""
+    reply = kernel.execute(code, timeout=600)
+    assert reply.status == "ok", reply.error
+    return _stdout(reply)
+
+
+def _nbgrader(teacher_kernel, *args: str) -> str:
+    """``nbgrader args`` in the teacher's course folder, from the teacher's own kernel."""
+    code = (
+        "import subprocess, sys, os\n"
+        f"r = subprocess.run([sys.executable, '-m', 'nbgrader', *{list(args)!r}], "
+        f"cwd=os.path.expanduser('~/{COURSE_FOLDER}'), capture_output=True, text=True)\n"
+        "print(r.returncode)\nprint(r.stdout[-3000:] + r.stderr[-3000:])\n"
+    )
+    output = _python(teacher_kernel, code)
+    assert output.startswith("0\n"), f"nbgrader {' '.join(args)}: {output}"
+    return output
+
+
+@pytest.fixture(scope="module")
+def week():
+    """A running hub: the teacher and four students logged in with their own passwords, servers up."""
+    from conftest import require_build
+
+    installed = importlib.util.find_spec("jupyterhub") is not None
+    require_build(None if installed else "JupyterHub is not installed", "make test-env")
+    proxy = (ROOT / "node_modules" / ".bin" / "configurable-http-proxy").exists()
+    require_build(None if proxy else "configurable-http-proxy is not installed", "npm ci")
+    root = os.getuid() == 0
+    require_build(None if root else "the hub makes a system user per student only as root", "sudo")
+    from hub.client import HubUser
+    from hub.local import LocalHub, open_folder, students_environment
+
+    top = open_folder()
+    hub = LocalHub(top / "hub", students=len(STUDENTS), environment=students_environment(top))
+    hub.start()
+    try:
+        users = {name: HubUser(hub.url, name) for name in ("teacher", *STUDENTS)}
+
+        def arrive(user: HubUser) -> None:
+            user.log_in(hub.passwords[user.name])
+            user.start_server()
+
+        with ThreadPoolExecutor(len(users)) as pool:
+            list(pool.map(arrive, users.values()))
+        yield {"hub": hub, "users": users, "kernels": {}}
+    finally:
+        hub.close()
+        shutil.rmtree(top, ignore_errors=True)
+
+
+def test_each_account_has_its_own_password_and_the_teacher_is_separate(week: dict) -> None:
+    from hub.client import HubError, HubUser
+
+    hub, passwords = week["hub"], week["hub"].passwords
+    assert len(set(passwords.values())) == len(passwords) == len(STUDENTS) + 1
+    assert (hub.state / "passwords.csv").stat().st_mode & 0o777 == 0o600
+    for name, password in (("teacher", passwords["student01"]), ("student02", passwords["student01"])):
+        with pytest.raises(HubError, match="could not log in"):
+            HubUser(hub.url, name).log_in(password)
+    assert week["users"]["teacher"].model()["admin"] is True
+    assert week["users"]["student01"].model()["admin"] is False
+
+
+def test_the_teacher_releases_and_each_student_fetches_without_the_hidden_tests(week: dict) -> None:
+    users = week["users"]
+    teacher = users["teacher"]
+    for folder in (COURSE_FOLDER, f"{COURSE_FOLDER}/source", f"{COURSE_FOLDER}/source/{WEEK}"):
+        reply = teacher.http.put(f"{teacher.server}/api/contents/{folder}", json={"type": "directory"})
+        assert reply.status_code in (200, 201), reply.text
+    teacher.save(SOURCE, _source_notebook("Week 1: softmax and scaling (draft)"))
+    kernel = teacher.open_notebook(f"{COURSE_FOLDER}/grading.ipynb")
+    week["kernels"]["teacher"] = kernel
+    _nbgrader(kernel, "generate_assignment", WEEK, "--force")
+    _nbgrader(kernel, "release_assignment", WEEK)
+    for name in STUDENTS[:3]:  # student04 fetches late, after the teacher's fix
+        listed = users[name].nbgrader("fetch", COURSE, WEEK)
+        assert any(a["assignment_id"] == WEEK and a["status"] == "fetched" for a in listed), listed
+        fetched = users[name].contents(NOTEBOOK)["content"]
+        text = json.dumps(fetched)
+        assert "BEGIN HIDDEN TESTS" not in text and "isfinite" not in text, "no hidden test reaches a student"
+        assert "BEGIN SOLUTION" not in text and "x - x.max()" not in text, "no solution reaches a student"
+
+
+def test_jupyterlab_opens_without_the_news_prompt(week: dict) -> None:
+    """binder/jupyterlab-settings/overrides.json: no news fetched, no update check."""
+    user = week["users"]["student01"]
+    plugin = "@jupyterlab/apputils-extension:notification"
+    reply = user.http.get(f"{user.server}/lab/api/settings/{plugin}", timeout=60)
+    assert reply.ok, reply.text
+    defaults = {key: value.get("default") for key, value in reply.json()["schema"]["properties"].items()}
+    assert defaults["fetchNews"] == "false" and defaults["checkForUpdates"] is False, defaults
+
+
+def test_a_students_code_is_refused_others_files_the_hubs_secrets_and_the_environment(week: dict) -> None:
+    hub, users = week["hub"], week["users"]
+    user = users["student02"]
+    kernel = user.open_notebook(NOTEBOOK)
+    week["kernels"]["student02"] = kernel
+    import attnlib
+
+    site_packages = Path(requests.__file__).parents[1]
+    targets = {
+        "read another's work": ("read", hub.state / "homes" / "student01" / NOTEBOOK),
+        "list another's home": ("list", hub.state / "homes" / "student01"),
+        "read the teacher's source": ("read", hub.state / "homes" / "teacher" / SOURCE),
+        "read the hub's database": ("read", hub.state / "jupyterhub.sqlite"),
+        "read the cookie secret": ("read", hub.state / "cookie_secret"),
+        "read the password sheet": ("read", hub.state / "passwords.csv"),
+        "list the submissions": ("list", hub.state / "exchange" / COURSE / "inbound"),
+        "change the released copy": ("write", hub.state / "exchange" / COURSE / "outbound" / WEEK / "x"),
+        "change the library": ("write", Path(attnlib.__file__).parent / "softmax_override.py"),
+        "change the environment": ("write", site_packages / "sitecustomize.py"),
+        "change the hub's settings": ("write", ROOT / "tools" / "hub" / "settings.py"),
+    }
+    code = (
+        "import json, os\nresults = {}\n"
+        f"for what, (how, path) in {json.dumps({k: [h, str(p)] for k, (h, p) in targets.items()})}.items():\n"
+        "    try:\n"
+        "        if how == 'read': open(path, 'rb').read(1)\n"
+        "        elif how == 'list': os.listdir(path)\n"
+        "        else: open(path, 'a').close()\n"
+        "        results[what] = 'allowed'\n"
+        "    except PermissionError:\n"
+        "        results[what] = 'refused'\n"
+        "print(json.dumps(results))\n"
+    )
+    results = json.loads(_python(kernel, code))
+    assert results == dict.fromkeys(targets, "refused"), results
+    whoami = _python(kernel, "import os, pwd; print(pwd.getpwuid(os.getuid()).pw_name)").strip()
+    assert whoami == f"{hub.user_prefix}student02", "the kernel runs as the student's own user"
+    reply = user.http.get(f"{user.url}/hub/admin", timeout=60)
+    assert reply.status_code == 403, "a student is refused the admin page"
+    assert user.http.get(f"{user.url}/hub/api/users", timeout=60).status_code == 403
+    teacher = week["users"]["teacher"]
+    assert teacher.http.get(f"{teacher.url}/hub/admin", timeout=60).status_code == 200
+
+
+def test_a_kernel_past_the_memory_limit_gets_memory_error_and_the_server_runs_on(week: dict) -> None:
+    user = week["users"]["student03"]
+    kernel = user.open_notebook(NOTEBOOK)
+    reply = kernel.execute("block = bytearray(3 * 1024**3)")  # 3 GiB, over the limit of 1G
+    assert reply.status == "error" and reply.error.startswith("MemoryError"), reply.error
+    assert _python(kernel, "print(1 + 1)").strip() == "2", "the kernel itself runs on"
+    assert user.server_ready()
+    kernel.close()
+
+
+def test_the_students_work_and_a_killed_kernel_loses_nothing(week: dict) -> None:
+    from hub.client import Kernel
+
+    users = week["users"]
+    fetched = users["student01"].contents(NOTEBOOK)["content"]
+    # student01 writes the right answers and runs the notebook; student02 the named mistake;
+    # student03 leaves it blank (submits it as fetched).
+    users["student01"].save(NOTEBOOK, _answer(fetched, SOFTMAX, SCALED))
+    users["student02"].save(NOTEBOOK, _answer(fetched, SOFTMAX_OVERFLOWS, SCALED))
+    kernel = users["student01"].open_notebook(NOTEBOOK)
+    for cell in _answer(fetched, SOFTMAX, SCALED)["cells"]:
+        if cell["cell_type"] == "code":
+            _python(kernel, cell["source"])
+    process = next(
+        p
+        for p in psutil.process_iter(["cmdline"])
+        if any(kernel.id in part for part in p.info["cmdline"] or [])
+    )
+    assert process.username() == f"{week['hub'].user_prefix}student01"
+    os.kill(process.pid, signal.SIGKILL)
+    process.wait(timeout=30)
+    assert users["student01"].server_ready(), "the server stays up when a kernel dies"
+    _restart(users["student01"], kernel.id)
+    kernel.close()
+    kernel = Kernel(users["student01"], kernel.id)
+    assert _python(kernel, "print(40 + 2)").strip() == "42"
+    kernel.close()
+    saved = users["student01"].contents(NOTEBOOK)["content"]
+    assert saved["cells"][2]["source"] == SOFTMAX, "the saved work is intact"
+
+
+def _restart(user, kernel_id: str) -> None:
+    """*Kernel → Restart Kernel*, once the server's own restarter has finished with the dead one."""
+    from hub.client import HubError
+
+    for attempt in range(5):
+        try:
+            user.restart_kernel(kernel_id)
+            return
+        except HubError:  # the server is restarting it itself (a kernel that died): try again
+            if attempt == 4:
+                raise
+            time.sleep(3)
+
+
+def test_a_killed_hub_loses_no_work_and_the_servers_run_on(week: dict) -> None:
+    hub, users = week["hub"], week["users"]
+    servers = {p.pid for p in hub.processes() if "jupyterhub.singleuser" in " ".join(p.cmdline())}
+    assert len(servers) == len(STUDENTS) + 1
+    hub.kill()
+    assert all(psutil.pid_exists(pid) for pid in servers), "the servers run on while the hub is down"
+    hub.start()
+    for name in STUDENTS:
+        assert users[name].server_ready(), f"the hub finds {name}'s running server again"
+    assert users["student02"].contents(NOTEBOOK)["content"]["cells"][2]["source"] == SOFTMAX_OVERFLOWS
+
+
+def test_the_teachers_fix_reaches_a_late_student_and_keeps_the_others_work(week: dict) -> None:
+    users, kernel = week["users"], week["kernels"]["teacher"]
+    from hub.client import Kernel
+
+    kernel.close()  # the hub restarted: the teacher's page reconnects
+    kernel = week["kernels"]["teacher"] = Kernel(users["teacher"], kernel.id)
+    users["teacher"].save(SOURCE, _source_notebook("Week 1: softmax and scaling"))
+    _nbgrader(kernel, "generate_assignment", WEEK, "--force")
+    _nbgrader(kernel, "release_assignment", WEEK, "--force")
+    users["student01"].nbgrader("fetch", COURSE, WEEK)  # fetching again keeps the work
+    mine = users["student01"].contents(NOTEBOOK)["content"]["cells"]
+    assert mine[2]["source"] == SOFTMAX and "(draft)" in mine[0]["source"]
+    users["student04"].nbgrader("fetch", COURSE, WEEK)
+    late = users["student04"].contents(NOTEBOOK)["content"]
+    assert late["cells"][0]["source"].startswith("# Week 1: softmax and scaling\n"), "the fix arrived"
+    users["student04"].save(NOTEBOOK, _answer(late, SOFTMAX, SCALED_UNSCALED))
+
+
+def test_submit_collect_autograde_feedback_and_the_csv(week: dict) -> None:
+    users, kernel = week["users"], week["kernels"]["teacher"]
+    for name in STUDENTS:
+        listed = users[name].nbgrader("submit", COURSE, WEEK)
+        assert any(a["status"] == "submitted" for a in listed), f"{name}: {listed}"
+    time.sleep(1.1)  # nbgrader's submissions are told apart by their timestamp
+    fixed = _answer(users["student04"].contents(NOTEBOOK)["content"], SOFTMAX, SCALED)
+    users["student04"].save(NOTEBOOK, fixed)
+    users["student04"].nbgrader("submit", COURSE, WEEK)  # resubmits: the latest one counts
+    _nbgrader(kernel, "collect", WEEK, "--update")
+    _nbgrader(kernel, "autograde", WEEK, "--force")
+    _nbgrader(kernel, "generate_feedback", WEEK, "--force")
+    _nbgrader(kernel, "release_feedback", WEEK)
+    _nbgrader(kernel, "export", "--to", "grades.csv")
+    table = users["teacher"].contents(f"{COURSE_FOLDER}/grades.csv")["content"]
+    # nbgrader's student id is the system user's name: the account's, with this test's prefix.
+    prefix = week["hub"].user_prefix
+    rows = {row["student_id"].removeprefix(prefix): row for row in csv.DictReader(io.StringIO(table))}
+    points = {name: float(rows[name]["score"]) for name in STUDENTS}
+    assert points == {"student01": 3.0, "student02": 1.0, "student03": 0.0, "student04": 3.0}, points
+    assert {float(rows[name]["max_score"]) for name in STUDENTS} == {3.0}
+    users["student02"].nbgrader("fetch_feedback", COURSE, WEEK)
+    feedback = users["student02"].contents(f"{WEEK}/feedback")["content"]
+    (stamp,) = [entry["path"] for entry in feedback]
+    page = users["student02"].contents(f"{stamp}/{WEEK}.html")["content"]
+    assert MISTAKE in page, "the feedback names the mistake"
+
+
+def _answered(notebook: dict, assignment, wrong: dict[str, str]) -> dict:
+    """A student's copy of a tools/grading assignment with the model answers, except ``wrong``
+    (question id → the body of a wrong answer)."""
+    answered = json.loads(json.dumps(notebook))
+    questions = {f"{question.id}-answer": question for question in assignment.questions}
+    for cell in answered["cells"]:
+        question = questions.get(cell["metadata"].get("nbgrader", {}).get("grade_id"))
+        if question:
+            body = wrong.get(question.id, question.solution)
+            indented = "\n".join(f"    {line}" if line else "" for line in body.splitlines())
+            cell["source"] = f"{question.function}\n{indented}\n\n\n{question.binds}"
+    return answered
+
+
+def test_lesson_08s_assignment_through_the_teachers_tool_on_the_hub(week: dict) -> None:
+    """tools/grading/week.py in the teacher's kernel: lesson 08's assignment, graded on the hub."""
+    from grading.assignments import ASSIGNMENTS  # tools/grading
+
+    users, kernel = week["users"], week["kernels"]["teacher"]
+    assignment = ASSIGNMENTS["a1-exercises"]
+    tool = ROOT / "tools" / "grading" / "week.py"
+    for step in ("source", "release", "grade"):
+        if step == "grade":
+            for name, wrong in (("student01", {}), ("student02", {"question2b": "return 1 / K_shape[1]"})):
+                fetched = users[name].contents(f"{assignment.id}/{assignment.notebook}")["content"]
+                users[name].save(
+                    f"{assignment.id}/{assignment.notebook}", _answered(fetched, assignment, wrong)
+                )
+            for name in STUDENTS[:3]:  # student03 submits it blank
+                users[name].nbgrader("submit", COURSE, assignment.id)
+        output = _python(
+            kernel,
+            "import subprocess, sys\n"
+            f"r = subprocess.run([sys.executable, {str(tool)!r}, {step!r}, {assignment.id!r}], "
+            "capture_output=True, text=True)\nprint(r.returncode)\nprint(r.stdout + r.stderr[-3000:])\n",
+        )
+        assert output.startswith("0\n"), f"week.py {step}: {output}"
+        if step == "release":
+            for name in STUDENTS[:3]:
+                users[name].nbgrader("fetch", COURSE, assignment.id)
+    table = users["teacher"].contents(f"{COURSE_FOLDER}/grades.csv")["content"]
+    prefix = week["hub"].user_prefix
+    points = {
+        row["student_id"].removeprefix(prefix): float(row["score"])
+        for row in csv.DictReader(io.StringIO(table))
+        if row["assignment"] == assignment.id
+    }
+    full = float(assignment.points)
+    expected = {"student01": full, "student02": full - 1, "student03": 0.0, "student04": 0.0}
+    assert points == expected, points  # student04 never fetched it: 0, as nbgrader exports
+
+
+def _self_signed(folder: Path) -> tuple[Path, Path]:
+    """A certificate for 127.0.0.1, signed by its own key (PEM files in ``folder``)."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    loopback = ipaddress.ip_address("127.0.0.1")
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
+    now = datetime.datetime.now(datetime.UTC)
+    certificate = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(x509.SubjectAlternativeName([x509.IPAddress(loopback)]), critical=False)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256())
+    )
+    cert, secret = folder / "hub.crt", folder / "hub.key"
+    cert.write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
+    secret.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    secret.chmod(0o600)
+    return cert, secret
+
+
+def test_the_hub_speaks_https_with_a_certificate_and_refuses_the_network_without_one() -> None:
+    from hub.client import HubUser
+    from hub.local import LocalHub, open_folder, students_environment
+
+    top = open_folder()
+    cert, key = _self_signed(top)
+    try:
+        hub = LocalHub(top / "plain", students=1)
+        hub.env["ATTN_HUB_IP"] = "0.0.0.0"  # the classroom's network, without TLS
+        with pytest.raises(RuntimeError, match="the hub exited"):
+            hub.start(timeout=60)
+        assert "needs TLS: set ATTN_HUB_CERT and ATTN_HUB_KEY" in (hub.state / "hub.log").read_text()
+        hub = LocalHub(ROOT / "build" / "hub-state-test", students=1)
+        with pytest.raises(RuntimeError, match="the hub exited"):
+            hub.start(timeout=60)
+        log = (hub.state / "hub.log").read_text()
+        shutil.rmtree(hub.state)
+        assert "is under build/, which `rm -rf build` deletes" in log
+        tls = {"cert": cert, "key": key, "environment": students_environment(top)}
+        hub = LocalHub(top / "tls", students=1, **tls)
+        hub.start()
+        try:
+            assert hub.url.startswith("https://127.0.0.1:")
+            user = HubUser(hub.url, "student01", verify=str(cert))
+            user.log_in(hub.passwords["student01"])
+            assert user.model()["name"] == "student01", "a student logs in over HTTPS"
+            with pytest.raises(requests.exceptions.SSLError):
+                requests.get(f"{hub.url}/hub/login", timeout=30)  # an unknown certificate: refused
+            with pytest.raises(requests.ConnectionError):
+                requests.get(hub.url.replace("https", "http") + "/hub/login", timeout=30)
+        finally:
+            hub.close()
+    finally:
+        shutil.rmtree(top, ignore_errors=True)

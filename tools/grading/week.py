@@ -1,0 +1,230 @@
+"""A graded week with nbgrader: the teacher's steps, one command each, and all of them in order.
+
+    .venv/bin/python tools/grading/week.py STEP [ASSIGNMENT ...] [--root DIR] [--exchange DIR]
+
+Steps, in the order of a week (the instructor's guide, "A graded week", walks through them):
+
+``source``    write the source notebooks from the lessons (``tools/grading/make_source.py``)
+``release``   ``nbgrader generate_assignment`` (the student version: no solution, no hidden test)
+              and ``nbgrader release_assignment`` (into the exchange, where students fetch it)
+``collect``   ``nbgrader collect --update`` (every student's latest submission)
+``autograde`` ``nbgrader autograde`` (runs each submission with the tests put back, hidden ones too)
+``feedback``  ``nbgrader generate_feedback`` and ``release_feedback`` (students fetch it)
+``export``    ``nbgrader export`` to ``<root>/grades.csv`` (one row per student and assignment)
+``grade``     collect, autograde, feedback and export in one go
+
+With no assignment named, every assignment of ``tools/grading/assignments.py``. nbgrader reads its
+settings from ``tools/grading/nbgrader_config.py`` (put on ``JUPYTER_CONFIG_PATH`` here); the
+course folder (``--root``, ``$ATTN_GRADING_ROOT``, ``~/attention-grading``) and the exchange
+(``--exchange``, ``$ATTN_EXCHANGE``, ``/srv/nbgrader/exchange``) are outside ``build/``. The
+students' side (``fetch``, ``submit``) is nbgrader's Assignments tab in JupyterLab, or
+:func:`fetch` and :func:`submit` here, which the pipeline test uses for simulated students.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from assignments import ASSIGNMENTS
+from make_source import default_root, write
+from nbgrader.api import Gradebook
+from nbgrader.auth import Authenticator
+from nbgrader.converters import Autograde, GenerateAssignment, GenerateFeedback
+from nbgrader.coursedir import CourseDirectory
+from nbgrader.exchange.default import (
+    ExchangeCollect,
+    ExchangeFetchAssignment,
+    ExchangeFetchFeedback,
+    ExchangeReleaseAssignment,
+    ExchangeReleaseFeedback,
+    ExchangeSubmit,
+)
+from nbgrader.plugins import CsvExportPlugin
+from traitlets.config import Config, PyFileConfigLoader
+
+ROOT = Path(__file__).resolve().parents[2]
+CONFIG_DIR = Path(__file__).resolve().parent
+CONFIG = "nbgrader_config.py"
+CACHE = Path(".local", "share", "jupyter", "nbgrader_cache")  # in a student's home, as on their server
+STEPS = ("source", "release", "collect", "autograde", "feedback", "export", "grade")
+
+
+def default_exchange() -> Path:
+    """The exchange: ``$ATTN_EXCHANGE``, else nbgrader's ``/srv/nbgrader/exchange``."""
+    return Path(os.environ.get("ATTN_EXCHANGE", "/srv/nbgrader/exchange"))
+
+
+@contextmanager
+def _environment(values: dict[str, str]) -> Iterator[None]:
+    """``os.environ`` with ``values`` set within the block (the kernels nbgrader starts inherit it)."""
+    before = {name: os.environ.get(name) for name in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for name, value in before.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+@dataclass(frozen=True)
+class Course:
+    """One course's grading: its folder and its exchange; nbgrader's steps run in this process.
+
+    Each step is what the ``nbgrader`` command of the same name does, with the settings of
+    ``tools/grading/nbgrader_config.py`` (read with this course's folders); running nbgrader's
+    classes here instead of its command spares a start of nbgrader per step and per student.
+    """
+
+    root: Path
+    exchange: Path
+
+    @contextmanager
+    def _env(self) -> Iterator[None]:
+        """This course's folders for the config file; this checkout's attnlib and course on the path of
+        the kernels that grade; this Python's scripts first on ``PATH`` (nbgrader runs ``alembic``)."""
+        python_path = [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]
+        scripts = [str(Path(sys.executable).parent), os.environ.get("PATH", "")]
+        values = {
+            "ATTN_GRADING_ROOT": str(self.root),
+            "ATTN_EXCHANGE": str(self.exchange),
+            "PYTHONPATH": os.pathsep.join(python_path),
+            "PATH": os.pathsep.join(scripts),
+        }
+        with _environment(values):
+            yield
+
+    def config(self, **settings: dict[str, object]) -> Config:
+        """nbgrader's settings: the project's config file read for this course, then ``settings``
+        (``{"Exchange": {"assignment_dir": ...}}``)."""
+        with self._env():
+            config = PyFileConfigLoader(CONFIG, path=str(CONFIG_DIR)).load_config()
+        for section, values in settings.items():
+            for name, value in values.items():
+                setattr(config[section], name, value)
+        return config
+
+    def _coursedir(self, config: Config, assignment: str, student: str = "*") -> CourseDirectory:
+        coursedir = CourseDirectory(config=config)
+        coursedir.assignment_id = assignment
+        coursedir.student_id = student
+        return coursedir
+
+    def _convert(self, converter: type, assignment: str, **traits: object) -> None:
+        """Run one of nbgrader's converters on every student's copy of ``assignment``."""
+        config = self.config()
+        with self._env():
+            app = converter(coursedir=self._coursedir(config, assignment), config=config, **traits)
+            app.start()
+
+    def _exchange(
+        self, step: type, assignment: str, student: str = "*", **settings: dict[str, object]
+    ) -> None:
+        """Run one of nbgrader's exchange steps for ``assignment``."""
+        config = self.config(**settings)
+        coursedir = self._coursedir(config, assignment, student)
+        with self._env():
+            step(coursedir=coursedir, authenticator=Authenticator(config=config), config=config).start()
+
+    def source(self, ids: list[str]) -> None:
+        """Write the source notebooks."""
+        write(self.root, ids)
+
+    def release(self, ids: list[str]) -> None:
+        """Make the student versions (``generate_assignment``) and release them into the exchange."""
+        self.exchange.mkdir(parents=True, exist_ok=True)
+        for name in ids:
+            self._convert(GenerateAssignment, name, force=True)
+            self._exchange(ExchangeReleaseAssignment, name, Exchange={"force": True})
+
+    def collect(self, ids: list[str]) -> None:
+        """Collect every student's latest submission (``collect --update``)."""
+        for name in ids:
+            self._exchange(ExchangeCollect, name, ExchangeCollect={"update": True})
+
+    def autograde(self, ids: list[str]) -> None:
+        """Grade the collected submissions, the tests put back from the gradebook, hidden ones too."""
+        for name in ids:
+            self._convert(Autograde, name, force=True, create_student=True)
+
+    def feedback(self, ids: list[str]) -> None:
+        """Write each student's feedback (HTML) and release it into the exchange."""
+        for name in ids:
+            self._convert(GenerateFeedback, name, force=True)
+            self._exchange(ExchangeReleaseFeedback, name)
+
+    def export(self) -> Path:
+        """The gradebook as ``<root>/grades.csv``: one row per student and assignment."""
+        csv = self.root / "grades.csv"
+        config = self.config(ExportPlugin={"to": str(csv)})
+        coursedir = CourseDirectory(config=config)
+        with self._env(), Gradebook(coursedir.db_url, coursedir.course_id) as gradebook:
+            CsvExportPlugin(config=config).export(gradebook)
+        return csv
+
+    def grade(self, ids: list[str]) -> Path:
+        """Collect, autograde, feedback, export."""
+        self.collect(ids)
+        self.autograde(ids)
+        self.feedback(ids)
+        return self.export()
+
+    # The students' side, as nbgrader's Assignments tab in JupyterLab does it.
+    @staticmethod
+    def _student(home: Path) -> dict[str, object]:
+        """A student's exchange settings: their folder, and their own record of what they submitted
+        (nbgrader's cache, where it looks for their feedback), where their server keeps it."""
+        return {"assignment_dir": str(home), "cache": str(home / CACHE)}
+
+    def fetch(self, name: str, home: Path) -> Path:
+        """A student fetches assignment ``name`` into ``home``; the folder it lands in."""
+        home.mkdir(parents=True, exist_ok=True)
+        self._exchange(ExchangeFetchAssignment, name, Exchange=self._student(home))
+        return home / name
+
+    def submit(self, name: str, home: Path, student: str) -> None:
+        """Student ``student`` submits ``home/name`` (again: the newest submission counts)."""
+        self._exchange(ExchangeSubmit, name, student, Exchange=self._student(home))
+
+    def fetch_feedback(self, name: str, home: Path, student: str) -> Path:
+        """Student ``student`` fetches the feedback on ``name``; the folder it lands in."""
+        self._exchange(ExchangeFetchFeedback, name, student, Exchange=self._student(home))
+        return home / name / "feedback"
+
+
+def main(argv: list[str]) -> int:
+    """Run one step (or ``grade``) for the assignments named, and say how long it took."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("step", choices=STEPS)
+    parser.add_argument("assignments", nargs="*", help=f"all by default, or some of {', '.join(ASSIGNMENTS)}")
+    parser.add_argument("--root", type=Path, default=default_root(), help="the course folder")
+    parser.add_argument("--exchange", type=Path, default=default_exchange(), help="the exchange folder")
+    args = parser.parse_args(argv)
+    unknown = sorted(set(args.assignments) - set(ASSIGNMENTS))
+    if unknown:
+        parser.error(f"no assignment {unknown}: there are {', '.join(ASSIGNMENTS)}")
+    ids = args.assignments or list(ASSIGNMENTS)
+    course = Course(args.root.resolve(), args.exchange.resolve())
+    course.root.mkdir(parents=True, exist_ok=True)
+    start = time.perf_counter()
+    if args.step == "export":
+        print(course.export())
+    elif args.step == "grade":
+        print(course.grade(ids))
+    else:
+        getattr(course, args.step)(ids)
+    print(f"{args.step} {' '.join(ids)}: {time.perf_counter() - start:.1f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

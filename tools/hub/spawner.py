@@ -1,0 +1,125 @@
+"""Each student's server as that student's own system user, with an enforced memory limit.
+
+``ClassroomSpawner`` is JupyterHub's LocalProcessSpawner (the hub runs as root) with three
+additions:
+
+* the account ``<name>`` runs as the system user ``<prefix><name>`` (by default no prefix: the
+  system user ``student01``, the name nbgrader records), which the spawner creates on the first
+  start (``useradd``, group ``attn-class``, no login shell) with the home folder
+  ``<homes>/<name>``, mode 0700: no student reads another's files. A system user of that name
+  that the hub did not make (not in the group, or uid 0) is refused, so an account name can never
+  run a server as an existing user (``root``, or a person's own account on the server);
+* a memory limit per process (``RLIMIT_DATA``, set before the server drops to the student's user,
+  so the student cannot raise it): the server and each of its kernels may hold at most
+  ``mem_limit`` bytes of data; a kernel that asks for more gets ``MemoryError``, the server and the
+  student's other kernels run on. (This machine's cgroups are not the hub's to use; a per-student
+  total needs containers: Zero to JupyterHub's ``singleuser.memory.limit``.)
+* the umask of an ordinary login (022) for the server, not the hub's 077.
+"""
+
+from __future__ import annotations
+
+import grp
+import os
+import pwd
+import resource
+import subprocess
+from pathlib import Path
+
+from jupyterhub.spawner import LocalProcessSpawner, set_user_setuid
+from traitlets import Unicode
+
+
+def blocked_for_others(path: Path, *, run: bool = False) -> Path | None:
+    """The first folder on the way to ``path`` (or ``path`` itself) that another user cannot pass.
+
+    A folder needs the others' execute bit, the file the others' read bit (and execute bit if
+    ``run``); None when a student's system user can read (or run) ``path``, links followed.
+    """
+    path = Path(path).resolve()
+    for folder in reversed(path.parents):
+        if not folder.stat().st_mode & 0o001:
+            return folder
+    needed = 0o005 if run else 0o004
+    return None if path.stat().st_mode & needed == needed else path
+
+
+def _run(command: list[str]) -> None:
+    """Run an account command (groupadd, useradd); a RuntimeError with its message if it fails."""
+    result = subprocess.run(command, capture_output=True, text=True)
+    if result.returncode != 0:
+        raise RuntimeError(f"{' '.join(command)} failed: {result.stderr.strip()}")
+
+
+class ClassroomSpawner(LocalProcessSpawner):
+    """LocalProcessSpawner with a system user per account, made by the hub, and a memory limit."""
+
+    user_prefix = Unicode("", config=True, help="The system users' names: prefix + account name.")
+    homes = Unicode(config=True, help="The folder of the students' home folders.")
+
+    @property
+    def system_user(self) -> str:
+        """This account's system user."""
+        return f"{self.user_prefix}{self.user.name}"
+
+    @property
+    def group(self) -> str:
+        """The group of every system user the hub makes (``attn-class``, or ``<prefix>class``)."""
+        return f"{self.user_prefix or 'attn-'}class"
+
+    def ensure_system_user(self) -> pwd.struct_passwd:
+        """The account's system user and home folder (0700), made if missing; refused if not the hub's."""
+        home = Path(self.homes) / self.user.name
+        try:
+            gid = grp.getgrnam(self.group).gr_gid
+        except KeyError:
+            _run(["groupadd", self.group])
+            gid = grp.getgrnam(self.group).gr_gid
+        try:
+            entry = pwd.getpwnam(self.system_user)
+        except KeyError:
+            comment = f"classroom hub account {self.user.name}"
+            _run(
+                [
+                    *("useradd", "--no-create-home", "--home-dir", str(home), "--gid", self.group),
+                    *("--shell", "/usr/sbin/nologin", "--comment", comment, self.system_user),
+                ]
+            )
+            entry = pwd.getpwnam(self.system_user)
+        if entry.pw_uid == 0 or entry.pw_gid != gid:
+            raise PermissionError(
+                f"the system user {self.system_user!r} exists and is not one the hub made "
+                f"(group {self.group!r}): refusing to start {self.user.name!r}'s server as it"
+            )
+        if Path(entry.pw_dir) != home:
+            raise PermissionError(
+                f"the system user {self.system_user!r} has the home {entry.pw_dir}, not {home}: "
+                "was the hub's state folder moved? (usermod --home, or a new user_prefix)"
+            )
+        home.mkdir(parents=True, exist_ok=True)
+        os.chown(home, entry.pw_uid, entry.pw_gid)
+        home.chmod(0o700)
+        return entry
+
+    def make_preexec_fn(self, name: str):
+        """Limit the memory, then become the account's system user (``name`` is the hub's account)."""
+        become = set_user_setuid(self.system_user)
+        limit = int(self.mem_limit) if self.mem_limit else resource.RLIM_INFINITY
+
+        def preexec() -> None:
+            resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
+            os.umask(0o022)
+            become()
+
+        return preexec
+
+    def user_env(self, env: dict[str, str]) -> dict[str, str]:
+        """The environment of the system user: ``USER``, ``HOME``, ``SHELL``."""
+        entry = pwd.getpwnam(self.system_user)
+        env |= {"USER": self.system_user, "HOME": entry.pw_dir, "SHELL": entry.pw_shell}
+        return env
+
+    async def start(self):
+        """Make the system user if needed, then start the server as it."""
+        self.ensure_system_user()
+        return await super().start()
