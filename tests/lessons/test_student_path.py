@@ -106,10 +106,8 @@ def test_the_editions_open_their_own_branch() -> None:
     teacher, student = book_config(student=False), book_config(student=True)
     assert teacher["repository"] == {"url": REPOSITORY.url, "branch": REPOSITORY.branch, "path_to_book": ""}
     assert student["repository"] == {**teacher["repository"], "branch": REPOSITORY.student_branch}
-    assert student["launch_buttons"]["binderhub_url"] == REPOSITORY.binderhub
     assert teacher["html"]["use_repository_button"] and not student["html"]["use_repository_button"]
-    github = student["sphinx"]["config"]["html_theme_options"]["icon_links"]
-    assert [link["url"] for link in github] == [REPOSITORY.tree(REPOSITORY.student_branch)]
+    assert student["launch_buttons"]["binderhub_url"] == REPOSITORY.binderhub
     assert f"git clone --branch {REPOSITORY.student_branch} {REPOSITORY.url}" in intro(student=True)
     assert "@" not in "".join(re.findall(r"@\w+@", intro(student=True))), "a placeholder left in the intro"
 
