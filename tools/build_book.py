@@ -13,8 +13,9 @@ each edition the script
 
 1. assembles the book's sources in ``--src/<edition>`` with the repository's layout:
    ``_config.yml`` (with the address of ``repository.toml`` and the edition's branch: the
-   student edition's launch and GitHub buttons open the student copies, on the student branch
-   that ``make student-branch`` makes), ``_toc.yml`` (the student edition's without the guide),
+   student edition's launch buttons open the student copies, on the student branch that
+   ``make student-branch`` makes, and it has no GitHub button, which would open the teacher's),
+   ``_toc.yml`` (the student edition's without the guide),
    ``favicon.svg`` and ``_templates/`` (the theme's components that the book replaces) from
    ``book/`` at its root, ``book/intro.md`` (with the same address and branch), the book's
    styles ``book/book.css`` in ``_static/`` (no script there:
@@ -151,24 +152,15 @@ def edition_branch(student: bool) -> str:
 
 def book_config(student: bool) -> dict:
     """book/_config.yml with the repository of ``repository.toml``: its address, and the branch the
-    edition's launch (Binder) and GitHub buttons open, the student copies' for the student edition.
-    Both branches hold the lessons at ``notebooks/NN_name.ipynb``. The theme's repository button
-    links the repository's front page (its default branch, the teacher's): the student edition has
-    a GitHub link to the student branch in its place."""
+    edition's launch (Binder) buttons open, the student copies' for the student edition.
+    Both branches hold the lessons at ``notebooks/NN_name.ipynb``."""
     config = yaml.safe_load((BOOK / "_config.yml").read_text(encoding="utf-8"))
     repository = read_repository()
     config["repository"] = {"url": repository.url, "branch": edition_branch(student), "path_to_book": ""}
     config["launch_buttons"]["binderhub_url"] = repository.binderhub
-    if student:  # the theme's repository button opens the default branch: a link to the students' instead
-        config["html"]["use_repository_button"] = False
-        config["sphinx"]["config"]["html_theme_options"]["icon_links"] = [
-            {
-                "name": "The student copies on GitHub",
-                "url": repository.tree(repository.student_branch),
-                "icon": "fa-brands fa-github",
-                "type": "fontawesome",
-            }
-        ]
+    # The theme's repository button links the repository's front page, whose default branch is the
+    # teacher's: the student edition has none (its intro names the student branch to clone).
+    config["html"]["use_repository_button"] = not student
     return config
 
 

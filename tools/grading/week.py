@@ -2,7 +2,8 @@
 
     .venv/bin/python tools/grading/week.py STEP [ASSIGNMENT ...] [--root DIR] [--exchange DIR]
 
-Steps, in the order of a week (the instructor's guide, "A graded week", walks through them):
+Steps, in the order of a week (the instructor's guide, "A graded week", walks through them), each
+what the nbgrader command named does, run in this process with nbgrader's classes:
 
 ``source``    write the source notebooks from the lessons (``tools/grading/make_source.py``)
 ``release``   ``nbgrader generate_assignment`` (the student version: no solution, no hidden test)
@@ -13,12 +14,14 @@ Steps, in the order of a week (the instructor's guide, "A graded week", walks th
 ``export``    ``nbgrader export`` to ``<root>/grades.csv`` (one row per student and assignment)
 ``grade``     collect, autograde, feedback and export in one go
 
-With no assignment named, every assignment of ``tools/grading/assignments.py``. nbgrader reads its
-settings from ``tools/grading/nbgrader_config.py`` (put on ``JUPYTER_CONFIG_PATH`` here); the
-course folder (``--root``, ``$ATTN_GRADING_ROOT``, ``~/attention-grading``) and the exchange
-(``--exchange``, ``$ATTN_EXCHANGE``, ``/srv/nbgrader/exchange``) are outside ``build/``. The
-students' side (``fetch``, ``submit``) is nbgrader's Assignments tab in JupyterLab, or
-:func:`fetch` and :func:`submit` here, which the pipeline test uses for simulated students.
+With no assignment named, every assignment of ``tools/grading/assignments.py``. The settings are
+those of ``tools/grading/nbgrader_config.py`` (which the ``nbgrader`` command reads too where
+``JUPYTER_CONFIG_PATH`` names this folder, as on the hub), read for this course: the course folder
+(``--root``, ``$ATTN_GRADING_ROOT``, ``~/attention-grading``) and the exchange (``--exchange``,
+``$ATTN_EXCHANGE``, ``/srv/nbgrader/exchange``), both outside ``build/``. The students' side
+(fetch, submit, fetch the feedback) is nbgrader's Assignments tab in JupyterLab, or
+:meth:`Course.fetch`, :meth:`Course.submit` and :meth:`Course.fetch_feedback` here, which the
+pipeline test uses for simulated students.
 """
 
 from __future__ import annotations
