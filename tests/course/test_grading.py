@@ -15,7 +15,10 @@ from __future__ import annotations
 
 import csv
 import html
+import os
+import pwd
 import re
+import shutil
 from dataclasses import replace
 from importlib import metadata
 from pathlib import Path
@@ -81,6 +84,19 @@ def _mistake_words() -> str:
     return checks.check_attention(attnlib.softmax(S_scaled, axis=0), Q, K, V, what="weights").message
 
 
+def _forge(course: Course, author: str, victim: str) -> None:
+    """A copy of ``author``'s submission named for ``victim``, newer, owned by user ``nobody``."""
+    inbound = course.exchange / "attention-lessons" / "inbound"
+    made = next(inbound.glob(f"{author}+{NAME}+*"))
+    _, _, stamp, *rest = made.name.split("+")
+    later = stamp.replace(stamp[:4], str(int(stamp[:4]) + 1), 1)  # a year later: the newest
+    forged = inbound / "+".join([victim, NAME, later, *rest])
+    shutil.copytree(made, forged)
+    nobody = pwd.getpwnam("nobody").pw_uid
+    for path in [forged, *forged.rglob("*")]:
+        os.chown(path, nobody, -1)
+
+
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Course, Path, dict[str, dict[str, str]]]:
     """A graded week for assignment 1: the course, the students' homes, the CSV's rows by student."""
@@ -103,6 +119,8 @@ def graded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Course, Path, dict
     again = homes / "again" / NAME / EXERCISES.notebook
     _work(again, source)
     course.submit(NAME, homes / "again", "again")  # the second submission is the one graded
+    if os.geteuid() == 0:  # another system user drops the mistake's work in "right"'s name, later
+        _forge(course, "mistake", "right")
     exported = course.grade([NAME])
     with exported.open(newline="", encoding="utf-8") as file:
         rows = {row["student_id"]: row for row in csv.DictReader(file) if row["assignment"] == NAME}
@@ -123,6 +141,14 @@ def test_the_csv_holds_each_students_points(graded, student: str, points: int) -
     _, _, rows = graded
     assert float(rows[student]["score"]) == points, rows[student]
     assert float(rows[student]["max_score"]) == EXERCISES.points
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="making a file another user owns needs root")
+def test_a_submission_made_in_another_students_name_is_refused(graded) -> None:
+    course, _, rows = graded
+    refused = [folder.name.split("+")[0] for folder in (course.root / "refused").iterdir()]
+    assert refused == ["right"], refused
+    assert float(rows["right"]["score"]) == EXERCISES.points  # their own work, not the forgery
 
 
 def test_feedback_names_the_mistake_in_the_self_checks_words(graded) -> None:

@@ -28,6 +28,8 @@ from __future__ import annotations
 
 import argparse
 import os
+import pwd
+import shutil
 import sys
 import time
 from collections.abc import Iterator
@@ -150,9 +152,35 @@ class Course:
             self._exchange(ExchangeReleaseAssignment, name, Exchange={"force": True})
 
     def collect(self, ids: list[str]) -> None:
-        """Collect every student's latest submission (``collect --update``)."""
+        """Collect every student's latest submission (``collect --update``), none made in another's name."""
         for name in ids:
+            self.refuse_forged(name)
             self._exchange(ExchangeCollect, name, ExchangeCollect={"update": True})
+
+    def refuse_forged(self, name: str) -> list[Path]:
+        """Move aside each submission of ``name`` that a student made in another student's name.
+
+        The exchange's inbound folder is writable by every student, and nbgrader takes a
+        submission's student from its folder's name (``student+assignment+time``): on a hub where
+        each student is a system user of their own name, a folder whose owner is neither the
+        teacher nor that student was forged. It goes to ``refused/`` in the course folder, where
+        the teacher sees it, and is not graded. Returns the folders moved there.
+        """
+        course_id = self.config().CourseDirectory.course_id
+        inbound = self.exchange / course_id / "inbound"
+        refused = []
+        for folder in sorted(inbound.glob(f"*+{name}+*")):
+            student = folder.name.split("+", 1)[0]
+            owner = folder.stat().st_uid
+            if owner != os.geteuid() and _user_name(owner) != student:
+                target = self.root / "refused" / folder.name
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.move(folder, target)
+                print(
+                    f"refused {folder.name}: made by {_user_name(owner)}, not by {student}", file=sys.stderr
+                )
+                refused.append(target)
+        return refused
 
     def autograde(self, ids: list[str]) -> None:
         """Grade the collected submissions, the tests put back from the gradebook, hidden ones too."""
@@ -202,6 +230,14 @@ class Course:
         """Student ``student`` fetches the feedback on ``name``; the folder it lands in."""
         self._exchange(ExchangeFetchFeedback, name, student, Exchange=self._student(home))
         return home / name / "feedback"
+
+
+def _user_name(uid: int) -> str:
+    """The system user's name of ``uid`` (the number itself where it has none)."""
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return str(uid)
 
 
 def main(argv: list[str]) -> int:
