@@ -57,6 +57,7 @@ __all__ = [
     "Parts",
     "block",
     "config_from_metadata",
+    "float32_tolerance",
     "forward",
     "generate",
     "grouped_query_attention",
@@ -320,3 +321,26 @@ def generate(
         step = np.array([token])
         p.positions = np.array([p.cache.length])
     return np.array(out, dtype=np.int64)
+
+
+def float32_tolerance(config: LlamaConfig, n_tokens: int, largest: float = 1.0) -> float:
+    """How far two float32 runs of the model may differ, on an output whose largest entry is ``largest``.
+
+    Lesson 16 · 2 (attnlib against transformers, the KV cache against the whole pass): the bound
+    those comparisons use, as :func:`attnlib.model.float32_tolerance` derives it for BERT. A sum
+    of ``m`` float32 terms with independent rounding errors is within about ``√m·u`` of the exact
+    sum, relative to its terms (``u = 2⁻²⁴``). On one layer's path a value goes through sums of
+    ``d_model`` terms eight times (the query, key, value, gate and up projections, the two
+    RMSNorms' means, the output projection's ``n_heads·d_head``), of ``d_head`` (a score),
+    ``n_tokens`` (weights times values) and ``d_mlp`` (the down projection); the unembedding adds
+    one more of ``d_model``. The bound adds them all over every layer, as if no error ever
+    cancelled another, and doubles it: each run is within it of the exact result.
+
+    Returns
+    -------
+    float
+        For SmolLM2-135M on 40 tokens, 8.8e-4 · ``largest``.
+    """
+    sums = [config.d_model] * 8 + [config.d_head, as_count(n_tokens, "n_tokens", 1), config.d_mlp]
+    per_pass = config.n_layers * sum(math.sqrt(m) for m in sums) + math.sqrt(config.d_model)
+    return 2 * per_pass * 2**-24 * largest

