@@ -15,7 +15,7 @@ import numpy.typing as npt
 from matplotlib.figure import Figure
 
 from attnlib.validation import as_positive_int, as_real, as_real_array
-from course.kit.plots.descriptions import Table, describe, join_sentences, layer_head_table
+from course.kit.plots.descriptions import Table, describe, join_sentences
 from course.kit.plots.heatmaps import heatmap
 from course.kit.plots.palette import color, ordered
 from course.kit.plots.styles import RAW_HATCH, STYLES, figure, style_context
@@ -48,18 +48,30 @@ def layer_head_figure(
         axes[0, 0], v.T, [f"{h}" for h in range(n_heads)], [f"{layer}" for layer in range(n_layers)],
         title=title, vmin=0.0, vmax=1.0, xlabel="layer", ylabel="head", annotate=False,
     )  # fmt: skip
-    layers = v.mean(axis=1)
+    layers, over = v.mean(axis=1), v > 0.5
     top = np.unravel_index(int(np.argmax(v)), v.shape)
     said = [
         f"A heatmap of the {what} of each of the {n_heads} heads (rows) in each of the {n_layers} "
         f"layers (columns), from 0 (dark) to 1 (light)",
         f"Its mean over all heads is {v.mean():.2f}"
         + (f", against {reference:.3f} for a uniform spread" if reference is not None else ""),
-        f"The largest is head {top[1]} of layer {top[0]}, {v[top]:.2f}",
+        f"The largest is head {top[1]} of layer {top[0]}, {v[top]:.2f}; {int(over.sum())} are above 0.5",
         "By layer, the mean over the heads: "
-        + ", ".join(f"{layer} {m:.2f}" for layer, m in enumerate(layers)),
+        + ", ".join(f"{layer} {m:.1f}" for layer, m in enumerate(layers)),
     ]
-    describe(fig, join_sentences(said), [layer_head_table(f"The {what} (2 decimals)", v)])
+    # one decimal and counts: a float32 model's per-head numbers differ in their last digits between
+    # CPUs, and 270 of them at two decimals would round differently somewhere
+    table = Table(
+        caption=f"The {what} by layer (1 decimal)",
+        columns=("mean over the heads", "largest", "heads above 0.5"),
+        rows=tuple(f"layer {layer}" for layer in range(n_layers)),
+        cells=tuple(
+            (f"{m:.1f}", f"{row.max():.1f}", f"{int(n)}")
+            for m, row, n in zip(layers, v, over.sum(axis=1), strict=True)
+        ),
+        corner="layer",
+    )
+    describe(fig, join_sentences(said), [table])
     return fig
 
 
