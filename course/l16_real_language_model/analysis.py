@@ -135,13 +135,14 @@ def learners_parts(**functions: Callable | None) -> tuple[llama.Parts, list[str]
     Parameters
     ----------
     **functions : callable or None
-        ``rms_norm=my_rms_norm, swiglu=…, rotate=…, attention=…, block=…``.
+        ``rms_norm=my_rms_norm, swiglu=…, rotate=…, attention=…, block=…``
+        (:func:`course.l16_real_language_model.checks.passed_functions` gives those that passed).
 
     Returns
     -------
     parts : Parts
     whose : list of str
-        One line per part: ``"rms_norm: yours"`` or ``"rms_norm: attnlib's (yours is not written yet)"``.
+        One line per part: ``"rms_norm: yours"``, or attnlib's with why.
     """
     fields = ("rms_norm", "swiglu", "rotate", "attention", "block")
     unknown = sorted(set(functions) - set(fields))
@@ -154,7 +155,9 @@ def learners_parts(**functions: Callable | None) -> tuple[llama.Parts, list[str]
             raise TypeError(f"{name} must be a function or None, got {type(fn).__name__}")
         if fn is not None:
             chosen[name] = fn
-        whose.append(f"{name}: " + ("yours" if fn is not None else "attnlib's (yours is not written yet)"))
+        whose.append(
+            f"{name}: " + ("yours" if fn is not None else "attnlib's (yours has not passed its check)")
+        )
     return llama.Parts(**chosen), whose
 
 

@@ -6,7 +6,9 @@ model's tensors) and compares what it returns with :mod:`attnlib.model.llama`'s.
 - :func:`check_swiglu` and :data:`SWIGLU_MISTAKES`;
 - :func:`check_rotate` and :data:`ROTATE_MISTAKES`;
 - :func:`check_attention` and :data:`ATTENTION_MISTAKES` (grouped-query attention, lesson 15);
-- :func:`check_block` and :data:`BLOCK_MISTAKES`.
+- :func:`check_block` and :data:`BLOCK_MISTAKES`;
+- :func:`passed_functions`: the learner's functions that passed their check, by the part of
+  :class:`attnlib.model.llama.Parts` each one is (what the lesson then runs the model on).
 
 Each row of a table *makes* its mistake on the exercise's inputs
 (:class:`~course.kit.checks.mistakes.Mistake`); when the learner's function returns what a row
@@ -42,10 +44,23 @@ __all__ = [
     "check_rms_norm",
     "check_rotate",
     "check_swiglu",
+    "passed_functions",
 ]
 
 #: Relative tolerance of a learner's float32 (or float64) result against attnlib's float32 one.
 RTOL = 1e-3
+
+#: The last function of each part (``"rms_norm"``, …) that passed its check in this session.
+_PASSED: dict[str, Callable] = {}
+
+
+def passed_functions() -> dict[str, Callable]:
+    """The learner's functions that passed their check, by part: ``{"rms_norm": my_rms_norm, …}``.
+
+    A check that passes records the function (``my_rms_norm`` is the part ``rms_norm``), replacing
+    any earlier one; a part whose check has not passed is absent.
+    """
+    return dict(_PASSED)
 
 
 @dataclass(frozen=True)
@@ -144,6 +159,7 @@ def check_function(
             f"Not finite: {ex.name} returned NaN or an infinity; every entry of {ex.what} is finite here."
         )
     if np.allclose(arr, ex.right, rtol=RTOL, atol=ex.atol):
+        _PASSED[ex.name.removeprefix("my_")] = answer
         return passed(
             f"Correct: {ex.name} gives attnlib's {ex.what} on these inputs, every entry within {RTOL:g}."
         )

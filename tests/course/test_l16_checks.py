@@ -134,6 +134,7 @@ CASES = {
 def test_the_right_function_passes_and_none_is_no_answer_yet(name: str) -> None:
     check, right, _, _ = CASES[name]
     assert check(right).passed, check(right)
+    assert checks.passed_functions()[name] is right  # what the model then runs on
     assert str(check(None)).startswith("✘ No answer yet")
 
 
@@ -177,7 +178,7 @@ def test_the_inputs_are_checked() -> None:
 def test_the_learners_parts_fall_back_to_attnlibs() -> None:
     parts, whose = analysis.learners_parts(rms_norm=rms, swiglu=None)
     assert parts.rms_norm is rms and parts.swiglu is llama.swiglu
-    assert whose[:2] == ["rms_norm: yours", "swiglu: attnlib's (yours is not written yet)"]
+    assert whose[:2] == ["rms_norm: yours", "swiglu: attnlib's (yours has not passed its check)"]
     with pytest.raises(TypeError, match="takes"):
         analysis.learners_parts(norm=rms)
     logits = llama.forward(MODEL, [1, 2, 3], parts=analysis.learners_parts(
