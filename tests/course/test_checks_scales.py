@@ -176,6 +176,12 @@ NOT_NUMERIC = {
     "course.l15_generating_text.checks.check_cached_scores": "a boolean pattern of scores",
     "course.l15_generating_text.grouping_checks.check_kv_head_of_query_heads": "head indices",
     "course.l15_generating_text.grouping_checks.check_query_heads_of_kv_head": "head indices",
+    **{
+        f"course.l16_real_language_model.checks.{name}": "a function, called on the exercise's inputs; its "
+        "result is compared at the right result's scale (checks.RTOL of its largest entry)"
+        for name in ("check_function", "check_rms_norm", "check_swiglu", "check_rotate", "check_attention")
+    },
+    "course.l16_real_language_model.checks.check_block": "a function, as check_function",
 }
 
 

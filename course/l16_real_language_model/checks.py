@@ -1,0 +1,602 @@
+"""Self-checks of lesson 16, a real language model: the learner writes the pieces of a Llama block
+as functions, and each check calls the learner's function on the exercise's own inputs (the real
+model's tensors) and compares what it returns with :mod:`attnlib.model.llama`'s.
+
+- :func:`check_rms_norm` and its table :data:`RMS_NORM_MISTAKES`;
+- :func:`check_swiglu` and :data:`SWIGLU_MISTAKES`;
+- :func:`check_rotate` and :data:`ROTATE_MISTAKES`;
+- :func:`check_attention` and :data:`ATTENTION_MISTAKES` (grouped-query attention, lesson 15);
+- :func:`check_block` and :data:`BLOCK_MISTAKES`;
+- :func:`passed_functions`: the learner's functions that passed their check, by the part of
+  :class:`attnlib.model.llama.Parts` each one is (what the lesson then runs the model on).
+
+Each row of a table *makes* its mistake on the exercise's inputs
+(:class:`~course.kit.checks.mistakes.Mistake`); when the learner's function returns what a row
+returns, the check names that mistake. The right numbers are never shown.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from attnlib.core import softmax
+from attnlib.model import llama
+from attnlib.positions import rope
+from course.kit.checks.answers import placeholder
+from course.kit.checks.mistakes import Mistake, describe, matching
+from course.kit.checks.result import CheckResult, failed, passed
+from course.kit.checks.wording import numpy_index, shape_text
+
+__all__ = [
+    "ATTENTION_MISTAKES",
+    "BLOCK_MISTAKES",
+    "RMS_NORM_MISTAKES",
+    "ROTATE_MISTAKES",
+    "SWIGLU_MISTAKES",
+    "FunctionExercise",
+    "attention_sublayer",
+    "check_attention",
+    "check_block",
+    "check_function",
+    "check_rms_norm",
+    "check_rotate",
+    "check_swiglu",
+    "passed_functions",
+]
+
+#: Relative tolerance of a learner's float32 (or float64) result against attnlib's float32 one.
+RTOL = 1e-3
+
+#: The last function of each part (``"rms_norm"``, …) that passed its check in this session.
+_PASSED: dict[str, Callable] = {}
+
+
+def passed_functions() -> dict[str, Callable]:
+    """The learner's functions that passed their check, by part: ``{"rms_norm": my_rms_norm, …}``.
+
+    A check that passes records the function (``my_rms_norm`` is the part ``rms_norm``), replacing
+    any earlier one; a part whose check has not passed is absent.
+    """
+    return dict(_PASSED)
+
+
+@dataclass(frozen=True)
+class FunctionExercise:
+    """One call of a learner's function: what it computes, its inputs, and attnlib's answer.
+
+    Attributes
+    ----------
+    name : str
+        The learner's function, as the lesson names it (``my_rms_norm``).
+    what : str
+        What it computes, for the messages (``RMSNorm``).
+    args : tuple
+        The positional inputs (float32 arrays, numbers); the learner's function receives copies.
+    kwargs : dict
+        The keyword inputs.
+    right : np.ndarray
+        attnlib's result on these inputs.
+    """
+
+    name: str
+    what: str
+    args: tuple
+    kwargs: dict = field(default_factory=dict)
+    right: np.ndarray = field(default_factory=lambda: np.zeros(0))
+
+    @property
+    def atol(self) -> float:
+        """The absolute tolerance: :data:`RTOL` of the right result's largest entry."""
+        return RTOL * max(1.0, float(np.max(np.abs(self.right))))
+
+
+def _copies(values: Sequence[object]) -> list[object]:
+    return [v.copy() if isinstance(v, np.ndarray) else v for v in values]
+
+
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+def _result(returned: object, ex: FunctionExercise) -> np.ndarray | CheckResult:
+    """The learner's result as a float64 array (the first of an ``(output, weights)`` pair), or why not."""
+    if isinstance(returned, tuple) and ex.right.ndim and len(returned) == 2:
+        returned = returned[0]
+    if returned is None:
+        return failed(f"Nothing returned: {ex.name} returns None; end it with `return` and the {ex.what}.")
+    try:
+        arr = np.asarray(returned, dtype=np.float64)
+    except (TypeError, ValueError):
+        return failed(f"Not an array: {ex.name} returned {type(returned).__name__}, not numbers.")
+    return arr
+
+
+def check_function(
+    answer: object, ex: FunctionExercise, mistakes: Sequence[Mistake[FunctionExercise]]
+) -> CheckResult:
+    """Call the learner's function on the exercise's inputs and compare its result with ``ex.right``.
+
+    Parameters
+    ----------
+    answer : callable
+        The learner's function.
+    ex : FunctionExercise
+        The inputs and the right result.
+    mistakes : sequence of Mistake
+        The table whose rows make the likely mistakes on ``ex``.
+
+    Returns
+    -------
+    CheckResult
+        Passed when every entry is within ``ex.atol`` of attnlib's; otherwise the shape, the error
+        the function raised, the mistake of the table that gives these numbers, or the first entry
+        that is off.
+    """
+    missing = placeholder(answer, ex.name)
+    if missing is not None:
+        return missing
+    if not callable(answer):
+        return failed(
+            f"Not a function: {ex.name} is a {type(answer).__name__}; define it with `def {ex.name}(…):`."
+        )
+    try:
+        returned = answer(*_copies(ex.args), **{k: _copies([v])[0] for k, v in ex.kwargs.items()})
+    except Exception as error:  # a learner's function may raise anything; the message says what
+        return failed(f"Your {ex.name} raised {type(error).__name__}: {_one_line(error)}")
+    arr = _result(returned, ex)
+    if isinstance(arr, CheckResult):
+        return arr
+    if arr.shape != ex.right.shape:
+        return failed(
+            f"Wrong shape: {ex.what} of these inputs has shape {shape_text(ex.right.shape)}; "
+            f"{ex.name} returned {shape_text(arr.shape)}."
+        )
+    if not np.isfinite(arr).all():
+        return failed(
+            f"Not finite: {ex.name} returned NaN or an infinity; every entry of {ex.what} is finite here."
+        )
+    if np.allclose(arr, ex.right, rtol=RTOL, atol=ex.atol):
+        _PASSED[ex.name.removeprefix("my_")] = answer
+        return passed(
+            f"Correct: {ex.name} gives attnlib's {ex.what} on these inputs, every entry within {RTOL:g}."
+        )
+
+    def fits(wrong: object) -> bool:
+        candidate = np.asarray(wrong, dtype=np.float64)
+        return bool(
+            candidate.shape == arr.shape
+            and np.allclose(arr, candidate, rtol=RTOL, atol=ex.atol)
+            and not np.allclose(candidate, ex.right, rtol=RTOL, atol=ex.atol)
+        )
+
+    found = matching(mistakes, ex, fits)
+    if found:
+        return failed(describe("", found, ex))
+    off = np.unravel_index(int(np.argmax(np.abs(arr - ex.right))), arr.shape)
+    return failed(
+        f"Not yet: {ex.name} differs from attnlib's {ex.what}, most at numpy index {numpy_index(off)}; "
+        "compare it with the formula line by line."
+    )
+
+
+def _float32(value: object, name: str) -> np.ndarray:
+    arr = np.asarray(value)
+    if arr.dtype.kind not in "iuf" or not np.isfinite(arr).all():
+        raise ValueError(f"{name} must be finite real numbers, got dtype {arr.dtype}")
+    return arr.astype(np.float32)
+
+
+# --- RMSNorm ------------------------------------------------------------------------------------
+
+
+def _mean_square(x: np.ndarray, axis: int = -1) -> np.ndarray:
+    return np.mean(x.astype(np.float64) ** 2, axis=axis, keepdims=True)
+
+
+def _rms_wrong(normalise: Callable[[np.ndarray, float], np.ndarray], *, weight: str = "times") -> Callable:
+    def wrong(ex: FunctionExercise) -> np.ndarray:
+        x, w, eps = ex.args
+        y = normalise(x.astype(np.float64), eps)
+        return {"times": y * w, "none": y, "one plus": y * (1 + w)}[weight]
+
+    return wrong
+
+
+#: What a learner's RMSNorm may compute instead of ``x / sqrt(mean(x²) + eps) · weight``.
+RMS_NORM_MISTAKES: tuple[Mistake[FunctionExercise], ...] = (
+    Mistake(
+        "You subtracted the mean (that is LayerNorm)",
+        "RMSNorm divides by the root of the mean square and subtracts nothing: x / sqrt(mean(x²) + eps).",
+        _rms_wrong(lambda x, eps: (x - x.mean(-1, keepdims=True)) / np.sqrt(x.var(-1, keepdims=True) + eps)),
+    ),
+    Mistake(
+        "You left out the weight",
+        "after dividing, multiply by the layer's weight, one number per feature.",
+        _rms_wrong(lambda x, eps: x / np.sqrt(_mean_square(x) + eps), weight="none"),
+    ),
+    Mistake(
+        "You multiplied by 1 + weight",
+        "this file stores the weight itself (Gemma's files store weight − 1): multiply by the weight.",
+        _rms_wrong(lambda x, eps: x / np.sqrt(_mean_square(x) + eps), weight="one plus"),
+    ),
+    Mistake(
+        "You divided by the mean square, not by its square root",
+        "the root mean square is sqrt(mean(x²) + eps).",
+        _rms_wrong(lambda x, eps: x / (_mean_square(x) + eps)),
+    ),
+    Mistake(
+        "You divided by the root of the sum of squares, not of their mean",
+        "take the mean of x² over the features (divide the sum by d_model) before the square root.",
+        _rms_wrong(lambda x, eps: x / np.sqrt(np.sum(x**2, axis=-1, keepdims=True) + eps)),
+    ),
+    Mistake(
+        "You normalised over the tokens (axis 0), not over the features",
+        "each token's vector is normalised on its own: the mean is over the last axis.",
+        _rms_wrong(lambda x, eps: x / np.sqrt(_mean_square(x, axis=0) + eps)),
+    ),
+)
+
+
+def check_rms_norm(answer: object, x: object, weight: object, eps: float) -> CheckResult:
+    """Check the learner's ``rms_norm(x, weight, eps)`` against :func:`attnlib.model.llama.rms_norm`.
+
+    Parameters
+    ----------
+    answer : callable
+        ``answer(x, weight, eps)`` → (n, d_model).
+    x : (n, d_model)
+        The rows to normalise (the lesson passes the embeddings of a prompt).
+    weight : (d_model,)
+        The layer's weight.
+    eps : float
+        The small number under the root (the file's ``norm_eps``).
+    """
+    x32, w32 = _float32(x, "x"), _float32(weight, "weight")
+    if x32.ndim != 2 or w32.shape != x32.shape[-1:]:
+        raise ValueError(f"x must be (n, d_model) and weight (d_model,), got {x32.shape} and {w32.shape}")
+    ex = FunctionExercise("my_rms_norm", "RMSNorm", (x32, w32, float(eps)))
+    ex = FunctionExercise(
+        ex.name, ex.what, ex.args, right=np.asarray(llama.rms_norm(x32, w32, float(eps)), np.float64)
+    )
+    return check_function(answer, ex, RMS_NORM_MISTAKES)
+
+
+# --- SwiGLU -------------------------------------------------------------------------------------
+
+
+def _silu(z: np.ndarray) -> np.ndarray:
+    return z / (1 + np.exp(-z))
+
+
+def _mlp_wrong(combine: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> Callable:
+    def wrong(ex: FunctionExercise) -> np.ndarray:
+        x, W_gate, W_up, W_down = (a.astype(np.float64) for a in ex.args)
+        return combine(x @ W_gate, x @ W_up) @ W_down
+
+    return wrong
+
+
+#: What a learner's SwiGLU may compute instead of ``(silu(x W_gate) ⊙ x W_up) W_down``.
+SWIGLU_MISTAKES: tuple[Mistake[FunctionExercise], ...] = (
+    Mistake(
+        "You put the SiLU on the up projection, not on the gate",
+        "the gate goes through SiLU: silu(x W_gate) ⊙ (x W_up).",
+        _mlp_wrong(lambda g, u: g * _silu(u)),
+    ),
+    Mistake(
+        "You used ReLU instead of SiLU",
+        "SiLU(z) = z · sigmoid(z) = z / (1 + e^(−z)), smooth and slightly negative below 0.",
+        _mlp_wrong(lambda g, u: np.maximum(g, 0) * u),
+    ),
+    Mistake(
+        "You used the sigmoid instead of SiLU",
+        "SiLU(z) is z · sigmoid(z): multiply the sigmoid by z itself.",
+        _mlp_wrong(lambda g, u: u / (1 + np.exp(-g))),
+    ),
+    Mistake(
+        "You left out the up projection (no gating)",
+        "SwiGLU multiplies two projections of x, element by element: silu(x W_gate) ⊙ (x W_up).",
+        _mlp_wrong(lambda g, u: _silu(g)),
+    ),
+    Mistake(
+        "You added the two projections instead of multiplying them",
+        "the gate multiplies the up projection element by element: silu(x W_gate) ⊙ (x W_up).",
+        _mlp_wrong(lambda g, u: _silu(g) + u),
+    ),
+)
+
+
+def check_swiglu(answer: object, x: object, W_gate: object, W_up: object, W_down: object) -> CheckResult:
+    """Check the learner's ``swiglu(x, W_gate, W_up, W_down)`` against :func:`attnlib.model.llama.swiglu`.
+
+    Parameters
+    ----------
+    answer : callable
+        ``answer(x, W_gate, W_up, W_down)`` → (n, d_model).
+    x : (n, d_model)
+    W_gate, W_up : (d_model, d_mlp)
+    W_down : (d_mlp, d_model)
+    """
+    args = tuple(
+        _float32(a, name) for a, name in ((x, "x"), (W_gate, "W_gate"), (W_up, "W_up"), (W_down, "W_down"))
+    )
+    right = np.asarray(llama.swiglu(*args), np.float64)
+    return check_function(answer, FunctionExercise("my_swiglu", "SwiGLU", args, right=right), SWIGLU_MISTAKES)
+
+
+# --- the rotation -------------------------------------------------------------------------------
+
+
+def _rotated(
+    ex: FunctionExercise,
+    *,
+    pairing: str = "half",
+    base: float | None = None,
+    shift: float = 0.0,
+    sign: float = 1.0,
+) -> np.ndarray:
+    x, positions, right_base = ex.args
+    angle_positions = sign * (np.asarray(positions, np.float64) + shift)
+    return rope(
+        x.astype(np.float64), angle_positions, base=right_base if base is None else base, pairing=pairing
+    )
+
+
+def _slow_frequencies(ex: FunctionExercise) -> np.ndarray:
+    """Pair ``i`` turned by ``base**(−i/d)`` instead of ``base**(−2i/d)``: the base squared."""
+    x, positions, base = ex.args
+    return rope(x.astype(np.float64), np.asarray(positions, np.float64), base=base**0.5, pairing="half")
+
+
+#: What a learner's rotation may compute instead of llama's (pairs ``(i, i + d/2)``, the file's base).
+ROTATE_MISTAKES: tuple[Mistake[FunctionExercise], ...] = (
+    Mistake(
+        "You rotated adjacent pairs (2i, 2i + 1)",
+        'these weights pair dimension i with dimension i + d_head/2 (rotate_half, pairing="half" in '
+        "attnlib.positions.rope).",
+        lambda ex: _rotated(ex, pairing="interleaved"),
+    ),
+    Mistake(
+        "You used the base 10,000 of the RoPE paper",
+        "this model's base is {ex.args[2]:,.0f} (the file's rope.freq_base).",
+        lambda ex: _rotated(ex, base=10000.0) if ex.args[2] != 10000.0 else None,
+    ),
+    Mistake(
+        "You rotated the wrong way",
+        "pair i at position p turns by +p·θᵢ: (x₁cos − x₂sin, x₁sin + x₂cos).",
+        lambda ex: _rotated(ex, sign=-1.0),
+    ),
+    Mistake(
+        "You counted the positions from 1",
+        "use the positions given: the first token is at position 0 and is not rotated.",
+        lambda ex: _rotated(ex, shift=1.0),
+    ),
+    Mistake(
+        "Your frequencies are base^(−i/d), not base^(−2i/d)",
+        "pair i turns by θᵢ = base^(−2i/d_head), i = 0 … d_head/2 − 1.",
+        _slow_frequencies,
+    ),
+)
+
+
+def check_rotate(answer: object, x: object, positions: object, base: float) -> CheckResult:
+    """Check the learner's ``rotate(x, positions, base)`` against :func:`attnlib.model.llama.rotate`.
+
+    Parameters
+    ----------
+    answer : callable
+        ``answer(x, positions, base)`` → (H, n, d_head).
+    x : (H, n, d_head)
+        Queries or keys of several heads.
+    positions : (n,) int
+    base : float
+    """
+    x32 = _float32(x, "x")
+    pos = np.asarray(positions)
+    if x32.ndim != 3 or pos.shape != x32.shape[1:2] or pos.dtype.kind not in "iu":
+        raise ValueError(
+            f"x must be (H, n, d_head) and positions (n,) integers, got {x32.shape} and {pos.shape}"
+        )
+    right = np.asarray(llama.rotate(x32, pos, float(base)), np.float64)
+    ex = FunctionExercise("my_rotate", "rotation", (x32, pos, float(base)), right=right)
+    return check_function(answer, ex, ROTATE_MISTAKES)
+
+
+# --- grouped-query attention --------------------------------------------------------------------
+
+
+def _gqa(
+    ex: FunctionExercise, *, kv_of: str = "repeat", masked: bool = True, scale: str = "sqrt", axis: int = -1
+) -> np.ndarray:
+    Q, K, V = (a.astype(np.float64) for a in ex.args)
+    mask = ex.kwargs.get("mask")
+    if mask is None:  # causal: the n queries are the last n of the n_k tokens
+        n, n_k = Q.shape[1], K.shape[1]
+        mask = np.arange(n_k)[None, :] <= np.arange(n_k - n, n_k)[:, None]
+    group = Q.shape[0] // K.shape[0]
+    index = np.arange(Q.shape[0]) // group if kv_of == "repeat" else np.arange(Q.shape[0]) % K.shape[0]
+    K, V = K[index], V[index]
+    d = Q.shape[-1]
+    s = Q @ np.swapaxes(K, -1, -2) * {"sqrt": 1 / np.sqrt(d), "none": 1.0, "d": 1 / d}[scale]
+    if masked:
+        s = np.where(mask, s, -np.inf)
+    return softmax(s, axis=axis) @ V
+
+
+#: What a learner's grouped-query attention may compute instead of llama's.
+ATTENTION_MISTAKES: tuple[Mistake[FunctionExercise], ...] = (
+    Mistake(
+        "Query head h took key/value head h mod n_kv_heads",
+        "consecutive query heads share a key/value head: head h uses key/value head h // (n_heads / "
+        "n_kv_heads), as np.repeat(K, group, axis=0) makes them (np.tile interleaves them).",
+        lambda ex: _gqa(ex, kv_of="tile") if ex.args[1].shape[0] > 1 else None,
+    ),
+    Mistake(
+        "You left out the mask",
+        "set the scores where the mask is False to −∞ before the softmax (mask=None: causal, each "
+        "query sees the keys up to its own token), so no query sees a later key.",
+        lambda ex: _gqa(ex, masked=False),
+    ),
+    Mistake(
+        "You did not scale the scores",
+        "divide the scores by √d_head before the softmax (lesson 04).",
+        lambda ex: _gqa(ex, scale="none"),
+    ),
+    Mistake(
+        "You divided the scores by d_head, not by √d_head",
+        "the scale is 1/√d_head (lesson 04).",
+        lambda ex: _gqa(ex, scale="d"),
+    ),
+    Mistake(
+        "Softmax over the queries (axis −2), not over the keys",
+        "each query's weights over the keys sum to 1: softmax along the last axis.",
+        lambda ex: _gqa(ex, axis=-2),
+    ),
+)
+
+
+def check_attention(answer: object, Q: object, K: object, V: object, mask: object = None) -> CheckResult:
+    """Check the learner's ``attention(Q, K, V, mask=...)`` against
+    :func:`attnlib.model.llama.grouped_query_attention` (the output; the weights are not compared).
+
+    Parameters
+    ----------
+    answer : callable
+        ``answer(Q, K, V, mask=mask)`` → output (H, n, d_head), or ``(output, weights)``.
+    Q : (H, n, d_head)
+    K, V : (H_kv, n_k, d_head), H a multiple of H_kv
+    mask : (n, n_k) bool, optional
+        True where a query may attend to a key; ``None`` (the learner's function is then called
+        without it): causal, the ``n`` queries being the last ``n`` of the ``n_k`` keys' tokens, as
+        :func:`attnlib.model.llama.generate` calls it.
+    """
+    Q32, K32, V32 = _float32(Q, "Q"), _float32(K, "K"), _float32(V, "V")
+    if Q32.ndim != 3 or K32.shape != V32.shape or K32.ndim != 3 or Q32.shape[0] % K32.shape[0]:
+        raise ValueError(
+            f"Q must be (H, n, d_head) and K, V (H_kv, n_k, d_head) with H a multiple of H_kv, got "
+            f"{Q32.shape}, {K32.shape}, {V32.shape}"
+        )
+    kwargs = {} if mask is None else {"mask": np.asarray(mask, dtype=bool)}
+    right, _ = llama.grouped_query_attention(Q32, K32, V32, **kwargs)
+    ex = FunctionExercise(
+        "my_attention",
+        "grouped-query attention",
+        (Q32, K32, V32),
+        kwargs,
+        right=np.asarray(right, np.float64),
+    )
+    return check_function(answer, ex, ATTENTION_MISTAKES)
+
+
+# --- the block ----------------------------------------------------------------------------------
+
+
+def attention_sublayer(w: dict, config: llama.LlamaConfig) -> Callable[[np.ndarray], np.ndarray]:
+    """The attention sublayer the block receives as ``attn``: (n, d_model) → (n, d_model).
+
+    The normalised rows become queries, keys and values, the queries and keys are rotated by their
+    positions 0 … n − 1, grouped-query attention (causal) mixes the values, and ``W_o`` writes the
+    heads back, all with attnlib's functions.
+    """
+    c = config
+
+    def attn(a: np.ndarray) -> np.ndarray:
+        n = a.shape[0]
+        heads = lambda M, h: (a @ M).reshape(n, h, c.d_head).transpose(1, 0, 2)  # noqa: E731
+        positions = np.arange(n)
+        Q = llama.rotate(heads(w["W_q"], c.n_heads), positions, c.rope_base)
+        K = llama.rotate(heads(w["W_k"], c.n_kv_heads), positions, c.rope_base)
+        out, _ = llama.grouped_query_attention(Q, K, heads(w["W_v"], c.n_kv_heads))
+        return out.transpose(1, 0, 2).reshape(n, c.n_heads * c.d_head) @ w["W_o"]
+
+    return attn
+
+
+def _block_wrong(
+    attn_input: str = "norm",
+    mlp_input: str = "norm",
+    *,
+    residual: tuple[bool, bool] = (True, True),
+    post_norm: bool = False,
+    mlp_weight: str = "mlp_norm",
+) -> Callable[[FunctionExercise], np.ndarray]:
+    def wrong(ex: FunctionExercise) -> np.ndarray:
+        x, w, attn, _, eps = ex.args
+        norm = lambda v, name: llama.rms_norm(v, w[name], eps)  # noqa: E731
+        mlp = lambda v: llama.swiglu(v, w["W_gate"], w["W_up"], w["W_down"])  # noqa: E731
+        if post_norm:
+            h = norm(x + attn(x), "attn_norm")
+            return norm(h + mlp(h), "mlp_norm")
+        a = attn(norm(x, "attn_norm") if attn_input == "norm" else x)
+        h = x + a if residual[0] else a
+        source = h if mlp_input != "parallel" else x
+        m = mlp(norm(source, mlp_weight) if mlp_input != "raw" else source)
+        return h + m if residual[1] else m
+
+    return wrong
+
+
+#: What a learner's block may compute instead of ``x + attn(norm₁(x))``, then ``+ mlp(norm₂(·))``.
+BLOCK_MISTAKES: tuple[Mistake[FunctionExercise], ...] = (
+    Mistake(
+        "You left out the residual around the attention",
+        "add the attention's output to x: x = x + attn(rms_norm(x, w['attn_norm'], eps)).",
+        _block_wrong(residual=(False, True)),
+    ),
+    Mistake(
+        "You left out the residual around the MLP",
+        "add the MLP's output to the stream: x = x + swiglu(rms_norm(x, w['mlp_norm'], eps), …).",
+        _block_wrong(residual=(True, False)),
+    ),
+    Mistake(
+        "You normalised after each sublayer (post-norm, the original transformer's order)",
+        "Llama normalises each sublayer's input and adds its output to the stream: x + attn(norm(x)).",
+        _block_wrong(post_norm=True),
+    ),
+    Mistake(
+        "You fed the MLP the block's input, not the stream after attention (a parallel block)",
+        "the MLP reads x after the attention's output was added to it.",
+        _block_wrong(mlp_input="parallel"),
+    ),
+    Mistake(
+        "You used the attention's norm weight for the MLP too",
+        "each sublayer has its own RMSNorm weight: w['attn_norm'] before attention, w['mlp_norm'] after.",
+        _block_wrong(mlp_weight="attn_norm"),
+    ),
+    Mistake(
+        "You left out the norms",
+        "normalise each sublayer's input with parts.rms_norm and the layer's weight.",
+        _block_wrong(attn_input="raw", mlp_input="raw"),
+    ),
+)
+
+
+def check_block(answer: object, x: object, w: dict, config: llama.LlamaConfig) -> CheckResult:
+    """Check the learner's ``block(x, w, attn, parts, eps)`` against :func:`attnlib.model.llama.block`.
+
+    Parameters
+    ----------
+    answer : callable
+        ``answer(x, w, attn, parts, eps)`` → (n, d_model): one layer of the residual stream.
+    x : (n, d_model)
+        The residual stream entering the layer.
+    w : dict of str to array
+        The layer's weights by short name (``attn_norm``, ``W_q``, …, ``W_down``).
+    config : LlamaConfig
+        The model's sizes (the attention sublayer's heads, the rotation's base, ``norm_eps``).
+    """
+    x32 = _float32(x, "x")
+    if x32.ndim != 2 or x32.shape[1] != config.d_model:
+        raise ValueError(f"x must be (n, d_model = {config.d_model}), got {x32.shape}")
+    missing = sorted(
+        {"attn_norm", "W_q", "W_k", "W_v", "W_o", "mlp_norm", "W_gate", "W_up", "W_down"} - set(w)
+    )
+    if missing:
+        raise ValueError(f"w must hold the layer's weights by short name; {missing} are missing")
+    attn = attention_sublayer(w, config)
+    args = (x32, dict(w), attn, llama.Parts(), float(config.norm_eps))
+    right = np.asarray(llama.block(*args), np.float64)
+    return check_function(answer, FunctionExercise("my_block", "block", args, right=right), BLOCK_MISTAKES)
