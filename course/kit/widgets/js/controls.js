@@ -34,9 +34,10 @@ const VISUALLY_HIDDEN = {
 const MIN_SCALE = 11 / 12;
 
 /**
- * The explorer's root: <div class="attnlib-explorer attnlib-KIND"> holding a controls area, a
- * message line, the picture, the numbers it draws as tables (visually hidden) and a polite live
- * region that says in one sentence what a move of a control changed (a11y.announcement).
+ * The explorer's root: <div class="attnlib-explorer attnlib-KIND">, a region named "Explorer: LABEL",
+ * holding a controls area, a message line, the picture, the numbers it draws as tables (visually
+ * hidden) and a polite live region that says in one sentence what a move of a control changed
+ * (a11y.announcement).
  *
  * The explorer draws into `svg` (a viewBox of width × height units, hidden); each draw is shown as
  * one SVG per region of `regions` ({at: [x, y, w, h], name}; by default the whole of `svg`'s
@@ -59,7 +60,17 @@ export function explorerRoot(el, kind, width, height, label, regions = null, say
   Object.assign(numbers.style, VISUALLY_HIDDEN);
   const live = html("div", { class: "attnlib-announce", "aria-live": "polite" });
   Object.assign(live.style, VISUALLY_HIDDEN);
-  const root = html("div", { class: `attnlib-explorer attnlib-${kind}` }, controls, message, pictures, numbers, live, svg);
+  // a landmark named by what it shows, so that a screen reader's list of regions reaches it
+  const root = html(
+    "div",
+    { class: `attnlib-explorer attnlib-${kind}`, role: "region", "aria-label": `Explorer: ${label}` },
+    controls,
+    message,
+    pictures,
+    numbers,
+    live,
+    svg,
+  );
   Object.assign(root.style, {
     position: "relative",
     padding: "6px",
