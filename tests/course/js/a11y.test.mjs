@@ -2,7 +2,7 @@
 // from the page (course/kit/widgets/js/page.js): pure functions, on hand-made numbers.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { announcement, changeSentence, numberTables, regionOf, shownNumber } from "../../../course/kit/widgets/js/a11y.js";
+import { announcement, changeSentence, holding, numberTables, regionOf, shownNumber } from "../../../course/kit/widgets/js/a11y.js";
 import { pageStyleOf } from "../../../course/kit/widgets/js/page.js";
 import { powerOfTwoLabel } from "../../../course/l04_scaling/scaling.js";
 
@@ -83,4 +83,11 @@ test("the variance axis writes powers of two with superscript digits (no smaller
   assert.equal(powerOfTwoLabel(4), "2\u2074");
   assert.equal(powerOfTwoLabel(-2), "2\u207b\u00b2");
   assert.equal(powerOfTwoLabel(10), "2\u00b9\u2070");
+});
+
+test("a panel grows to hold the texts drawn across its edge, and only those with a size", () => {
+  const box = (x, y, width, height) => ({ x, y, width, height });
+  assert.deepEqual(holding([10, 0, 100, 50], [box(20, 10, 30, 12)]), [10, 0, 100, 50], "inside: as it was");
+  assert.deepEqual(holding([10, 0, 100, 50], [box(2, 10, 12, 30), box(90, 45, 40, 12)]), [2, 0, 128, 57]);
+  assert.deepEqual(holding([10, 0, 100, 50], [box(-500, 0, 0, 0)]), [10, 0, 100, 50], "an empty text does not count");
 });

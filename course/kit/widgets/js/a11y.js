@@ -163,6 +163,19 @@ export function numbersIn(root) {
   });
 }
 
+/**
+ * A panel's box [x, y, w, h] grown to hold the boxes ({x, y, width, height}) of the texts drawn in
+ * it, so that no label or title is cut at its edge.
+ */
+export function holding(at, boxes) {
+  let [x0, y0, x1, y1] = [at[0], at[1], at[0] + at[2], at[1] + at[3]];
+  for (const b of boxes) {
+    if (!(b.width > 0 && b.height > 0)) continue;
+    [x0, y0, x1, y1] = [Math.min(x0, b.x), Math.min(y0, b.y), Math.max(x1, b.x + b.width), Math.max(y1, b.y + b.height)];
+  }
+  return [x0, y0, x1 - x0, y1 - y0];
+}
+
 /** Index of the region holding point (x, y), else of the nearest region's centre. */
 export function regionOf(regions, x, y) {
   const inside = regions.findIndex(([rx, ry, w, h]) => x >= rx && x < rx + w && y >= ry && y < ry + h);

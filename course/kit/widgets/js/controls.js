@@ -1,7 +1,7 @@
 // The controls every explorer builds: a root <div>, labelled native sliders (keyboard-operable),
 // checkboxes, a style select and buttons, each marked with data-control for tests.
 
-import { announcement, numbersIn, numberTables, regionOf } from "./a11y.js";
+import { announcement, holding, numbersIn, numberTables, regionOf } from "./a11y.js";
 import { pageStyle, watchPageStyle } from "./page.js";
 
 const SVG_NS = "http://www.w3.org/2000/svg";
@@ -43,7 +43,8 @@ const MIN_SCALE = 11 / 12;
  * one SVG per region of `regions` ({at: [x, y, w, h], name}; by default the whole of `svg`'s
  * viewBox, which the explorer may change), each
  * an image with a <title> and <desc>, side by side while they fit and stacked below each other
- * where they do not. Each element drawn goes to the region that holds the centre of its box.
+ * where they do not. Each element drawn goes to the region that holds the centre of its box; a
+ * region grows to hold its texts whole (a label drawn across its edge is not cut).
  * `say(before, after)` makes the live region's sentence from the numbers drawn before and after a
  * move (by default a11y.announcement: the number that moved most).
  */
@@ -84,19 +85,27 @@ export function explorerRoot(el, kind, width, height, label, regions = null, say
   let said = null; // the numbers last announced
   let timer = null;
   let moved = false; // a redraw is announced only where the reader moved a control (not a theme change)
+  const grownTo = new Map(); // each region's box as grown to hold its texts so far
   const present = () => {
     if (!svg.firstChild) return;
     const { x: vx, y: vy, width: vw, height: vh } = svg.viewBox.baseVal;
     const shown = regions ?? [{ at: [vx, vy, vw, vh], name: label }];
     const groups = shown.map(() => []);
+    const texts = shown.map(() => []); // the boxes of the texts of each region, as drawn (rotated labels too)
     for (const item of [...svg.children]) {
       const box = item.getBBox ? item.getBBox() : { x: 0, y: 0, width: 0, height: 0 };
       const at = shown.map((r) => r.at);
-      groups[shown.length === 1 ? 0 : regionOf(at, box.x + box.width / 2, box.y + box.height / 2)].push(item);
+      const k = shown.length === 1 ? 0 : regionOf(at, box.x + box.width / 2, box.y + box.height / 2);
+      groups[k].push(item);
+      if (item.tagName === "text") texts[k].push(drawnBox(item, box));
     }
     pictures.replaceChildren(
-      ...shown.map(({ at, name }, k) => {
+      ...shown.map(({ at: region, name }, k) => {
         const picture = document.createElementNS(SVG_NS, "svg");
+        // grown, never shrunk, while the region stays: a panel does not change size as a label changes
+        const key = `${k} ${region.join(" ")}`;
+        const at = holding(grownTo.get(key) ?? region, texts[k]);
+        grownTo.set(key, at);
         const [x, y, w, h] = at;
         picture.setAttribute("viewBox", `${x} ${y} ${w} ${h}`);
         picture.setAttribute("role", "img");
@@ -138,6 +147,21 @@ export function explorerRoot(el, kind, width, height, label, regions = null, say
   new MutationObserver(present).observe(svg, { childList: true });
   for (const event of ["input", "change", "click"]) controls.addEventListener(event, () => (moved = true));
   return { root, controls, message, svg };
+}
+
+/** The box of an SVG element `item` whose own box is `box`, through its transform (a rotated label). */
+function drawnBox(item, box) {
+  const m = item.transform?.baseVal?.consolidate()?.matrix;
+  if (!m) return box;
+  const corners = [
+    [box.x, box.y],
+    [box.x + box.width, box.y],
+    [box.x, box.y + box.height],
+    [box.x + box.width, box.y + box.height],
+  ].map(([px, py]) => [m.a * px + m.c * py + m.e, m.b * px + m.d * py + m.f]);
+  const xs = corners.map((c) => c[0]);
+  const ys = corners.map((c) => c[1]);
+  return { x: Math.min(...xs), y: Math.min(...ys), width: Math.max(...xs) - Math.min(...xs), height: Math.max(...ys) - Math.min(...ys) };
 }
 
 /** An HTML table of numberTables' kind, with a caption, column headers and row headers. */
