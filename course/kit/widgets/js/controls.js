@@ -50,8 +50,9 @@ const MIN_SCALE = 11 / 12;
  *
  * A redraw keeps the nodes shown: where the new drawing has the same elements as the last one,
  * only the attributes and texts that differ are changed (patchChildren), and neither the regions
- * nor the texts they grow to hold are measured again (a patched text keeps its panel's box). The tables and the sentence follow once the reader pauses (250 ms after the
- * last redraw), so that a slider held down redraws only its picture. Instead of setting
+ * nor the texts they grow to hold are measured again (a patched text keeps its panel's box). The
+ * tables and the sentence follow once the reader pauses (250 ms after the last redraw), so that a
+ * slider held down redraws only its picture. Instead of setting
  * `svg.innerHTML`, an explorer may call the returned `draw(parts)` with its markup in parts (a
  * list of strings): a move then parses, out of the page, only the parts whose markup changed, and
  * patches them into the nodes shown.
