@@ -61,8 +61,51 @@ async function draw(view, models) {
   await widget.render({ model, el });
 }
 
+/**
+ * A link to each explorer drawn, next to the page's "Skip to main content" (the theme's first Tab
+ * stop, shown where it has the focus): "Skip to the explorer: LABEL". Each explorer is a region
+ * named "Explorer: LABEL" (course/kit/widgets/js/controls.js); the link moves the focus to it, and
+ * the next Tab reaches its first control.
+ */
+function skipLinks(roots) {
+  const first = document.getElementById("pst-skip-link");
+  const links = roots.map((root, k) => {
+    root.id ||= `explorer-${k + 1}`;
+    root.tabIndex = -1;
+    const name = (root.getAttribute("aria-label") ?? "Explorer").replace(/^Explorer/, "the explorer");
+    const link = document.createElement("a");
+    link.href = `#${root.id}`;
+    link.textContent = `Skip to ${name}`;
+    const holder = document.createElement("div");
+    holder.className = first?.className ?? "skip-link";
+    holder.append(link);
+    return holder;
+  });
+  if (first) first.after(...links);
+  else document.body.prepend(...links);
+}
+
+/**
+ * The page's contents open from the article header's button: on a page with an explorer they are
+ * not a sidebar at any width (book.css). sphinx-book-theme 1.3 puts that button (a second
+ * .secondary-toggle) in the article header, but pydata-sphinx-theme 0.17 binds only the first, in
+ * the top header that the book theme hides: a click on it is handed to that one, which opens the
+ * contents as a dialog.
+ */
+function contentsButton() {
+  const [bound, ...unbound] = document.querySelectorAll(".secondary-toggle");
+  for (const button of unbound) {
+    button.addEventListener("click", (event) => {
+      event.preventDefault();
+      bound.click();
+    });
+  }
+}
+
+contentsButton();
 const [state] = document.querySelectorAll(`script[type="${STATE}"]`);
 const models = JSON.parse(state.textContent).state;
-for (const view of document.querySelectorAll(`script[type="${VIEW}"]`)) {
-  draw(view, models).catch((error) => console.error("explorer not drawn:", error));
-}
+const drawn = [...document.querySelectorAll(`script[type="${VIEW}"]`)].map((view) =>
+  draw(view, models).catch((error) => console.error("explorer not drawn:", error)),
+);
+Promise.all(drawn).then(() => skipLinks([...document.querySelectorAll(".attnlib-explorer")]));

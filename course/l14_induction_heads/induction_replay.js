@@ -6,6 +6,7 @@
 
 import { colormapColor } from "../kit/widgets/js/colors.js";
 import { axes, colorbar, element, hatch, niceTicks, numberText, text, tickLabel, title } from "../kit/widgets/js/svg.js";
+import { announcement } from "../kit/widgets/js/a11y.js";
 import { applyTheme, bind, explorerRoot, markupOf, row, sender, slider, styleNameOf, styleSelect, themeOf } from "../kit/widgets/js/controls.js";
 import { replayRow, savedStepSlider } from "../l11_learning_to_attend/training.js";
 
@@ -30,6 +31,29 @@ export function lossAt(lossSteps, curve, step) {
 export function labelledPositions(n, cell, room = 14) {
   const every = Math.max(1, Math.ceil(room / cell));
   return Array.from({ length: n }, (_, i) => i).filter((i) => i % every === 0);
+}
+
+const HEAD_WEIGHTS = /^weights_layer_(\d+)_head_(\d+)$/;
+const LAYER_SCORE = /^(.+)_score_layer_(\d+)$/;
+const LOSSES = { loss_first_half: "the loss on the first half", loss_repeated_half: "the loss on the repeated half" };
+
+/**
+ * A number of this explorer in words, for the sentence said after a move: "the weight that
+ * position 15 (token 5) gives position 3 (token 10) in layer 1, head 1", "layer 1's induction
+ * score", "the loss on the repeated half" (a cell's labels are "position:token").
+ */
+export function describeNumber(n) {
+  const position = (label) => {
+    const [at, ...token] = String(label).split(":");
+    return `position ${at} (token ${token.join(":")})`;
+  };
+  const weights = HEAD_WEIGHTS.exec(n.quantity);
+  if (weights) {
+    return `the weight that ${position(n.rowLabel)} gives ${position(n.colLabel)} in layer ${weights[1]}, head ${weights[2]}`;
+  }
+  const score = LAYER_SCORE.exec(n.quantity);
+  if (score) return `layer ${score[2]}'s ${score[1]} score`;
+  return LOSSES[n.quantity] ?? n.quantity.replace(/_/g, " ");
 }
 
 /** A pattern's cells, one rect per (query, key) with its weight ("masked" for a future key). */
@@ -262,7 +286,9 @@ function render({ model, el }) {
       name: `the weights of the chosen head of layer ${layer} at this step`,
     })),
   ];
-  const { root, controls, draw } = explorerRoot(el, "induction", width, HEIGHT, "a two-layer decoder's heads and losses during training", regions);
+  const { root, controls, draw } = explorerRoot(el, "induction", width, HEIGHT, "a two-layer decoder's heads and losses during training", regions, (before, after) =>
+    announcement(before, after, describeNumber),
+  );
   const stepSlider = savedStepSlider(model, send, saved, "320px");
   const headSliders = Array.from({ length: nLayers }, (_, layer) =>
     slider({

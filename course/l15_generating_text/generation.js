@@ -131,12 +131,12 @@ export function describeStep(run, step, setting, prompt) {
 }
 
 /**
- * One sentence saying what a move changed, from describeStep before and after it: "step 1 → 2:
- * the query … writes "e"." (or "cache the full cache → a window of 16 with 4 sinks: …").
+ * One sentence saying what a move changed, from describeStep before and after it: "Step 2 (was 1):
+ * the query … writes "e"." (or "Cache a window of 16 with 4 sinks (was the full cache): …").
  */
 export function moveSentence(was, now) {
   const changed = ["prompt", "cache", "step"].filter((key) => was[key] !== now[key]);
-  const head = changed.map((key) => `${key} ${was[key]} \u2192 ${now[key]}`).join(", ");
+  const head = changed.map((key) => `${key} ${now[key]} (was ${was[key]})`).join(", ");
   const sentence = head ? `${head}: ${now.reads}.` : `${now.reads}.`;
   return sentence[0].toUpperCase() + sentence.slice(1);
 }

@@ -113,17 +113,17 @@ test("a setting is found by its window and sinks; sinks mean nothing without a w
   assert.equal(settingWords({ window: 5, sinks: 1 }), "a window of 5 with 1 sink");
 });
 
-test("a move is one sentence naming what changed, with an arrow", () => {
+test("a move is one sentence naming what changed, now and before", () => {
   const run = g.runs[0].settings[0]; // "the ": BOS and 4 characters
   const was = describeStep(run, 1, g.settings[0], "the ");
   const now = describeStep(run, 2, g.settings[0], "the ");
   const said = moveSentence(was, now);
   const q = queryPosition(run, 2);
-  assert.ok(said.startsWith("Step 1 \u2192 2: the query "), said);
+  assert.ok(said.startsWith("Step 2 (was 1): the query "), said);
   assert.ok(said.includes(`at position ${q} reads ${q + 1} cached positions (${groupDigits(run.bytes[1])} bytes)`), said);
   assert.ok(said.endsWith(`writes "${shownChar(run.tokens[q + 1])}".`), said);
   const windowed = describeStep(g.runs[0].settings[2], 2, g.settings[2], "the ");
-  assert.ok(moveSentence(now, windowed).startsWith("Cache the full cache \u2192 a window of 5 with 2 sinks: "));
+  assert.ok(moveSentence(now, windowed).startsWith("Cache a window of 5 with 2 sinks (was the full cache): "));
   assert.equal(moveSentence(now, now), `${now.reads[0].toUpperCase()}${now.reads.slice(1)}.`);
 });
 

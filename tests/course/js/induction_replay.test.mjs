@@ -2,7 +2,8 @@
 // computed; future keys are drawn masked (hatched, "masked"), never as a weight of 0.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { drawInduction, inductionParts, labelledPositions, lossAt, pictureWidth } from "../../../course/l14_induction_heads/induction_replay.js";
+import { describeNumber, drawInduction, inductionParts, labelledPositions, lossAt, pictureWidth } from "../../../course/l14_induction_heads/induction_replay.js";
+import { announcement } from "../../../course/kit/widgets/js/a11y.js";
 import { markupOf } from "../../../course/kit/widgets/js/controls.js";
 import { fixtures, numbersIn } from "./fixtures.mjs";
 
@@ -89,4 +90,21 @@ test("a move's update of the pattern cells gives the shown rects what the new ma
       }
     }
   }
+});
+
+test("a move is heard as one plain sentence naming the head, the two positions and their tokens", () => {
+  const cell = { quantity: "weights_layer_1_head_1", row: 15, col: 3, rowLabel: "15:5", colLabel: "3:10" };
+  assert.equal(describeNumber(cell), "the weight that position 15 (token 5) gives position 3 (token 10) in layer 1, head 1");
+  const before = [{ ...cell, value: "0.66", shown: undefined }, { quantity: "induction_score_layer_1", value: "0.7", shown: "0.700" }];
+  const after = [{ ...cell, value: "0.012", shown: undefined }, { quantity: "induction_score_layer_1", value: "0.71", shown: "0.710" }];
+  assert.equal(
+    announcement(before, after, describeNumber),
+    "The weight that position 15 (token 5) gives position 3 (token 10) in layer 1, head 1 fell from 0.660 to 0.012, and 1 other number changed.",
+  );
+  assert.equal(describeNumber({ quantity: "previous-token_score_layer_0" }), "layer 0's previous-token score");
+  assert.equal(describeNumber({ quantity: "loss_repeated_half" }), "the loss on the repeated half");
+  // every number the explorer draws has a name in words, with no underscore left
+  const drawn = numbersIn(drawInduction(stateAt(5, [1, 2]), fixtures.themes.light, fixtures.colormaps));
+  const labelled = (n) => ({ ...n, rowLabel: n.row === undefined ? undefined : `${n.row}:a`, colLabel: n.col === undefined ? undefined : `${n.col}:b` });
+  for (const n of drawn.map(labelled)) assert.doesNotMatch(describeNumber(n), /_|undefined/, n.quantity);
 });

@@ -91,12 +91,23 @@ function groupBy(numbers) {
   return groups;
 }
 
-/** Where a number sits, for a sentence: " of h1", " of it, h1", "" for a lone value. */
+/** Where a number sits, for a sentence: " of h1", " at row it, column the", "" for a lone value. */
 function place(n) {
-  const parts = [];
-  if (n.row !== undefined) parts.push(n.rowLabel ?? `row ${n.row + 1}`);
-  if (n.col !== undefined) parts.push(n.colLabel ?? `column ${n.col + 1}`);
-  return parts.length ? ` of ${parts.join(", ")}` : "";
+  if (n.row !== undefined && n.col !== undefined) {
+    return ` at row ${n.rowLabel ?? n.row + 1}, column ${n.colLabel ?? n.col + 1}`;
+  }
+  if (n.row !== undefined) return n.rowLabel === undefined ? ` at row ${n.row + 1}` : ` of ${n.rowLabel}`;
+  if (n.col !== undefined) return n.colLabel === undefined ? ` at column ${n.col + 1}` : ` of ${n.colLabel}`;
+  return "";
+}
+
+/**
+ * What a drawn number is, for a sentence: its quantity's name and where it sits ("weights of h1",
+ * "raw scores at row it, column the"). An explorer may name its numbers more plainly (announcement's
+ * `describe`).
+ */
+export function numberName(n) {
+  return `${quantityName(n.quantity)}${place(n)}`;
 }
 
 /** The key of a drawn number: its quantity and position. */
@@ -105,12 +116,27 @@ export function numberKey(n) {
 }
 
 /**
+ * One plain sentence, to be heard: what changed, from what to what, and how many other numbers
+ * changed with it: "Weights of h1 rose from 0.880 to 0.920, and 1 other number changed."
+ *
+ * @param {{what: string, was: string, now: string, wasValue?: number, nowValue?: number, others?: number}} change
+ *   `was` and `now` as shown; `wasValue` and `nowValue`, where both are numbers, say whether it rose or fell
+ */
+export function changeSentence({ what, was, now, wasValue, nowValue, others = 0 }) {
+  const verb = nowValue > wasValue ? "rose" : nowValue < wasValue ? "fell" : "changed"; // NaN: neither
+  const more = others ? `, and ${others} other number${others === 1 ? "" : "s"} changed` : "";
+  const sentence = `${what} ${verb} from ${was} to ${now}${more}.`;
+  return sentence[0].toUpperCase() + sentence.slice(1);
+}
+
+/**
  * One sentence saying what a move changed, from the numbers drawn before and after it: of the
  * numbers whose shown text changed, the one that moved most for the size of its quantity (the
- * largest magnitude among that quantity's numbers), as "weight of h1: 0.880 → 0.912", and how
- * many others changed. Empty where nothing shown changed.
+ * largest magnitude among that quantity's numbers), named by `describe` (numberName by default), as
+ * changeSentence says it: "Weights of h1 rose from 0.880 to 0.912, and 3 other numbers changed."
+ * Empty where nothing shown changed.
  */
-export function announcement(before, after) {
+export function announcement(before, after, describe = numberName) {
   const old = new Map(before.map((n) => [numberKey(n), n]));
   const changed = after
     .map((n) => ({ n, was: old.get(numberKey(n)) }))
@@ -127,9 +153,14 @@ export function announcement(before, after) {
     return Math.abs(b - a) / Math.max(scale.get(n.quantity) ?? 0, 1e-12);
   };
   const most = changed.reduce((best, c) => (size(c) > size(best) ? c : best));
-  const others = changed.length - 1;
-  const more = others ? ` (and ${others} more number${others === 1 ? "" : "s"})` : "";
-  return `${quantityName(most.n.quantity)}${place(most.n)}: ${shownNumber(most.was)} \u2192 ${shownNumber(most.n)}${more}.`;
+  return changeSentence({
+    what: describe(most.n),
+    was: shownNumber(most.was),
+    now: shownNumber(most.n),
+    wasValue: Number(most.was.value),
+    nowValue: Number(most.n.value),
+    others: changed.length - 1,
+  });
 }
 
 /** The numbers drawn in the elements under `root` (an SVG), as numberTables and announcement take them. */
@@ -147,6 +178,19 @@ export function numbersIn(root) {
       shown: e.tagName.toLowerCase() === "text" ? e.textContent : undefined,
     };
   });
+}
+
+/**
+ * A panel's box [x, y, w, h] grown to hold the boxes ({x, y, width, height}) of the texts drawn in
+ * it, so that no label or title is cut at its edge.
+ */
+export function holding(at, boxes) {
+  let [x0, y0, x1, y1] = [at[0], at[1], at[0] + at[2], at[1] + at[3]];
+  for (const b of boxes) {
+    if (!(b.width > 0 && b.height > 0)) continue;
+    [x0, y0, x1, y1] = [Math.min(x0, b.x), Math.min(y0, b.y), Math.max(x1, b.x + b.width), Math.max(y1, b.y + b.height)];
+  }
+  return [x0, y0, x1 - x0, y1 - y0];
 }
 
 /** Index of the region holding point (x, y), else of the nearest region's centre. */

@@ -1,7 +1,7 @@
 // The controls every explorer builds: a root <div>, labelled native sliders (keyboard-operable),
 // checkboxes, a style select and buttons, each marked with data-control for tests.
 
-import { announcement, numbersIn, numberTables, regionOf } from "./a11y.js";
+import { announcement, holding, numbersIn, numberTables, regionOf } from "./a11y.js";
 import { pageStyle, watchPageStyle } from "./page.js";
 
 const SVG_NS = "http://www.w3.org/2000/svg";
@@ -34,22 +34,25 @@ const VISUALLY_HIDDEN = {
 const MIN_SCALE = 11 / 12;
 
 /**
- * The explorer's root: <div class="attnlib-explorer attnlib-KIND"> holding a controls area, a
- * message line, the picture, the numbers it draws as tables (visually hidden) and a polite live
- * region that says in one sentence what a move of a control changed (a11y.announcement).
+ * The explorer's root: <div class="attnlib-explorer attnlib-KIND">, a region named "Explorer: LABEL",
+ * holding a controls area, a message line, the picture, the numbers it draws as tables (visually
+ * hidden) and a polite live region that says in one sentence what a move of a control changed
+ * (a11y.announcement).
  *
  * The explorer draws into `svg` (a viewBox of width × height units, hidden); each draw is shown as
  * one SVG per region of `regions` ({at: [x, y, w, h], name}; by default the whole of `svg`'s
  * viewBox, which the explorer may change), each
  * an image with a <title> and <desc>, side by side while they fit and stacked below each other
- * where they do not. Each element drawn goes to the region that holds the centre of its box.
+ * where they do not. Each element drawn goes to the region that holds the centre of its box; a
+ * region grows to hold its texts whole (a label drawn across its edge is not cut).
  * `say(before, after)` makes the live region's sentence from the numbers drawn before and after a
  * move (by default a11y.announcement: the number that moved most).
  *
  * A redraw keeps the nodes shown: where the new drawing has the same elements as the last one,
- * only the attributes and texts that differ are changed (patchChildren), and the regions are not
- * measured again. The tables and the sentence follow once the reader pauses (250 ms after the
- * last redraw), so that a slider held down redraws only its picture. Instead of setting
+ * only the attributes and texts that differ are changed (patchChildren), and neither the regions
+ * nor the texts they grow to hold are measured again (a patched text keeps its panel's box). The
+ * tables and the sentence follow once the reader pauses (250 ms after the last redraw), so that a
+ * slider held down redraws only its picture. Instead of setting
  * `svg.innerHTML`, an explorer may call the returned `draw(parts)` with its markup in parts (a
  * list of strings): a move then parses, out of the page, only the parts whose markup changed, and
  * patches them into the nodes shown.
@@ -67,7 +70,17 @@ export function explorerRoot(el, kind, width, height, label, regions = null, say
   Object.assign(numbers.style, VISUALLY_HIDDEN);
   const live = html("div", { class: "attnlib-announce", "aria-live": "polite" });
   Object.assign(live.style, VISUALLY_HIDDEN);
-  const root = html("div", { class: `attnlib-explorer attnlib-${kind}` }, controls, message, pictures, numbers, live, svg);
+  // a landmark named by what it shows, so that a screen reader's list of regions reaches it
+  const root = html(
+    "div",
+    { class: `attnlib-explorer attnlib-${kind}`, role: "region", "aria-label": `Explorer: ${label}` },
+    controls,
+    message,
+    pictures,
+    numbers,
+    live,
+    svg,
+  );
   Object.assign(root.style, {
     position: "relative",
     padding: "6px",
@@ -82,9 +95,12 @@ export function explorerRoot(el, kind, width, height, label, regions = null, say
   let timer = null;
   let moved = false; // a redraw is announced only where the reader moved a control (not a theme change)
   let drawings = null; // the <g> of each picture shown, kept from draw to draw
+  let images = null; // the <svg> of each picture shown
   let shownKey = null; // the regions those pictures were made for
   let shownBox = null; // the viewBox of svg they were made from
-  let layout = { signature: null, where: [] }; // the region of each element, for a drawing of that signature
+  // for a drawing of that signature: the region of each element, and each region's box grown to hold its texts
+  let layout = { signature: null, where: [], boxes: [] };
+  const grownTo = new Map(); // each region's box as grown to hold its texts so far
   const tables = tableUpdater(numbers, label);
   // The numbers as tables and the sentence of a move: once the reader pauses (250 ms after the
   // last redraw), so that a slider held down redraws its picture alone.
@@ -101,30 +117,44 @@ export function explorerRoot(el, kind, width, height, label, regions = null, say
     const { x: vx, y: vy, width: vw, height: vh } = svg.viewBox.baseVal;
     const shown = regions ?? [{ at: [vx, vy, vw, vh], name: label }];
     const items = [...svg.children];
-    // Which region each element goes to, from its box: measured (a layout of the hidden SVG) only
-    // for a drawing of a new signature (the sequence of elements drawn and the regions), else the
-    // same as for the last drawing of that signature.
+    // Which region each element goes to, from its box, and the box of each region grown to hold
+    // its texts: measured (a layout of the hidden SVG) only for a drawing of a new signature (the
+    // sequence of elements drawn and the regions), else the same as for the last drawing of that
+    // signature.
     const key = JSON.stringify(shown);
     shownBox = svg.getAttribute("viewBox");
     const signature = `${key}|${items.map((item) => item.tagName).join(" ")}`;
     if (signature !== layout.signature) {
       const at = shown.map((r) => r.at);
+      const texts = shown.map(() => []); // the boxes of the texts of each region, as drawn (rotated labels too)
       const where = items.map((item) => {
-        if (shown.length === 1) return 0;
-        const box = item.getBBox ? item.getBBox() : { x: 0, y: 0, width: 0, height: 0 };
-        return regionOf(at, box.x + box.width / 2, box.y + box.height / 2);
+        const measured = item.getBBox && (shown.length > 1 || item.tagName === "text");
+        const box = measured ? item.getBBox() : { x: 0, y: 0, width: 0, height: 0 };
+        const k = shown.length === 1 ? 0 : regionOf(at, box.x + box.width / 2, box.y + box.height / 2);
+        if (item.tagName === "text") texts[k].push(drawnBox(item, box));
+        return k;
       });
-      layout = { signature, where };
+      // grown, never shrunk, while the region stays: a panel does not change size as a label
+      // changes; measured with the regions, so that a patch keeps the boxes of its signature
+      const boxes = shown.map(({ at: region }, k) => {
+        const name = `${k} ${region.join(" ")}`;
+        const grown = holding(grownTo.get(name) ?? region, texts[k]);
+        grownTo.set(name, grown);
+        return grown;
+      });
+      layout = { signature, where, boxes };
     }
     const groups = shown.map(() => []);
     items.forEach((item, i) => groups[layout.where[i]].push(item));
     if (drawings && key === shownKey) {
       // the same pictures: only what changed is changed in them, their nodes kept
       drawings.forEach((drawing, k) => patchChildren(drawing, groups[k]));
+      images.forEach((image, k) => fit(image, layout.boxes[k]));
     } else {
       drawings = [];
+      images = [];
       shownKey = key;
-      pictures.replaceChildren(...shown.map(({ at, name }, k) => picture(at, name, k, shown.length, groups[k])));
+      pictures.replaceChildren(...shown.map(({ name }, k) => picture(layout.boxes[k], name, k, shown.length, groups[k])));
     }
     svg.replaceChildren();
     observer.takeRecords(); // the emptying of svg is no new drawing
@@ -216,14 +246,14 @@ export function explorerRoot(el, kind, width, height, label, regions = null, say
     partNodes = null;
     svg.replaceChildren(...nodes.flat());
   };
-  const picture = ([x, y, w, h], name, k, count, items) => {
+  const picture = (at, name, k, count, items) => {
     const image = document.createElementNS(SVG_NS, "svg");
-    image.setAttribute("viewBox", `${x} ${y} ${w} ${h}`);
+    fit(image, at);
     image.setAttribute("role", "img");
     image.setAttribute("aria-labelledby", `${id}-title-${k}`);
     image.setAttribute("aria-describedby", `${id}-desc-${k}`);
     image.setAttribute("font-family", "DejaVu Sans, Verdana, sans-serif");
-    Object.assign(image.style, { display: "block", width: `${w}px`, maxWidth: "100%", minWidth: `${Math.ceil(w * MIN_SCALE) + 1}px`, height: "auto" });
+    Object.assign(image.style, { display: "block", maxWidth: "100%", height: "auto" });
     const title = document.createElementNS(SVG_NS, "title");
     title.id = `${id}-title-${k}`;
     title.textContent = name;
@@ -236,6 +266,7 @@ export function explorerRoot(el, kind, width, height, label, regions = null, say
     drawing.setAttribute("aria-hidden", "true");
     drawing.append(...items);
     drawings.push(drawing);
+    images.push(image);
     image.append(title, desc, drawing);
     const frame = html("div", { class: "attnlib-panel" }, image);
     Object.assign(frame.style, { maxWidth: "100%", minWidth: "0", overflowX: "auto", flex: "0 1 auto" });
@@ -347,6 +378,32 @@ function tableUpdater(container, label) {
       }
     }
   };
+}
+
+/** The box of an SVG element `item` whose own box is `box`, through its transform (a rotated label). */
+function drawnBox(item, box) {
+  const m = item.transform?.baseVal?.consolidate()?.matrix;
+  if (!m) return box;
+  const corners = [
+    [box.x, box.y],
+    [box.x + box.width, box.y],
+    [box.x, box.y + box.height],
+    [box.x + box.width, box.y + box.height],
+  ].map(([px, py]) => [m.a * px + m.c * py + m.e, m.b * px + m.d * py + m.f]);
+  const xs = corners.map((c) => c[0]);
+  const ys = corners.map((c) => c[1]);
+  return { x: Math.min(...xs), y: Math.min(...ys), width: Math.max(...xs) - Math.min(...xs), height: Math.max(...ys) - Math.min(...ys) };
+}
+
+/**
+ * Show the box `at` ([x, y, w, h] of the drawing) in the picture `image`: its viewBox, and its
+ * width (w px, never below MIN_SCALE of it); nothing is written where it shows that box already.
+ */
+function fit(image, [x, y, w, h]) {
+  const box = `${x} ${y} ${w} ${h}`;
+  if (image.getAttribute("viewBox") === box) return;
+  image.setAttribute("viewBox", box);
+  Object.assign(image.style, { width: `${w}px`, minWidth: `${Math.ceil(w * MIN_SCALE) + 1}px` });
 }
 
 /** An HTML table of numberTables' kind, with a caption, column headers and row headers; and its cells. */

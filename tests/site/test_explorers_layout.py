@@ -1,0 +1,229 @@
+"""Every explorer of the book is whole on every screen, and a keyboard reaches it at once (issue 32).
+
+Each lesson page with explorers is opened from ``make book`` (no kernel: book/explorers.js draws
+them from the stored widget state) at the widths of a laptop, a projector and a large screen
+(1024 to 2560 px) and on a phone (390 × 844, touch, device scale 3):
+
+- **nothing lies on top of an explorer**: the page is scrolled through each explorer, half a
+  window at a time, and at every point of a 16 px grid over the part of the explorer in the window
+  ``document.elementFromPoint`` (the topmost element there) must be part of the explorer; the
+  explorer lies wholly inside the window's width. The points under the page's top bars (the
+  theme's sticky header and article header, which everything scrolls under) are not checked.
+  Before issue 32 the sticky "Contents" sidebar covered 4–19% of the explorers at 1280 and 1440 px,
+  and at 1024 px a quarter of each explorer lay beyond the window's right edge;
+- **on a phone** each explorer takes the screen's width with its panels stacked in one column, its
+  smallest text at 11 px or more, and a panel scrolls sideways only where its drawing is wider than
+  the phone can show at 11 px (course/kit/widgets/js/controls.js draws a panel no smaller than
+  that): no panel that would fit scrolls, and no text is drawn outside its panel's picture;
+- **a skip link leads to each explorer**: each explorer is a region named "Explorer: …", and a link
+  "Skip to the explorer: …" follows the theme's "Skip to main content" at the top of the page: two
+  Tab presses reach it, Enter moves the focus to the explorer and one more Tab reaches its first
+  control (before, that control was 54–106 Tab presses from the top).
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+from test_book import (
+    LOAD_TIMEOUT,
+    WITH_EXPLORERS,
+    book,  # noqa: F401  (the fixture: build/book, fresh; book_site needs it)
+    explorers_in,
+)
+from test_book import site as book_site  # noqa: F401  (the fixture: build/book served on 127.0.0.1)
+
+WIDTHS = (1024, 1280, 1440, 1920, 2560)
+DESKTOP_HEIGHT = 900
+PHONE = {
+    "viewport": {"width": 390, "height": 844},
+    "device_scale_factor": 3,
+    "is_mobile": True,
+    "has_touch": True,
+}
+DESKTOPS = {f"{width}px": {"viewport": {"width": width, "height": DESKTOP_HEIGHT}} for width in WIDTHS}
+SCREENS = {**DESKTOPS, "phone": PHONE}
+PHONE_SMALLEST_TEXT = 11.0  # px
+# A panel is drawn no narrower than its width in units × 11/12 + 1 px (controls.js: its smallest
+# text, 12 units, at 11 px): the narrowest a panel can be on a phone.
+PANEL_FLOOR = 11 / 12
+SKIP_TABS = 2  # Tab presses from the top of the page to the first explorer's skip link
+
+DRAWN = """n => document.querySelectorAll('.attnlib-explorer .attnlib-pictures svg text').length > 0
+    && document.querySelectorAll('.attnlib-explorer').length >= n"""
+# For each explorer: the window scrolled through it half a window at a time; at each stop every
+# grid point of the explorer's part below the page's top bars, and what lies on top there when it
+# is not part of the explorer (counted by the landmark or element it belongs to).
+COVERED = """async (step) => {
+    const frames = () => new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)));
+    const topBars = () => Math.max(0, ...[...document.querySelectorAll('.bd-header, .bd-header-article')]
+        .filter(bar => ['sticky', 'fixed'].includes(getComputedStyle(bar).position))
+        .map(bar => bar.getBoundingClientRect()).filter(box => box.top <= 1 && box.height > 0)
+        .map(box => box.bottom));
+    const nameOf = element => {
+        if (!element) return 'nothing';
+        const part = element.closest('[id], nav, aside, header, footer');
+        const where = part ? (part.id ? '#' + part.id : part.tagName.toLowerCase()) : 'the page';
+        const kind = String(element.className?.baseVal ?? element.className).split(' ')[0];
+        return `${element.tagName.toLowerCase()} in ${where} (${kind})`;
+    };
+    const results = [];
+    for (const root of document.querySelectorAll('.attnlib-explorer')) {
+        const width = document.documentElement.clientWidth, height = innerHeight;
+        const top = root.getBoundingClientRect().top + scrollY;
+        let points = 0, covered = 0;
+        const by = {};
+        let box = root.getBoundingClientRect();
+        for (let at = top - height / 4; at < top + root.offsetHeight; at += height / 2) {
+            scrollTo(0, at);
+            await frames();
+            box = root.getBoundingClientRect();
+            const first = Math.max(box.top, topBars());
+            for (let y = first + step / 2; y < Math.min(box.bottom, height - 1); y += step) {
+                for (let x = Math.max(box.left, 0) + step / 2; x < Math.min(box.right, width); x += step) {
+                    points += 1;
+                    const hit = document.elementFromPoint(x, y);
+                    if (hit && root.contains(hit)) continue;
+                    covered += 1;
+                    by[nameOf(hit)] = (by[nameOf(hit)] ?? 0) + 1;
+                }
+            }
+        }
+        results.push({ kind: root.className, points, covered, by,
+            left: box.left, right: box.right, width });
+    }
+    return results;
+}"""
+# For each explorer on the phone: its box, its panels (their boxes, whether each scrolls sideways,
+# the width its drawing needs at 11 px), its smallest text on screen, and any text drawn outside
+# its panel's picture.
+PHONE_LAYOUT = """(floor) => [...document.querySelectorAll('.attnlib-explorer')].map(root => {
+    const panels = [...root.querySelectorAll('.attnlib-panel')].map(panel => {
+        const svg = panel.querySelector('svg');
+        const box = panel.getBoundingClientRect();
+        const view = svg.viewBox.baseVal;
+        const picture = svg.getBoundingClientRect();
+        const outside = [...svg.querySelectorAll('text')].filter(t => t.getClientRects().length).filter(t => {
+            const b = t.getBoundingClientRect();
+            return b.left < picture.left - 1 || b.right > picture.right + 1
+                || b.top < picture.top - 1 || b.bottom > picture.bottom + 1;
+        }).map(t => t.textContent);
+        return {
+            title: svg.querySelector('title').textContent,
+            left: box.left, top: box.top, bottom: box.bottom,
+            scrolls: panel.scrollWidth > panel.clientWidth + 1,
+            frame: panel.clientWidth,
+            needs: Math.ceil(view.width * floor) + 1,
+            outside,
+        };
+    });
+    let text = Infinity, which = '';
+    for (const t of root.querySelectorAll('.attnlib-pictures svg text')) {
+        if (!t.getClientRects().length) continue;
+        const m = t.ownerSVGElement.getScreenCTM();
+        const px = parseFloat(getComputedStyle(t).fontSize) * Math.hypot(m.a, m.b);
+        if (px < text) { text = px; which = t.textContent; }
+    }
+    const box = root.getBoundingClientRect();
+    const width = document.documentElement.clientWidth;
+    return { kind: root.className, left: box.left, right: box.right, width, panels, text, which };
+})"""
+FOCUSED = """() => {
+    const e = document.activeElement;
+    const root = e?.closest('.attnlib-explorer');
+    return { tag: e?.tagName.toLowerCase(), text: e?.textContent.trim().slice(0, 120) ?? '',
+        control: e?.dataset?.control ?? null, isRoot: e?.classList.contains('attnlib-explorer') ?? false,
+        inExplorer: root ? [...document.querySelectorAll('.attnlib-explorer')].indexOf(root) : -1,
+        name: e?.getAttribute('aria-label') ?? '' };
+}"""
+FIRST_CONTROL = """root => {
+    const first = root.querySelector('input, select, button, textarea, a[href]');
+    return first === document.activeElement;
+}"""
+
+
+def open_lesson(browser, site: str, path: str, screen: dict):
+    """The lesson page on ``screen`` (Playwright's context options), its explorers drawn."""
+    context = browser.new_context(**screen)
+    page = context.new_page()
+    page.goto(f"{site}/{path}", wait_until="load", timeout=LOAD_TIMEOUT)
+    page.wait_for_function(DRAWN, arg=explorers_in(path), timeout=LOAD_TIMEOUT)
+    return context, page
+
+
+@pytest.mark.parametrize("screen", SCREENS)
+@pytest.mark.parametrize("path", WITH_EXPLORERS)
+def test_nothing_lies_on_top_of_an_explorer(browser, book_site, path, screen):  # noqa: F811
+    context, page = open_lesson(browser, book_site, path, SCREENS[screen])
+    try:
+        explorers = page.evaluate(COVERED, 16)
+        assert len(explorers) == explorers_in(path)
+        for seen in explorers:
+            where = f"{seen['kind']} on {path} at {screen}"
+            assert seen["points"] > 0, f"{where}: no point of the explorer was in the window"
+            assert seen["covered"] == 0, (
+                f"{where}: {100 * seen['covered'] / seen['points']:.1f}% of its points lie under {seen['by']}"
+            )
+            inside = seen["left"] >= -0.5 and seen["right"] <= seen["width"] + 0.5
+            span = f"from x = {seen['left']:.0f} to {seen['right']:.0f}"
+            assert inside, f"{where}: {span}, the window is {seen['width']} px wide"
+    finally:
+        context.close()
+
+
+@pytest.mark.parametrize("path", WITH_EXPLORERS)
+def test_on_a_phone_each_explorer_takes_the_width_with_its_panels_stacked(browser, book_site, path):  # noqa: F811
+    context, page = open_lesson(browser, book_site, path, PHONE)
+    try:
+        explorers = page.evaluate(PHONE_LAYOUT, PANEL_FLOOR)
+        assert len(explorers) == explorers_in(path)
+        for seen in explorers:
+            where = f"{seen['kind']} on {path}, phone"
+            assert seen["left"] <= 0.5 and seen["right"] >= seen["width"] - 0.5, (
+                f"{where}: from x = {seen['left']:.0f} to {seen['right']:.0f} of {seen['width']} px"
+            )
+            smallest = f"{where}: {seen['which']!r} is {seen['text']:.1f} px"
+            assert round(seen["text"], 2) >= PHONE_SMALLEST_TEXT, smallest
+            panels = seen["panels"]
+            for above, below in itertools.pairwise(panels):
+                assert below["top"] >= above["bottom"] - 0.5 and abs(below["left"] - above["left"]) < 1, (
+                    f"{where}: {below['title']!r} is beside {above['title']!r}, not below it"
+                )
+            for panel in panels:
+                named = f"{where}: panel {panel['title']!r}"
+                assert panel["outside"] == [], f"{named}: text drawn outside its picture: {panel['outside']}"
+                if panel["scrolls"]:  # only a drawing wider than the phone can show at 11 px may scroll
+                    sizes = f"{panel['frame']} px, {panel['needs']} px at its narrowest"
+                    assert panel["needs"] > panel["frame"], f"{named} scrolls sideways in {sizes}"
+        scroll = page.evaluate("() => [document.documentElement.scrollWidth, innerWidth]")
+        assert scroll[0] <= scroll[1], f"on a phone the page is {scroll[0]} px wide"
+    finally:
+        context.close()
+
+
+@pytest.mark.parametrize("path", WITH_EXPLORERS)
+def test_a_skip_link_leads_to_each_explorer(browser, book_site, path):  # noqa: F811
+    context, page = open_lesson(browser, book_site, path, SCREENS["1280px"])
+    try:
+        n = explorers_in(path)
+        names = [page.locator(".attnlib-explorer").nth(k).get_attribute("aria-label") for k in range(n)]
+        for name in names:
+            assert name and name.startswith("Explorer: "), f"an explorer's region is named {name!r}"
+            assert page.get_by_role("region", name=name).count() == 1, f"no single region named {name!r}"
+        page.evaluate("() => { document.activeElement?.blur(); window.scrollTo(0, 0); }")
+        for _ in range(SKIP_TABS):
+            page.keyboard.press("Tab")
+        focused = page.evaluate(FOCUSED)
+        link = f"Skip to the explorer: {names[0].removeprefix('Explorer: ')}"
+        assert focused["tag"] == "a" and focused["text"] == link, (
+            f"{SKIP_TABS} Tab presses from the top reach {focused}, not the skip link to the first explorer"
+        )
+        page.keyboard.press("Enter")
+        focused = page.evaluate(FOCUSED)
+        assert focused["isRoot"] and focused["inExplorer"] == 0, f"Enter on the skip link focused {focused}"
+        page.keyboard.press("Tab")
+        first = page.locator(".attnlib-explorer").first
+        assert first.evaluate(FIRST_CONTROL), f"the Tab after the skip link reached {page.evaluate(FOCUSED)}"
+    finally:
+        context.close()
