@@ -268,7 +268,7 @@ def test_a_students_code_is_refused_others_files_the_hubs_secrets_and_the_enviro
 def test_a_kernel_past_the_memory_limit_gets_memory_error_and_the_server_runs_on(week: dict) -> None:
     user = week["users"]["student03"]
     kernel = user.open_notebook(NOTEBOOK)
-    reply = kernel.execute("block = bytearray(3 * 1024**3)")  # 3 GiB, over the limit of 1G
+    reply = kernel.execute("block = bytearray(3 * 1024**3)")  # 3 GiB, over the limit of 2G
     assert reply.status == "error" and reply.error.startswith("MemoryError"), reply.error
     assert _python(kernel, "print(1 + 1)").strip() == "2", "the kernel itself runs on"
     assert user.server_ready()

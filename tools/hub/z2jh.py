@@ -27,7 +27,7 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from settings import COURSE_ID, CULL, HUB, MEMORY_LIMIT, SPAWNER, TEACHER
+from settings import COURSE_ID, CULL, HUB, MEMORY_GUARANTEE, MEMORY_LIMIT, SPAWNER, TEACHER
 from sizing import CLASS_SIZE, runs, sizing
 
 #: The image of the guide's "The image" (repo2docker from binder/), at its registry.
@@ -72,7 +72,7 @@ def config() -> dict[str, object]:
         "singleuser": {
             "image": dict(IMAGE),
             "defaultUrl": SPAWNER["default_url"],
-            "memory": {"limit": MEMORY_LIMIT, "guarantee": MEMORY_LIMIT},
+            "memory": {"limit": MEMORY_LIMIT, "guarantee": MEMORY_GUARANTEE},
             "cpu": {"guarantee": cpu_guarantee(), "limit": 1},
             "extraFiles": {
                 "nbgrader": {"mountPath": "/etc/jupyter/nbgrader_config.py", "stringData": nbgrader}
@@ -85,7 +85,7 @@ def config() -> dict[str, object]:
 
 def class_nodes() -> dict[str, float]:
     """What a class of ``CLASS_SIZE`` students is guaranteed in all: cores and GiB of memory."""
-    memory_gib = int(MEMORY_LIMIT.removesuffix("G"))
+    memory_gib = int(MEMORY_GUARANTEE.removesuffix("G"))
     return {"cores": CLASS_SIZE * cpu_guarantee(), "memory_gib": CLASS_SIZE * memory_gib}
 
 
