@@ -246,7 +246,9 @@ def test_the_sizing_section_is_the_classroom_benchmarks() -> None:
         assert line in section.splitlines(), f"the guide's sizing section lacks the row: {line}"
     for lesson, found in lessons.items():
         size = sizing.sizing(found)
-        assert size.memory_for_class_gib < 24, f"lesson {lesson}: the guide says 24 GiB holds a class of 30"
+        assert size.memory_for_class_gib < 24, (
+            f"lesson {lesson}: the guide says 24 GiB holds a class of {sizing.CLASS_SIZE}"
+        )
     assert f"at most {sizing.RUN_ALL_MAX_S:.0f} seconds" in section
     assert f"{sizing.EXPLORER_P95_MAX_MS:.0f} ms" in section
 
