@@ -58,7 +58,7 @@ export function strongest(weights) {
   return weights.map((row) => row.reduce((best, w, j) => (w > row[best] ? j : best), 0));
 }
 
-function lines(weights, tokens, theme) {
+function lines(weights, tokens, theme, names = tokens) {
   const n = tokens.length;
   const left = 250;
   const right = 510;
@@ -98,7 +98,7 @@ function lines(weights, tokens, theme) {
     parts.push(text(right, y(i) + 4, token, { "font-size": 13, fill: theme.text }));
     const j = best[i];
     parts.push(
-      numberText(40, y(i) + 4, weights[i][j], `${formatNumber(weights[i][j], 2)} \u2192 ${tokens[j]}`, { quantity: "largest_weight", row: i, col: j, rowLabel: token, colLabel: tokens[j] }, {
+      numberText(40, y(i) + 4, weights[i][j], `${formatNumber(weights[i][j], 2)} \u2192 ${names[j]}`, { quantity: "largest_weight", row: i, col: j, rowLabel: token, colLabel: tokens[j] }, {
         "font-size": 12,
         fill: theme.tick,
       }),
@@ -147,7 +147,7 @@ export function drawHeads(state, theme, colormaps) {
       }),
     );
   } else {
-    parts.push(lines(weights, tokens, theme));
+    parts.push(lines(weights, tokens, theme, markSink ? ["sink", ...tokens.slice(1)] : tokens));
   }
   return { markup: parts.join(""), height };
 }

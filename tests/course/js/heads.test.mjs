@@ -37,6 +37,9 @@ test("a marked sink is labelled and its weight stated as a number the table and 
   assert.equal(Number(stated[1]), 0.625);
   assert.match(stated[2], /weight on the sink \(the first token, &#60;s&#62;\), mean over queries 1 to 2: 0\.63/);
   assert.ok(marked.includes("&#60;s&#62; (sink)"));
+  // each query's largest weight names the sink short, so that it stays clear of the tokens
+  const largest = [...marked.matchAll(/data-quantity="largest_weight"[^>]*>([^<]*)</g)].map((m) => m[1]);
+  assert.deepEqual(largest, ["1.00 \u2192 sink", "0.75 \u2192 sink", "0.50 \u2192 sink"]);
   // the lines drawn are the padded weights: none to a key after its query
   const lines = [...marked.matchAll(/<line[^>]*data-row="(\d+)" data-col="(\d+)"/g)].map((m) => [Number(m[1]), Number(m[2])]);
   assert.deepEqual(lines, [[0, 0], [1, 0], [1, 1], [2, 0], [2, 1], [2, 2]]);
