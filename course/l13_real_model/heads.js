@@ -13,7 +13,8 @@ const TOP = 64;
 /** The weights of one head: sentences[s].attentions[layer][head], an n × n matrix.
  *
  * A causal model's rows may be shipped without the keys after the query (row i: i + 1 weights):
- * they are padded with zeros, the weights the mask gave them. */
+ * they are padded with zeros, the weights the mask gave them. Where the entry has a scale, its
+ * weights were shipped as whole numbers of 1/scale (smaller pages) and are divided by it. */
 export function headWeights(sentences, s, layer, head) {
   const entry = sentences[s];
   if (!entry) throw new Error(`no sentence ${s}`);
@@ -22,10 +23,11 @@ export function headWeights(sentences, s, layer, head) {
   const weights = perLayer[head];
   if (!weights) throw new Error(`no head ${head}`);
   const n = weights.length;
-  if (weights.every((row) => row.length === n)) return weights;
+  const scale = entry.scale ?? 1;
+  if (scale === 1 && weights.every((row) => row.length === n)) return weights;
   return weights.map((row, i) => {
     if (row.length > n || row.length < i + 1) throw new Error(`row ${i} of head ${head} has ${row.length} weights, not ${i + 1} to ${n}`);
-    return row.concat(new Array(n - row.length).fill(0));
+    return row.map((w) => w / scale).concat(new Array(n - row.length).fill(0));
   });
 }
 

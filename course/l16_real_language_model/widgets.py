@@ -27,12 +27,13 @@ __all__ = ["MAX_TOKENS", "N_NEW", "PROMPTS", "SYSTEM", "AnswerExplorer", "answer
 MAX_TOKENS = 32
 #: The most tokens the model writes for a prompt.
 N_NEW = 10
-#: Decimals kept of each weight sent to the page (the picture shows 2).
-DECIMALS = 3
+#: Each weight is sent to the page as a whole number of 1/SCALE (the picture shows 2 decimals):
+#: two prompts then weigh about 0.9 MB, within the book's page budget.
+SCALE = 100
 #: The system message: short, so that the template leaves room for the answer.
 SYSTEM = "Be brief."
 #: The prompts precomputed when the explorer is made.
-PROMPTS = ("What is the capital of France?", "What do bees make?", "Name three colours.")
+PROMPTS = ("What is the capital of France?", "Name three colours.")
 
 
 def _short(text: str) -> str:
@@ -67,9 +68,10 @@ def answer_entry(
     -------
     dict
         ``text`` (the prompt); ``tokens`` (list of str, n: the template's and the answer's, each as
-        it reads, a new line as ``\\n``); ``n_prompt`` (int); ``answer`` (str); ``attentions``
-        (n_layers × n_heads × n rows, row ``i`` the ``i + 1`` weights of keys 0 … i, rounded to
-        :data:`DECIMALS` decimals: the keys after it have weight 0).
+        it reads, a new line as ``\\n``); ``n_prompt`` (int); ``answer`` (str); ``scale``
+        (:data:`SCALE`); ``attentions`` (n_layers × n_heads × n rows, row ``i`` the ``i + 1``
+        weights of keys 0 … i times ``scale``, rounded to whole numbers: the keys after it have
+        weight 0).
     """
     if not isinstance(prompt, str):
         raise TypeError(f"a prompt must be a string, got {prompt!r:.60}")
@@ -91,12 +93,13 @@ def answer_entry(
     new = llama.generate(model, ids, min(n_new, max_tokens - len(ids)))
     both = np.concatenate([ids, new])
     _, weights = llama.forward(model, both, keep_weights=True)
-    rounded = np.round(np.stack(weights).astype(np.float64), DECIMALS).tolist()
+    rounded = np.rint(np.stack(weights).astype(np.float64) * SCALE).astype(np.int64).tolist()
     return {
         "text": prompt,
         "tokens": [model.decode([int(t)]).replace("\n", "\\n") for t in both],
         "n_prompt": len(ids),
         "answer": model.decode(new, skip_special=True),
+        "scale": SCALE,
         "attentions": [[[row[: i + 1] for i, row in enumerate(head)] for head in layer] for layer in rounded],
     }
 

@@ -14,15 +14,16 @@ pytest.importorskip("gguf", reason="pip install -r requirements.txt")
 
 from attnlib.model import llama
 from course.l16_real_language_model.widgets import (
-    DECIMALS,
+    SCALE,
     SYSTEM,
     AnswerExplorer,
     answer_entry,
     answer_explorer,
 )
 
-#: How far a shipped weight is from the model's: rounded to DECIMALS decimals, written in float64.
-ROUNDED = 0.5 * 10**-DECIMALS + unit_roundoff(np.float64)
+#: How far a shipped weight, divided by its scale, is from the model's: half of 1/SCALE, and a
+#: float64 division.
+ROUNDED = 0.5 / SCALE + unit_roundoff(np.float64)
 PROMPTS = ["What do bees make?"]
 
 
@@ -45,7 +46,7 @@ def test_the_shipped_entry_is_the_models_answer_and_weights(smollm2, explorer):
     ids = smollm2.chat([{"role": "system", "content": SYSTEM}, {"role": "user", "content": PROMPTS[0]}])
     new = llama.generate(smollm2, ids, 3)
     both = np.concatenate([ids, new])
-    assert entry["text"] == PROMPTS[0] and entry["n_prompt"] == len(ids)
+    assert entry["text"] == PROMPTS[0] and entry["n_prompt"] == len(ids) and entry["scale"] == SCALE
     assert entry["answer"] == smollm2.decode(new, skip_special=True)
     assert "".join(entry["tokens"]).replace("\\n", "\n") == smollm2.decode(both)
     _, weights = llama.forward(smollm2, both, keep_weights=True)
@@ -54,7 +55,9 @@ def test_the_shipped_entry_is_the_models_answer_and_weights(smollm2, explorer):
         rows = entry["attentions"][layer][head]
         assert [len(row) for row in rows] == list(range(1, len(both) + 1))  # keys 0 … i: causal
         for i, row in enumerate(rows):
-            np.testing.assert_allclose(row, weights[layer][head, i, : i + 1], rtol=0, atol=ROUNDED)
+            assert all(isinstance(w, int) for w in row)
+            shipped = np.array(row) / entry["scale"]  # what the page's headWeights draws
+            np.testing.assert_allclose(shipped, weights[layer][head, i, : i + 1], rtol=0, atol=ROUNDED)
         assert np.all(weights[layer][head][np.triu_indices(len(both), 1)] == 0)  # what is left out
 
 

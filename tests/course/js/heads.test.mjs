@@ -15,6 +15,8 @@ test("ragged causal rows are padded with the zeros the mask gave; square rows co
     [0.75, 0.25, 0],
     [0.5, 0.125, 0.375],
   ]);
+  const scaled = [{ tokens: ["<s>", "a"], scale: 100, attentions: [[[[100], [75, 25]]]] }];
+  assert.deepEqual(headWeights(scaled, 0, 0, 0), [[1, 0], [0.75, 0.25]]); // whole numbers of 1/scale
   const square = [[[[1, 0], [0.5, 0.5]]]];
   assert.equal(headWeights([{ tokens: ["a", "b"], attentions: square }], 0, 0, 0), square[0][0]);
   assert.throws(() => headWeights([{ tokens: ["a", "b"], attentions: [[[[], [1, 0]]]] }], 0, 0, 0), /row 0 of head 0 has 0 weights/);
