@@ -108,6 +108,8 @@ class HeadExplorer(Explorer):
     n_heads = WholeNumber(12).tag(sync=True)
     max_tokens = WholeNumber(MAX_TOKENS).tag(sync=True)
     model_name = traitlets.Unicode("all-MiniLM-L6-v2").tag(sync=True)
+    #: What the page calls an entry of ``sentences`` (its select, its box, its messages).
+    noun = "sentence"
 
     def __init__(self, model: Any, **kwargs: Any) -> None:
         self._model = model
@@ -128,14 +130,18 @@ class HeadExplorer(Explorer):
             raise traitlets.TraitError(f"view must be 'lines' or 'heatmap', got {proposal['value']!r}")
         return str(proposal["value"])
 
+    def _entry(self, text: str) -> dict[str, Any]:
+        """What a typed text becomes in ``sentences`` (a subclass may run it otherwise)."""
+        return sentence_entry(self._model, text, max_tokens=self.max_tokens)
+
     @traitlets.observe("text")
     def _new_text(self, change: traitlets.Bunch) -> None:
         text = change["new"].strip()
         if not text:
-            self.error = "Type a sentence first."
+            self.error = f"Type a {self.noun} first."
             return
         try:
-            entry = sentence_entry(self._model, text, max_tokens=self.max_tokens)
+            entry = self._entry(text)
         except ValueError as exc:
             self.error = str(exc)
             return

@@ -45,6 +45,7 @@ from course.l13_real_model.widgets import HeadExplorer, head_explorer
 from course.l14_induction_heads.widgets import InductionReplay, induction_replay
 from course.l15_generating_text.text_model import load_text_model
 from course.l15_generating_text.widgets import GenerationExplorer, generation_explorer
+from course.l16_real_language_model.widgets import AnswerExplorer, answer_explorer
 from course.manifest import lessons
 
 pytestmark = pytest.mark.filterwarnings("error")
@@ -407,6 +408,7 @@ EXPLORERS = {
     GenerationExplorer: lambda style, request: generation_explorer(
         load_text_model(), ["a "], n_new=2, style=style
     ),
+    AnswerExplorer: lambda style, request: answer_explorer(prompts=["Hi!"], n_new=1, style=style),
 }
 
 
