@@ -14,9 +14,7 @@ def test_the_layer_head_figure_says_its_largest_and_each_layer() -> None:
     values = np.zeros((3, 2))
     values[2, 1] = 0.9
     said = description(plots.layer_head_figure(values, title="t", what="induction score", reference=0.05))
-    assert (
-        "head 1 of layer 2, 0.90; 1 are above 0.5" in said.text and "against 0.050 for a" in said.text
-    )
+    assert "head 1 of layer 2, 0.90; 1 are above 0.5" in said.text and "against 0.050 for a" in said.text
     assert "0 0.0, 1 0.0, 2 0.5" in said.text and said.tables[0].cells[2] == ("0.5", "0.9", "1")
     with pytest.raises(ValueError, match="from 0 to 1"):
         plots.layer_head_figure(values + 2, title="t", what="w")
