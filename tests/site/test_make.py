@@ -87,7 +87,9 @@ def test_make_hub_runs_the_hub_on_the_lessons_pins(tmp_path: Path) -> None:
     """The students' servers run the environment of make lab, plus the hub's pins; make lab stays lean."""
     venv = str(tmp_path / "venv")
     hub = _dry_run("hub", VENV=venv)
-    assert f"{venv}/bin/jupyterhub -f tools/hub/jupyterhub_config.py" in hub
+    runs = [line for line in hub if line.endswith(f"{venv}/bin/jupyterhub -f tools/hub/jupyterhub_config.py")]
+    assert len(runs) == 1, hub
+    assert all(f"ATTN_HUB_{name}=" in runs[0] for name in ("IP", "CERT", "KEY", "DIR", "ROSTER")), runs
     assert "-r requirements-hub.txt" in " ".join(hub)
     lock_changed = subprocess.run(
         ["make", "--no-print-directory", "-n", "-W", "package-lock.json", "hub", f"VENV={venv}"],
