@@ -160,9 +160,18 @@ class HubUser:
         )
         return Kernel(self, reply.json()["kernel"]["id"])
 
-    def restart_kernel(self, kernel_id: str) -> None:
-        """*Kernel → Restart Kernel*."""
-        reply = self.http.post(f"{self.server}/api/kernels/{kernel_id}/restart", timeout=180)
+    def restart_kernel(self, kernel_id: str, *, tries: int = 5) -> None:
+        """*Kernel → Restart Kernel*, pressed again after a second while the server answers 500.
+
+        Right after a kernel dies, the server's own restarter may be starting it again, and a
+        restart asked for meanwhile fails with 500 ("Exception restarting kernel"); a student
+        presses the button again, and so does this.
+        """
+        for attempt in range(tries):
+            reply = self.http.post(f"{self.server}/api/kernels/{kernel_id}/restart", timeout=180)
+            if reply.status_code != 500 or attempt == tries - 1:
+                break
+            time.sleep(1)
         _check(reply, "restarting the kernel")
 
 
