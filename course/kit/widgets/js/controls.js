@@ -48,6 +48,9 @@ const MIN_SCALE = 11 / 12;
  * `say(before, after)` makes the live region's sentence from the numbers drawn before and after a
  * move (by default a11y.announcement: the number that moved most).
  *
+ * An explorer whose panels are wider than a phone can show (see `narrowWhen`) has a narrow drawing
+ * too: `reshape(width, height, regions)` sets the viewBox and regions that the next draw fills.
+ *
  * A redraw keeps the nodes shown: where the new drawing has the same elements as the last one,
  * only the attributes and texts that differ are changed (patchChildren), and neither the regions
  * nor the texts they grow to hold are measured again (a patched text keeps its panel's box). The
@@ -102,6 +105,7 @@ export function explorerRoot(el, kind, width, height, label, regions = null, say
   let layout = { signature: null, where: [], boxes: [] };
   const grownTo = new Map(); // each region's box as grown to hold its texts so far
   const tables = tableUpdater(numbers, label);
+  let shape = regions; // the regions of the drawing now (null: the whole of svg's viewBox)
   // The numbers as tables and the sentence of a move: once the reader pauses (250 ms after the
   // last redraw), so that a slider held down redraws its picture alone.
   const speak = () => {
@@ -115,7 +119,7 @@ export function explorerRoot(el, kind, width, height, label, regions = null, say
   const present = () => {
     if (!svg.firstChild) return;
     const { x: vx, y: vy, width: vw, height: vh } = svg.viewBox.baseVal;
-    const shown = regions ?? [{ at: [vx, vy, vw, vh], name: label }];
+    const shown = shape ?? [{ at: [vx, vy, vw, vh], name: label }];
     const items = [...svg.children];
     // Which region each element goes to, from its box, and the box of each region grown to hold
     // its texts: measured (a layout of the hidden SVG) only for a drawing of a new signature (the
@@ -272,10 +276,35 @@ export function explorerRoot(el, kind, width, height, label, regions = null, say
     Object.assign(frame.style, { maxWidth: "100%", minWidth: "0", overflowX: "auto", flex: "0 1 auto" });
     return frame;
   };
+  /** Draw from now on into a viewBox of `w` × `h` units cut into `into` (as `regions`), where that is new. */
+  const reshape = (w, h, into) => {
+    if (svg.getAttribute("viewBox") === `0 0 ${w} ${h}` && JSON.stringify(into) === JSON.stringify(shape)) return;
+    svg.setAttribute("viewBox", `0 0 ${w} ${h}`);
+    svg.style.width = `${w}px`;
+    shape = into;
+    partNodes = null; // the next draw(parts) draws anew, into the new regions
+  };
+  /**
+   * Whether the explorer must draw narrow: a panel `widest` units wide would not show whole in the
+   * pictures' width with its text at 11 px or more (see MIN_SCALE). Returns that test, as a
+   * function of no argument; `redraw` is called again whenever a resize of the pictures (a window
+   * resized, a phone turned, the explorer first laid out) changes its answer. Before the explorer
+   * is laid out (no width yet) the answer is false.
+   */
+  const narrowWhen = (widest, redraw) => {
+    const narrow = () => pictures.clientWidth > 0 && Math.ceil(widest * MIN_SCALE) + 1 > pictures.clientWidth;
+    let was = narrow();
+    new ResizeObserver(() => {
+      if (narrow() === was) return;
+      was = narrow();
+      redraw();
+    }).observe(pictures);
+    return narrow;
+  };
   const observer = new MutationObserver(present);
   observer.observe(svg, { childList: true });
   for (const event of ["input", "change", "click"]) controls.addEventListener(event, () => (moved = true));
-  return { root, controls, message, svg, draw };
+  return { root, controls, message, svg, draw, reshape, narrowWhen };
 }
 
 /**
