@@ -85,24 +85,6 @@ function skipLinks(roots) {
   else document.body.prepend(...links);
 }
 
-/**
- * The page's contents open from the article header's button: on a page with an explorer they are
- * not a sidebar at any width (book.css). sphinx-book-theme 1.3 puts that button (a second
- * .secondary-toggle) in the article header, but pydata-sphinx-theme 0.17 binds only the first, in
- * the top header that the book theme hides: a click on it is handed to that one, which opens the
- * contents as a dialog.
- */
-function contentsButton() {
-  const [bound, ...unbound] = document.querySelectorAll(".secondary-toggle");
-  for (const button of unbound) {
-    button.addEventListener("click", (event) => {
-      event.preventDefault();
-      bound.click();
-    });
-  }
-}
-
-contentsButton();
 const [state] = document.querySelectorAll(`script[type="${STATE}"]`);
 const models = JSON.parse(state.textContent).state;
 const drawn = [...document.querySelectorAll(`script[type="${VIEW}"]`)].map((view) =>

@@ -23,8 +23,9 @@ each edition the script
    ``notebooks/`` with their explorer cells tagged ``full-width``, the guide in ``docs/``, and in
    ``_extra/_static/vendor/`` (Sphinx's ``html_extra_path``) what the pages load: MathJax 3,
    copied from npm at the version of package-lock.json, ``book/explorers.js``, which draws the
-   explorers from the widget state a page holds, and ``book/scrollers.js``, which gives a wide
-   formula or table that scrolls sideways a Tab stop;
+   explorers from the widget state a page holds, ``book/scrollers.js``, which gives a wide
+   formula or table that scrolls sideways a Tab stop, and ``book/contents.js``, which makes the
+   article header's "Contents" button open the page's contents;
 2. writes ``conf.py`` with ``jupyter-book config sphinx`` and builds the HTML with Sphinx (with the
    tag ``student`` for the student edition, which ``{only}`` blocks read), every warning an error,
    with HTTP(S) requests from Python sent to a closed port, so that nothing is fetched at build
@@ -182,7 +183,7 @@ def vendor(node_modules: Path, target: Path) -> None:
     """Copy the scripts the pages load, from npm packages and ``book/``, into ``target``."""
     for asset in MATHJAX:
         asset.copy(node_modules, target)
-    for script in ("explorers.js", "scrollers.js"):
+    for script in ("explorers.js", "scrollers.js", "contents.js"):
         shutil.copy2(BOOK / script, target / script)
 
 

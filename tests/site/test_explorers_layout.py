@@ -17,6 +17,10 @@ them from the stored widget state) at the widths of a laptop, a projector and a 
   and no text is drawn outside its panel's picture (no title cut); the narrow drawing shows every
   number the desktop's does (the explorer's tables, made from the numbers drawn, are the same).
   Before, 21 of 36 panels scrolled sideways inside their box;
+- **the page's contents stay reachable**: where the sticky "Contents" sidebar is not shown (below
+  1200 px on every page, at every width on a page with an explorer) the article header's
+  *Contents* button opens them as a dialog (book/contents.js; before, it did nothing at 992–1199 px
+  on a page without an explorer);
 - **a skip link leads to each explorer**: each explorer is a region named "Explorer: …", and a link
   "Skip to the explorer: …" follows the theme's "Skip to main content" at the top of the page: two
   Tab presses reach it, Enter moves the focus to the explorer and one more Tab reaches its first
@@ -29,7 +33,9 @@ import itertools
 
 import pytest
 from test_book import (
+    LESSON_PAGES,
     LOAD_TIMEOUT,
+    MOVE_TIMEOUT,
     WITH_EXPLORERS,
     book,  # noqa: F401  (the fixture: build/book, fresh; book_site needs it)
     explorers_in,
@@ -50,6 +56,7 @@ PHONE_SMALLEST_TEXT = 11.0  # px
 # A panel is drawn no narrower than its width in units × 11/12 + 1 px (controls.js: its smallest
 # text, 12 units, at 11 px): the narrowest a panel can be on a phone.
 PANEL_FLOOR = 11 / 12
+WITHOUT_EXPLORERS = [page for page in LESSON_PAGES if not explorers_in(page)]
 SKIP_TABS = 2  # Tab presses from the top of the page to the first explorer's skip link
 
 DRAWN = """n => document.querySelectorAll('.attnlib-explorer .attnlib-pictures svg text').length > 0
@@ -220,6 +227,28 @@ def test_on_a_phone_each_explorer_shows_every_number_of_the_desktop(browser, boo
     assert len(desktop) == explorers_in(path) and all(desktop), f"{path}: an explorer has no numbers"
     for k, (wide, narrow) in enumerate(zip(desktop, phone, strict=True)):
         assert narrow == wide, f"explorer {k + 1} on {path}: its numbers on a phone are not the desktop's"
+
+
+@pytest.mark.parametrize("screen", ["1024px", "1280px"])
+@pytest.mark.parametrize("path", [WITH_EXPLORERS[0], WITHOUT_EXPLORERS[0]])
+def test_the_pages_contents_open_where_no_sidebar_shows_them(browser, book_site, path, screen):  # noqa: F811
+    context = browser.new_context(**SCREENS[screen])
+    try:
+        page = context.new_page()
+        page.goto(f"{book_site}/{path}", wait_until="load", timeout=LOAD_TIMEOUT)
+        sidebar = page.locator("#pst-secondary-sidebar")
+        if sidebar.is_visible():
+            assert sidebar.get_by_role("link").count() > 1, f"{path} at {screen}: no section in the sidebar"
+            return
+        button = page.locator(".secondary-toggle").filter(visible=True)
+        assert button.count() == 1, f"{path} at {screen}: no sidebar and {button.count()} Contents buttons"
+        button.click()
+        dialog = page.locator("#pst-secondary-sidebar-modal")
+        dialog.wait_for(state="visible", timeout=MOVE_TIMEOUT)
+        assert dialog.evaluate("d => d.open"), f"{path} at {screen}: the Contents button opened nothing"
+        assert dialog.get_by_role("link").count() > 1, f"{path} at {screen}: the contents list no section"
+    finally:
+        context.close()
 
 
 @pytest.mark.parametrize("path", WITH_EXPLORERS)
