@@ -43,16 +43,21 @@ PLAIN_SENTENCE = re.compile(r"^[A-Z].*(?: (?:rose|fell|changed) from .+ to .+| \
 
 DRAWN = """n => document.querySelectorAll('.attnlib-explorer .attnlib-pictures svg text').length > 0
     && document.querySelectorAll('.attnlib-explorer').length >= n"""
-# Per explorer: its smallest text on screen, what sticks out, the small controls, its colours.
-MEASURE = """() => [...document.querySelectorAll('.attnlib-explorer')].map(root => {
-    const box = root.getBoundingClientRect();
-    let smallest = Infinity, which = '';
+# An explorer's smallest text on screen (px: its font size times its SVG's scale) and what it says.
+SMALLEST_TEXT = """root => {
+    let px = Infinity, which = '';
     for (const t of root.querySelectorAll('.attnlib-pictures svg text')) {
         if (!t.getClientRects().length) continue;
         const m = t.ownerSVGElement.getScreenCTM();
-        const px = parseFloat(getComputedStyle(t).fontSize) * Math.hypot(m.a, m.b);
-        if (px < smallest) { smallest = px; which = t.textContent; }
+        const size = parseFloat(getComputedStyle(t).fontSize) * Math.hypot(m.a, m.b);
+        if (size < px) { px = size; which = t.textContent; }
     }
+    return { px, which };
+}"""
+# Per explorer: its smallest text on screen, what sticks out, the small controls, its colours.
+MEASURE = """() => [...document.querySelectorAll('.attnlib-explorer')].map(root => {
+    const box = root.getBoundingClientRect();
+    const { px: smallest, which } = (SMALLEST_TEXT)(root);
     const visible = [...root.querySelectorAll('input, select, button, output')]
         .filter(e => e.getClientRects().length);
     const name = e => e.dataset.control || e.className || e.tagName;
@@ -67,7 +72,7 @@ MEASURE = """() => [...document.querySelectorAll('.attnlib-explorer')].map(root 
         background: getComputedStyle(root).backgroundColor,
         color: getComputedStyle(root).color,
     };
-})"""
+})""".replace("SMALLEST_TEXT", SMALLEST_TEXT)
 
 
 def luminance(css: str) -> float:
@@ -83,10 +88,12 @@ def contrast(a: str, b: str) -> float:
     return (high + 0.05) / (low + 0.05)
 
 
-def open_lesson(browser, site: str, path: str, width: int, mode: str):
-    """The lesson page at ``width`` in the book's ``mode``, its explorers drawn; returns (context, page)."""
-    context = browser.new_context(viewport={"width": width, "height": 900}, color_scheme=mode)
-    context.add_init_script(f"localStorage.setItem('mode', '{mode}')")  # what the theme's switch stores
+def open_lesson(browser, site: str, path: str, **screen):
+    """The lesson page on ``screen`` (Playwright's context options; with ``color_scheme``, in that
+    mode of the book), its explorers drawn; returns (context, page)."""
+    context = browser.new_context(**screen)
+    if "color_scheme" in screen:  # what the theme's switch stores
+        context.add_init_script(f"localStorage.setItem('mode', '{screen['color_scheme']}')")
     page = context.new_page()
     page.goto(f"{site}/{path}", wait_until="load", timeout=LOAD_TIMEOUT)
     page.wait_for_function(DRAWN, arg=explorers_in(path), timeout=LOAD_TIMEOUT)
@@ -97,7 +104,9 @@ def open_lesson(browser, site: str, path: str, width: int, mode: str):
 @pytest.mark.parametrize("width", WIDTHS)
 @pytest.mark.parametrize("path", WITH_EXPLORERS)
 def test_explorer_fits_the_page_and_follows_its_mode(browser, book_site, path, width, mode):  # noqa: F811
-    context, page = open_lesson(browser, book_site, path, width, mode)
+    context, page = open_lesson(
+        browser, book_site, path, viewport={"width": width, "height": 900}, color_scheme=mode
+    )
     try:
         assert page.evaluate("() => document.documentElement.dataset.theme") == mode
         explorers = page.evaluate(MEASURE)
@@ -122,7 +131,9 @@ def test_explorer_fits_the_page_and_follows_its_mode(browser, book_site, path, w
 
 @pytest.mark.parametrize("path", WITH_EXPLORERS)
 def test_a_screen_reader_finds_the_tables_and_hears_a_move(browser, book_site, path):  # noqa: F811
-    context, page = open_lesson(browser, book_site, path, 1280, "light")
+    context, page = open_lesson(
+        browser, book_site, path, viewport={"width": 1280, "height": 900}, color_scheme="light"
+    )
     try:
         roots = page.locator(".attnlib-explorer")
         for index in range(roots.count()):

@@ -41,6 +41,7 @@ from test_book import (
     explorers_in,
 )
 from test_book import site as book_site  # noqa: F401  (the fixture: build/book served on 127.0.0.1)
+from test_explorers_a11y import SMALLEST_TEXT, open_lesson
 
 WIDTHS = (1024, 1280, 1440, 1920, 2560)
 DESKTOP_HEIGHT = 900
@@ -59,8 +60,6 @@ PANEL_FLOOR = 11 / 12
 WITHOUT_EXPLORERS = [page for page in LESSON_PAGES if not explorers_in(page)]
 SKIP_TABS = 2  # Tab presses from the top of the page to the first explorer's skip link
 
-DRAWN = """n => document.querySelectorAll('.attnlib-explorer .attnlib-pictures svg text').length > 0
-    && document.querySelectorAll('.attnlib-explorer').length >= n"""
 # For each explorer: the window scrolled through it half a window at a time; at each stop every
 # grid point of the explorer's part below the page's top bars, and what lies on top there when it
 # is not part of the explorer (counted by the landmark or element it belongs to).
@@ -127,17 +126,11 @@ PHONE_LAYOUT = """(floor) => [...document.querySelectorAll('.attnlib-explorer')]
             outside,
         };
     });
-    let text = Infinity, which = '';
-    for (const t of root.querySelectorAll('.attnlib-pictures svg text')) {
-        if (!t.getClientRects().length) continue;
-        const m = t.ownerSVGElement.getScreenCTM();
-        const px = parseFloat(getComputedStyle(t).fontSize) * Math.hypot(m.a, m.b);
-        if (px < text) { text = px; which = t.textContent; }
-    }
+    const { px: text, which } = (SMALLEST_TEXT)(root);
     const box = root.getBoundingClientRect();
     const width = document.documentElement.clientWidth;
     return { kind: root.className, left: box.left, right: box.right, width, panels, text, which };
-})"""
+})""".replace("SMALLEST_TEXT", SMALLEST_TEXT)
 # Each explorer's numbers, as its tables read them out (made from the numbers its pictures draw).
 NUMBERS = "() => [...document.querySelectorAll('.attnlib-explorer .attnlib-numbers')].map(n => n.textContent)"
 TABLES_SETTLE = 600  # ms: the tables follow a redraw (a narrow one, once laid out) 250 ms later
@@ -155,19 +148,10 @@ FIRST_CONTROL = """root => {
 }"""
 
 
-def open_lesson(browser, site: str, path: str, screen: dict):
-    """The lesson page on ``screen`` (Playwright's context options), its explorers drawn."""
-    context = browser.new_context(**screen)
-    page = context.new_page()
-    page.goto(f"{site}/{path}", wait_until="load", timeout=LOAD_TIMEOUT)
-    page.wait_for_function(DRAWN, arg=explorers_in(path), timeout=LOAD_TIMEOUT)
-    return context, page
-
-
 @pytest.mark.parametrize("screen", SCREENS)
 @pytest.mark.parametrize("path", WITH_EXPLORERS)
 def test_nothing_lies_on_top_of_an_explorer(browser, book_site, path, screen):  # noqa: F811
-    context, page = open_lesson(browser, book_site, path, SCREENS[screen])
+    context, page = open_lesson(browser, book_site, path, **SCREENS[screen])
     try:
         explorers = page.evaluate(COVERED, 16)
         assert len(explorers) == explorers_in(path)
@@ -186,7 +170,7 @@ def test_nothing_lies_on_top_of_an_explorer(browser, book_site, path, screen):  
 
 @pytest.mark.parametrize("path", WITH_EXPLORERS)
 def test_on_a_phone_each_explorer_takes_the_width_with_its_panels_stacked(browser, book_site, path):  # noqa: F811
-    context, page = open_lesson(browser, book_site, path, PHONE)
+    context, page = open_lesson(browser, book_site, path, **PHONE)
     try:
         explorers = page.evaluate(PHONE_LAYOUT, PANEL_FLOOR)
         assert len(explorers) == explorers_in(path)
@@ -217,7 +201,7 @@ def test_on_a_phone_each_explorer_takes_the_width_with_its_panels_stacked(browse
 def test_on_a_phone_each_explorer_shows_every_number_of_the_desktop(browser, book_site, path):  # noqa: F811
     tables = []
     for screen in (SCREENS["1280px"], PHONE):
-        context, page = open_lesson(browser, book_site, path, screen)
+        context, page = open_lesson(browser, book_site, path, **screen)
         try:
             page.wait_for_timeout(TABLES_SETTLE)
             tables.append(page.evaluate(NUMBERS))
@@ -253,7 +237,7 @@ def test_the_pages_contents_open_where_no_sidebar_shows_them(browser, book_site,
 
 @pytest.mark.parametrize("path", WITH_EXPLORERS)
 def test_a_skip_link_leads_to_each_explorer(browser, book_site, path):  # noqa: F811
-    context, page = open_lesson(browser, book_site, path, SCREENS["1280px"])
+    context, page = open_lesson(browser, book_site, path, **SCREENS["1280px"])
     try:
         n = explorers_in(path)
         names = [page.locator(".attnlib-explorer").nth(k).get_attribute("aria-label") for k in range(n)]
