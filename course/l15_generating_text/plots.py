@@ -17,6 +17,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
 from attnlib.validation import as_positive_int, as_real, as_real_array
+from course.kit.plots.curves import running_mean_curves
 from course.kit.plots.descriptions import Table, describe, join_sentences
 from course.kit.plots.palette import color, ordered
 from course.kit.plots.styles import RAW_HATCH, STYLES, figure, style_context
@@ -343,31 +344,14 @@ def position_losses_figure(
     k = as_positive_int(smooth, "smooth")
     if k > trained:
         raise ValueError(f"smooth must be at most n_ctx − 1 = {trained}, got {k}")
-    others = [name for name in arrays if name != reference]
-    colours = dict(zip(others, ordered(len(others)), strict=True))
-    styles = ("-", "-.", ":", (0, (5, 1)))
-    positions = np.arange(k - 1, m)
-    rc = STYLES[style]
     fig, axes = figure(1, 1, figsize=(9.0, 3.8), style=style)
     ax = axes[0, 0]
+    note = f"trained context: {ctx}"
+    running_mean_curves(ax, arrays, reference=reference, smooth=k, mark=trained - 0.5, note=note, style=style)
     with style_context(style):
-        for index, (name, values) in enumerate(arrays.items()):
-            mean = np.convolve(values, np.ones(k) / k, mode="valid")
-            if name == reference:
-                ax.plot(positions, mean, color=color("reference"), linestyle="--", label=name)
-            else:
-                ax.plot(
-                    positions, mean, color=colours[name], linestyle=styles[index % len(styles)], label=name
-                )
-        ax.axvline(trained - 0.5, color=str(rc["text.color"]), linestyle=":", linewidth=1)
-        ax.annotate(
-            f"trained context: {ctx}", (trained - 0.5, 1.0), xycoords=("data", "axes fraction"),
-            xytext=(4, -12), textcoords="offset points", fontsize=9,
-        )  # fmt: skip
         ax.set_xlabel("position in the text (characters)")
         ax.set_ylabel(f"loss (nats), mean of {k} positions" if k > 1 else "loss (nats)")
         ax.set_title("The loss at each position, past the trained context")
-        ax.grid(True, alpha=0.4)
         ax.legend(fontsize=8, loc="upper left")
     said = [
         f"{name}: {v[:trained].mean():.3f} within the trained context, {v[trained:].mean():.3f} past it"

@@ -15,9 +15,10 @@ import numpy.typing as npt
 from matplotlib.figure import Figure
 
 from attnlib.validation import as_positive_int, as_real, as_real_array
+from course.kit.plots.curves import running_mean_curves
 from course.kit.plots.descriptions import Table, describe, join_sentences
 from course.kit.plots.heatmaps import heatmap
-from course.kit.plots.palette import color, ordered
+from course.kit.plots.palette import color
 from course.kit.plots.styles import RAW_HATCH, STYLES, figure, style_context
 
 __all__ = ["ablation_figure", "layer_head_figure", "window_losses_figure"]
@@ -102,27 +103,14 @@ def window_losses_figure(
     k = as_positive_int(smooth, "smooth")
     if w >= m or k > m:
         raise ValueError(f"window ({w}) and smooth ({k}) must be shorter than the curves ({m} positions)")
-    names = list(arrays)
-    colours = dict(zip(names[1:], ordered(len(names) - 1), strict=True))
-    styles = ("-", "-.", ":", (0, (5, 1)))
-    rc = STYLES[style]
     fig, axes = figure(1, 1, figsize=(9.0, 3.8), style=style)
     ax = axes[0, 0]
+    note, reference = f"the first token leaves a window of {w}", next(iter(arrays))
+    running_mean_curves(ax, arrays, reference=reference, smooth=k, mark=w - 0.5, note=note, style=style)
     with style_context(style):
-        for index, (name, values) in enumerate(arrays.items()):
-            mean = np.convolve(values, np.ones(k) / k, mode="valid")
-            look = {"color": color("reference"), "linestyle": "--"} if index == 0 else {
-                "color": colours[name], "linestyle": styles[index % len(styles)]}  # fmt: skip
-            ax.plot(np.arange(k - 1, m), mean, label=name, **look)
-        ax.axvline(w - 0.5, color=str(rc["text.color"]), linestyle=":", linewidth=1)
-        ax.annotate(
-            f"the first token leaves a window of {w}", (w - 0.5, 1.0), xycoords=("data", "axes fraction"),
-            xytext=(4, -12), textcoords="offset points", fontsize=9,
-        )  # fmt: skip
         ax.set_xlabel("position in the text (tokens)")
         ax.set_ylabel(f"loss (nats), mean of {k} positions")
         ax.set_title("The loss at each position of a long text, by what the cache keeps")
-        ax.grid(True, alpha=0.4)
         ax.legend(fontsize=8, loc="upper right")
     past = {name: v[w:] for name, v in arrays.items()}
     said = [

@@ -25,7 +25,8 @@ Modules: :mod:`~course.kit.plots.palette`, :mod:`~course.kit.plots.styles`,
 :mod:`~course.kit.plots.contrast`, :mod:`~course.kit.plots.cells`, :mod:`~course.kit.plots.limits`,
 :mod:`~course.kit.plots.heatmaps`, :mod:`~course.kit.plots.arrows`, :mod:`~course.kit.plots.labels`,
 :mod:`~course.kit.plots.png`, :mod:`~course.kit.plots.descriptions`,
-:mod:`~course.kit.plots.artists`, :mod:`~course.kit.plots.panel_text`.
+:mod:`~course.kit.plots.artists`, :mod:`~course.kit.plots.panel_text`,
+:mod:`~course.kit.plots.curves`.
 """
 
 from course.kit.plots.arrows import Arrows, vectors
