@@ -13,7 +13,7 @@ const HEIGHT = 420;
  */
 export const REGIONS = [
   { at: [15, 0, 420, 355], name: "the scores s, masked keys hatched" },
-  { at: [466, 0, 424, 355], name: "the weights softmax(s / T), masked keys hatched" },
+  { at: [465, 0, 420, 355], name: "the weights softmax(s / T), masked keys hatched" },
   { at: [62, 355, 422, HEIGHT - 355], name: "the temperature, the sum of the weights and their entropy" },
 ];
 
