@@ -5,8 +5,14 @@ import { similarity } from "../kit/widgets/js/mirror.js";
 import { arrow, element, labelPlacements, numberText, text, tipLabel, title, vectorPanel } from "../kit/widgets/js/svg.js";
 import { applyTheme, bind, explorerRoot, html, row, sender, slider, stepDecimals, themeOf } from "../kit/widgets/js/controls.js";
 
-const WIDTH = 520;
-const HEIGHT = 540;
+/**
+ * The picture's geometry: WIDE wherever its 520 units show whole; else NARROW (a phone, at most
+ * 424 units wide): a smaller plot, the box of numbers below it instead of on its top left corner
+ * and the two lengths beside that box. `box` is the plot, `numbers` the top left corner of the box
+ * of numbers, `norms` the right end of the label of each length ("|a| =") and its baseline.
+ */
+export const WIDE = { width: 520, height: 540, box: { x: 70, y: 40, width: 420, height: 420 }, numbers: [74, 44], norms: [[110, 525], [290, 525]] };
+export const NARROW = { width: 410, height: 515, box: { x: 60, y: 40, width: 336, height: 336 }, numbers: [60, 426], norms: [[320, 440], [320, 457]] };
 
 /** Dot product, lengths, cosine and angle of the explorer's two vectors (course.l01_embeddings.similarity). */
 export function computeSimilarity({ vectors }) {
@@ -27,18 +33,18 @@ function arcPoints(frame, a, b, r, opposite) {
   }).join(" ");
 }
 
-/** The panel and its numbers, as SVG markup. */
-export function drawSimilarity(state, sim, theme) {
-  return similarityParts(state, sim, theme).join("");
+/** The panel and its numbers, as SVG markup (`narrow`: laid out as NARROW). */
+export function drawSimilarity(state, sim, theme, narrow = false) {
+  return similarityParts(state, sim, theme, narrow).join("");
 }
 
 /** drawSimilarity's markup in parts, in order: a move redraws only the parts whose markup changed. */
-export function similarityParts(state, sim, theme) {
+export function similarityParts(state, sim, theme, narrow = false) {
   const { labels, vectors, limits } = state;
   const [a, b] = vectors;
   const [p, q] = labels;
-  const parts = [element("rect", { x: 0, y: 0, width: WIDTH, height: HEIGHT, fill: theme.background })];
-  const box = { x: 70, y: 40, width: 420, height: 420 };
+  const { width, height, box, numbers, norms } = narrow ? NARROW : WIDE;
+  const parts = [element("rect", { x: 0, y: 0, width, height, fill: theme.background })];
   const frame = vectorPanel(box, limits, theme, { xlabel: `shaded: ${q} projected onto ${p};  ${p}\u00b7${q} = |${p}| \u00d7 its length` });
   parts.push(title(box, "Dot product, cosine and angle", theme), frame.markup);
   if (sim.normA > 0) {
@@ -61,9 +67,9 @@ export function similarityParts(state, sim, theme) {
   });
 
   const mono = { "font-size": 12, "font-family": "DejaVu Sans Mono, monospace", fill: theme.text };
-  const left = box.x + 8;
-  const top = box.y + 18;
-  parts.push(element("rect", { x: box.x + 4, y: box.y + 4, width: 190, height: 78, rx: 6, fill: theme.background, "fill-opacity": 0.9, stroke: theme.grid }));
+  const left = numbers[0] + 4;
+  const top = numbers[1] + 14;
+  parts.push(element("rect", { x: numbers[0], y: numbers[1], width: 190, height: 78, rx: 6, fill: theme.background, "fill-opacity": 0.9, stroke: theme.grid }));
   const line = (k, label, value, shown, quantity) =>
     text(left, top + 17 * k, label, mono) + numberText(left + 95, top + 17 * k, value, shown, { quantity }, mono);
   parts.push(line(0, `${p}\u00b7${q}`, sim.dot, signed(sim.dot), "dot"));
@@ -75,21 +81,28 @@ export function similarityParts(state, sim, theme) {
     parts.push(line(2, "cos \u03b8", sim.cosine, signed(sim.cosine), "cosine"));
     parts.push(line(3, "\u03b8", sim.angleDegrees, `${sim.angleDegrees.toFixed(1)}\u00b0`, "angle_degrees"));
   }
-  const y = 525;
   const plain = { "font-size": 12, fill: theme.text };
   const right = { ...plain, "text-anchor": "end" };
+  const [[xa, ya], [xb, yb]] = norms;
   parts.push(
-    text(110, y, `|${p}| =`, right),
-    numberText(116, y, sim.normA, sim.normA.toFixed(4), { quantity: "norm_a" }, plain),
-    text(290, y, `|${q}| =`, right),
-    numberText(296, y, sim.normB, sim.normB.toFixed(4), { quantity: "norm_b" }, plain),
+    text(xa, ya, `|${p}| =`, right),
+    numberText(xa + 6, ya, sim.normA, sim.normA.toFixed(4), { quantity: "norm_a" }, plain),
+    text(xb, yb, `|${q}| =`, right),
+    numberText(xb + 6, yb, sim.normB, sim.normB.toFixed(4), { quantity: "norm_b" }, plain),
   );
   return parts;
 }
 
 function render({ model, el }) {
   const labels = model.get("labels");
-  const { root, controls, draw } = explorerRoot(el, "similarity", WIDTH, HEIGHT, "two vectors, their dot product, cosine and angle");
+  const { root, controls, draw, reshape, narrowWhen } = explorerRoot(el, "similarity", WIDE.width, WIDE.height, "two vectors, their dot product, cosine and angle");
+  // whether to draw narrow, as narrowWhen last said: asked again only when a resize changes it
+  // (asking lays the page out, which a move need not wait for)
+  const isNarrow = narrowWhen(WIDE.width, () => {
+    narrow = isNarrow();
+    redraw();
+  });
+  let narrow = isNarrow();
   const step = model.get("step");
   const decimals = stepDecimals(step);
   const send = sender(model);
@@ -122,7 +135,9 @@ function render({ model, el }) {
     const theme = themeOf(model);
     state.vectors.forEach((v, i) => sliders[i].forEach((s, j) => s.set(v[j])));
     applyTheme(root, theme);
-    draw(similarityParts(state, computeSimilarity(state), theme));
+    const layout = narrow ? NARROW : WIDE;
+    reshape(layout.width, layout.height, null);
+    draw(similarityParts(state, computeSimilarity(state), theme, layout === NARROW));
   };
   return bind(model, ["vectors", "style_name"], redraw);
 }

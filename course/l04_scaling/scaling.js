@@ -8,6 +8,19 @@ import { applyTheme, bind, button, explorerRoot, row, sender, slider, themeOf } 
 const WIDTH = 1300;
 const HEIGHT = 540;
 const BINS = 48;
+const PANELS = [
+  { at: [25, 0, 400, 380], name: "the spread of every score, raw (hatched) and scaled" },
+  { at: [466, 0, 392, 380], name: "one query's weights over the keys, raw (hatched) and scaled" },
+  { at: [906, 0, 385, 380], name: "the variance of the scores against d_k, raw (dashed, circles) and scaled (solid, squares)" },
+];
+const STATISTICS = "the statistics over every query, raw and scaled";
+/**
+ * The picture's viewBox and panels: WIDE, the statistics in a table one row a line (550 units
+ * wide), wherever that panel shows whole; else NARROW (a phone): the same three plots, the
+ * statistics with each row's label on two lines, every panel at most 424 units wide.
+ */
+export const WIDE = { width: WIDTH, height: HEIGHT, regions: [...PANELS, { at: [10, 380, 550, HEIGHT - 380], name: STATISTICS }] };
+export const NARROW = { width: WIDTH, height: 590, regions: [...PANELS, { at: [10, 380, 400, 210], name: STATISTICS }] };
 
 /** The precomputed row of the table for one d_k. */
 export function rowFor(table, dK) {
@@ -78,13 +91,17 @@ export function drawScaling(state, theme) {
   return scalingParts(state, theme).join("");
 }
 
-/** drawScaling's markup in parts, in order: a move redraws only the parts whose markup changed. */
-export function scalingParts(state, theme) {
-  const { table, dK, nQueries, nKeys, seed } = state;
+/**
+ * drawScaling's markup in parts, in order: a move redraws only the parts whose markup changed.
+ * `narrow`: the statistics as NARROW lays them out (see statisticsParts).
+ */
+export function scalingParts(state, theme, narrow = false) {
+  const { table, dK, nQueries, nKeys } = state;
   const r = rowFor(table, dK);
   const total = nQueries * nKeys;
   const mono = { "font-size": 12, "font-family": "DejaVu Sans Mono, monospace", fill: theme.text };
-  const parts = [element("rect", { x: 0, y: 0, width: WIDTH, height: HEIGHT, fill: theme.background }), hatchPattern(theme)];
+  const { width, height } = narrow ? NARROW : WIDE;
+  const parts = [element("rect", { x: 0, y: 0, width, height, fill: theme.background }), hatchPattern(theme)];
 
   // 1. the spread of every score, raw and scaled
   const spread = { x: 80, y: 40, width: 330, height: 300 };
@@ -180,39 +197,60 @@ export function scalingParts(state, theme) {
     numberText(variance.x + 180, variance.y + 46, r.scaled_variance, r.scaled_variance.toFixed(2), { quantity: "scaled_variance" }, { ...mono, "text-anchor": "end" }),
   );
 
-  // the statistics over every query
+  parts.push(...statisticsParts(state, r, theme, narrow));
+  return parts;
+}
+
+/**
+ * The statistics over every query, raw and scaled, as parts of markup. Wide: a table whose rows
+ * are one line each (label, raw, scaled). Narrow: the line of what was drawn cut in two, and each
+ * row's label on two lines, its numbers on the first; the same numbers, in the same order.
+ */
+export function statisticsParts(state, r, theme, narrow = false) {
+  const { dK, nQueries, nKeys, seed } = state;
   const y0 = 405;
   const plain = { "font-size": 13, fill: theme.text };
-  parts.push(
-    text(20, y0, `d_k = ${dK}: ${nQueries} random queries \u00b7 ${nKeys} random keys (seed ${seed})`, plain),
-    text(20, y0 + 18, `scale 1/\u221ad_k = ${tickLabel(1 / Math.sqrt(dK))}`, plain),
-    text(400, y0 + 40, "raw q\u00b7k", { ...plain, "font-weight": "bold", "text-anchor": "end" }),
-    text(540, y0 + 40, "scaled q\u00b7k/\u221ad_k", { ...plain, "font-weight": "bold", "text-anchor": "end" }),
-  );
-  const rows = [
-    ["largest weight (mean over queries)", "max_weight", 3],
-    [`entropy, nats (uniform: ${Math.log(nKeys).toFixed(3)})`, "entropy", 3],
-    ["gradient size |\u2202softmax/\u2202s|", "jacobian_norm", 3],
+  const bold = { ...plain, "font-weight": "bold", "text-anchor": "end" };
+  const [raw, scaled] = narrow ? [250, 395] : [400, 540]; // where the two columns end
+  const drawn = `d_k = ${dK}: ${nQueries} random queries`;
+  const keys = `${nKeys} random keys (seed ${seed})`;
+  const scale = `scale 1/\u221ad_k = ${tickLabel(1 / Math.sqrt(dK))}`;
+  const lines = narrow ? [drawn, `and ${keys}`, scale] : [`${drawn} \u00b7 ${keys}`, scale];
+  const head = y0 + 18 * lines.length + 4; // the columns' headers
+  const parts = [
+    ...lines.map((line, k) => text(20, y0 + 18 * k, line, plain)),
+    text(raw, head, "raw q\u00b7k", bold),
+    text(scaled, head, "scaled q\u00b7k/\u221ad_k", bold),
   ];
+  const rows = [
+    [["largest weight", "(mean over queries)"], "max_weight", 3],
+    [["entropy, nats", `(uniform: ${Math.log(nKeys).toFixed(3)})`], "entropy", 3],
+    [["gradient size", "|\u2202softmax/\u2202s|"], "jacobian_norm", 3],
+  ];
+  const spacing = narrow ? 40 : 18; // between rows
   rows.forEach(([label, key, decimals], k) => {
-    const y = y0 + 58 + 18 * k;
+    const y = head + 18 + spacing * k;
     parts.push(
-      text(20, y, label, plain),
-      numberText(400, y, r[`raw_${key}`], r[`raw_${key}`].toFixed(decimals), { quantity: `raw_${key}` }, { ...plain, "text-anchor": "end" }),
-      numberText(540, y, r[`scaled_${key}`], r[`scaled_${key}`].toFixed(decimals), { quantity: `scaled_${key}` }, { ...plain, "text-anchor": "end" }),
+      text(20, y, narrow ? label[0] : label.join(" "), plain),
+      numberText(raw, y, r[`raw_${key}`], r[`raw_${key}`].toFixed(decimals), { quantity: `raw_${key}` }, { ...plain, "text-anchor": "end" }),
+      numberText(scaled, y, r[`scaled_${key}`], r[`scaled_${key}`].toFixed(decimals), { quantity: `scaled_${key}` }, { ...plain, "text-anchor": "end" }),
     );
+    if (narrow) parts.push(text(20, y + 18, label[1], plain));
   });
   return parts;
 }
 
 function render({ model, el }) {
   const values = model.get("d_k_values");
-  const { root, controls, message, draw } = explorerRoot(el, "scaling", WIDTH, HEIGHT, "raw and scaled scores of random vectors", [
-    { at: [25, 0, 400, 380], name: "the spread of every score, raw (hatched) and scaled" },
-    { at: [466, 0, 392, 380], name: "one query's weights over the keys, raw (hatched) and scaled" },
-    { at: [906, 0, 385, 380], name: "the variance of the scores against d_k, raw (dashed, circles) and scaled (solid, squares)" },
-    { at: [10, 380, 550, HEIGHT - 380], name: "the statistics over every query, raw and scaled" },
-  ]);
+  const label = "raw and scaled scores of random vectors";
+  const { root, controls, message, draw, reshape, narrowWhen } = explorerRoot(el, "scaling", WIDTH, HEIGHT, label, WIDE.regions);
+  // whether to draw narrow, as narrowWhen last said: asked again only when a resize changes it
+  // (asking lays the page out, which a move need not wait for)
+  const isNarrow = narrowWhen(Math.max(...WIDE.regions.map(({ at }) => at[2])), () => {
+    narrow = isNarrow();
+    redraw();
+  });
+  let narrow = isNarrow();
   const send = sender(model);
   const dK = slider({
     name: "d_k",
@@ -244,7 +282,9 @@ function render({ model, el }) {
     const waiting = model.get("seed") !== state.seed;
     message.textContent = waiting ? `New random vectors (seed ${model.get("seed")}) are drawn by Python: waiting for the kernel\u2026` : "";
     applyTheme(root, theme);
-    draw(scalingParts(state, theme));
+    const layout = narrow ? NARROW : WIDE;
+    reshape(layout.width, layout.height, layout.regions);
+    draw(scalingParts(state, theme, layout === NARROW));
   };
   return bind(model, ["d_k", "seed", "table", "table_seed", "style_name"], redraw);
 }

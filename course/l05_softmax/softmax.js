@@ -7,6 +7,15 @@ import { applyTheme, bind, checkbox, explorerRoot, row, sender, slider, stepDeci
 
 const WIDTH = 900;
 const HEIGHT = 420;
+/**
+ * The panels, each drawn whole on a phone (at most 424 units wide: its text at 11 px in 390 px):
+ * each region is what its part of the drawing spans, axis labels included.
+ */
+export const REGIONS = [
+  { at: [15, 0, 420, 355], name: "the scores s, masked keys hatched" },
+  { at: [465, 0, 420, 355], name: "the weights softmax(s / T), masked keys hatched" },
+  { at: [62, 355, 422, HEIGHT - 355], name: "the temperature, the sum of the weights and their entropy" },
+];
 
 /** softmax(s / T) with masked keys at -∞, as attnlib computes it in SoftmaxExplorer. */
 export function computeSoftmax({ scores, masks, temperature }) {
@@ -108,11 +117,7 @@ export function softmaxParts(state, result, theme) {
 
 function render({ model, el }) {
   const labels = model.get("labels");
-  const { root, controls, draw } = explorerRoot(el, "softmax", WIDTH, HEIGHT, "scores and softmax weights", [
-    { at: [15, 0, 430, 355], name: "the scores s, masked keys hatched" },
-    { at: [466, 0, 424, 355], name: "the weights softmax(s / T), masked keys hatched" },
-    { at: [55, 355, 460, HEIGHT - 355], name: "the temperature, the sum of the weights and their entropy" },
-  ]);
+  const { root, controls, draw } = explorerRoot(el, "softmax", WIDTH, HEIGHT, "scores and softmax weights", REGIONS);
   const step = model.get("step");
   const decimals = stepDecimals(step);
   const send = sender(model);
