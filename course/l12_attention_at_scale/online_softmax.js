@@ -161,10 +161,10 @@ export function onlineSoftmaxParts(model, theme, layout = WIDE) {
   );
 
   // 3. the running numbers
-  const { x: rx, y: y0, right: rright, wrap } = layout.running;
+  const { x: rx, y: y0, right: valuesEnd, wrap } = layout.running;
   const right = { ...mono, "text-anchor": "end" };
   const line = (k, label, value, shown, quantity, col) =>
-    [text(rx, y0 + 22 * k, label, mono), numberText(rright, y0 + 22 * k, value, shown, { quantity, col }, right)];
+    [text(rx, y0 + 22 * k, label, mono), numberText(valuesEnd, y0 + 22 * k, value, shown, { quantity, col }, right)];
   const grew = previous !== null && state.maximum > previous.maximum;
   const remark = previous === null ? "nothing read before" : grew ? "the maximum grew" : "m unchanged";
   const rescale = "rescale exp(m_before − m):";
