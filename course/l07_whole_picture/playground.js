@@ -199,10 +199,14 @@ function render({ model, el }) {
   note.style.fontSize = "12px";
   controls.append(row(dK.node, causal.node, style.node, reset), note);
 
-  // the widest panel of the desktop's layout is its table's
-  const narrow = narrowWhen(WIDE.regions[4][2], () => redraw());
+  // The layout, asked of the page only when a resize changes it (narrow() measures the page: in
+  // every move's redraw, it would lay out the page twice a move). The desktop's widest panel is its table.
+  const narrow = narrowWhen(WIDE.regions[4][2], () => {
+    layout = narrow() ? NARROW : WIDE;
+    redraw();
+  });
+  let layout = narrow() ? NARROW : WIDE;
   const redraw = () => {
-    const layout = narrow() ? NARROW : WIDE;
     reshape(layout.width, pictureHeight(n, layout), playgroundRegions(n, layout));
     const state = embeddingState(model, ["W_q", "W_k", "W_v", "d_k", "causal"]);
     const theme = themeOf(model);
