@@ -7,13 +7,65 @@ import { attentionSteps, defaultScale, matmul } from "../kit/widgets/js/mirror.j
 import { arrowsMarkup, element, heatmap, numberText, signed, squareLimits, text, title, vectorPanel } from "../kit/widgets/js/svg.js";
 import { applyTheme, bind, button, checkbox, embeddingSliders, embeddingState, explorerRoot, html, row, sender, slider, styleNameOf, styleSelect, themeOf } from "../kit/widgets/js/controls.js";
 
-const WIDTH = 960;
-const TABLE_TOP = 830;
 const LINE = 17;
 
+/**
+ * Where the playground draws, for a layout: its width, the four panels' boxes, the table's top, its
+ * columns and the gap between the token of largest weight and that weight, and each panel's region
+ * ([x, y, w] and the top; the table's region reaches the bottom, which depends on the tokens).
+ * WIDE is the desktop's: two rows of two panels, the table below them.
+ */
+export const WIDE = {
+  width: 960,
+  embeddings: { x: 70, y: 40, width: 300, height: 300 },
+  rawScores: { x: 590, y: 40, size: 300 },
+  weights: { x: 110, y: 450, size: 300 },
+  outputs: { x: 590, y: 450, width: 300, height: 300 },
+  tableTop: 830,
+  columns: [20, 160, 330, 500],
+  weightGap: 70,
+  regions: [
+    [0, 0, 440, 415],
+    [520, 0, 440, 415],
+    [20, 415, 440, 395],
+    [540, 415, 420, 395],
+    [0, 810, 640],
+  ],
+};
+
+/**
+ * The layout for a phone: the same panels in one column, none wider than 410 units (the heatmaps'
+ * cells 260 units instead of 300, the table's columns closer), so that each shows whole on a
+ * 390 px screen with its text at 11 px or more.
+ */
+export const NARROW = {
+  width: 410,
+  embeddings: { x: 60, y: 40, width: 300, height: 300 },
+  rawScores: { x: 80, y: 430, size: 260 },
+  weights: { x: 80, y: 800, size: 260 },
+  outputs: { x: 60, y: 1170, width: 300, height: 300 },
+  tableTop: 1550,
+  columns: [8, 70, 184, 298],
+  weightGap: 60,
+  regions: [
+    [0, 0, 410, 390],
+    [0, 390, 410, 370],
+    [0, 760, 410, 370],
+    [0, 1130, 410, 390],
+    [0, 1520, 410],
+  ],
+};
+
+const NAMES = ["1. the embeddings", "2. the raw scores", "3. the weights", "4. the outputs", "the numbers of each token"];
+
 /** The SVG's height for n tokens: four panels and a table of n rows. */
-export function pictureHeight(n) {
-  return TABLE_TOP + LINE * (n + 2);
+export function pictureHeight(n, layout = WIDE) {
+  return layout.tableTop + LINE * (n + 2);
+}
+
+/** The regions ({at, name}) of a layout for n tokens: the table's reaches the picture's bottom. */
+export function playgroundRegions(n, layout = WIDE) {
+  return layout.regions.map(([x, y, w, h], k) => ({ at: [x, y, w, h ?? pictureHeight(n, layout) - y], name: NAMES[k] }));
 }
 
 /** Attention of the explorer's inputs, as attnlib computes it in Playground. */
@@ -25,25 +77,28 @@ export function computePlayground({ embeddings, W_q, W_k, W_v, d_k, causal }) {
 }
 
 /** The whole picture for one state, as SVG markup. */
-export function drawPlayground(state, steps, theme, colormaps) {
-  return playgroundParts(state, steps, theme, colormaps).join("");
+export function drawPlayground(state, steps, theme, colormaps, layout = WIDE) {
+  return playgroundParts(state, steps, theme, colormaps, layout).join("");
 }
 
-/** drawPlayground's markup in parts, in order: a move redraws only the parts whose markup changed. */
-export function playgroundParts(state, steps, theme, colormaps) {
+/**
+ * drawPlayground's markup in parts, in order: a move redraws only the parts whose markup changed.
+ * The same parts, with the same numbers, in either layout (WIDE or NARROW).
+ */
+export function playgroundParts(state, steps, theme, colormaps, layout = WIDE) {
   const { tokens, embeddings, d_k, causal, valueMin, valueMax } = state;
   const n = tokens.length;
   const limits = squareLimits([valueMin, valueMax, ...embeddings.flat(), ...steps.output.flat()]);
   const reach = 0.08 * (limits[1] - limits[0]);
-  const parts = [element("rect", { x: 0, y: 0, width: WIDTH, height: pictureHeight(n), fill: theme.background })];
+  const parts = [element("rect", { x: 0, y: 0, width: layout.width, height: pictureHeight(n, layout), fill: theme.background })];
 
-  const top = { x: 70, y: 40, width: 300, height: 300 };
+  const top = layout.embeddings;
   const panel1 = vectorPanel(top, limits, theme);
   parts.push(title(top, "1. Embeddings X", theme), panel1.markup);
   parts.push(arrowsMarkup(panel1, embeddings, tokens, theme.palette, { reach }));
 
   parts.push(
-    heatmap({ x: 590, y: 40, size: 300 }, steps.rawScores, {
+    heatmap(layout.rawScores, steps.rawScores, {
       rowLabels: tokens,
       colLabels: tokens,
       title: "2. Raw scores Q K\u1d40",
@@ -53,7 +108,7 @@ export function playgroundParts(state, steps, theme, colormaps) {
     }),
   );
   parts.push(
-    heatmap({ x: 110, y: 450, size: 300 }, steps.weights, {
+    heatmap(layout.weights, steps.weights, {
       rowLabels: tokens,
       colLabels: tokens,
       title: `3. Weights softmax(Q K\u1d40/\u221ad_k${causal ? " + mask" : ""})`,
@@ -65,22 +120,22 @@ export function playgroundParts(state, steps, theme, colormaps) {
     }),
   );
 
-  const bottom = { x: 590, y: 450, width: 300, height: 300 };
+  const bottom = layout.outputs;
   const panel4 = vectorPanel(bottom, limits, theme);
   parts.push(title(bottom, "4. Outputs (weights \u00b7 V)", theme), panel4.markup);
   parts.push(arrowsMarkup(panel4, embeddings, tokens, theme.palette, { opacity: 0.25, reach }));
   parts.push(arrowsMarkup(panel4, steps.output, tokens, theme.palette, { reach }));
 
   const scale = steps.scale;
-  const head = TABLE_TOP;
+  const head = layout.tableTop;
+  const columns = layout.columns;
   const lead = `scale 1/\u221ad_k = 1/\u221a${d_k} = `;
-  const after = 20 + lead.length * 7.4;
+  const after = columns[0] + lead.length * 7.4;
   parts.push(
-    text(20, head, lead, { "font-size": 13, fill: theme.text }),
+    text(columns[0], head, lead, { "font-size": 13, fill: theme.text }),
     numberText(after, head, scale, scale.toFixed(4), { quantity: "scale" }, { "font-size": 13, fill: theme.text }),
     text(after + 60, head, `\u00b7 causal mask ${causal ? "on" : "off"}`, { "font-size": 13, fill: theme.text }),
   );
-  const columns = [20, 160, 330, 500];
   ["token", "embedding", "output", "largest weight"].forEach((label, k) => {
     parts.push(text(columns[k], head + LINE, label, { "font-size": 13, "font-weight": "bold", fill: theme.text }));
   });
@@ -101,7 +156,7 @@ export function playgroundParts(state, steps, theme, colormaps) {
     const j = w.indexOf(Math.max(...w));
     parts.push(
       text(columns[3], y, tokens[j], { "font-size": 13, fill: theme.text }),
-      numberText(columns[3] + 70, y, w[j], w[j].toFixed(3), { quantity: "largest_weight", row: i, col: j }, cell),
+      numberText(columns[3] + layout.weightGap, y, w[j], w[j].toFixed(3), { quantity: "largest_weight", row: i, col: j }, cell),
     );
   });
   return parts;
@@ -110,13 +165,14 @@ export function playgroundParts(state, steps, theme, colormaps) {
 function render({ model, el }) {
   const tokens = model.get("tokens");
   const n = tokens.length;
-  const { root, controls, draw } = explorerRoot(el, "playground", WIDTH, pictureHeight(n), "the four panels of attention", [
-    { at: [0, 0, 440, 415], name: "1. the embeddings" },
-    { at: [520, 0, 440, 415], name: "2. the raw scores" },
-    { at: [20, 415, 440, 395], name: "3. the weights" },
-    { at: [540, 415, 420, 395], name: "4. the outputs" },
-    { at: [0, 810, 640, pictureHeight(n) - 810], name: "the numbers of each token" },
-  ]);
+  const { root, controls, draw, reshape, narrowWhen } = explorerRoot(
+    el,
+    "playground",
+    WIDE.width,
+    pictureHeight(n),
+    "the four panels of attention",
+    playgroundRegions(n),
+  );
   const send = sender(model);
 
   const coordinateSliders = embeddingSliders(model, controls, tokens, send);
@@ -143,7 +199,15 @@ function render({ model, el }) {
   note.style.fontSize = "12px";
   controls.append(row(dK.node, causal.node, style.node, reset), note);
 
+  // The layout, asked of the page only when a resize changes it (narrow() measures the page: in
+  // every move's redraw, it would lay out the page twice a move). The desktop's widest panel is its table.
+  const narrow = narrowWhen(WIDE.regions[4][2], () => {
+    layout = narrow() ? NARROW : WIDE;
+    redraw();
+  });
+  let layout = narrow() ? NARROW : WIDE;
   const redraw = () => {
+    reshape(layout.width, pictureHeight(n, layout), playgroundRegions(n, layout));
     const state = embeddingState(model, ["W_q", "W_k", "W_v", "d_k", "causal"]);
     const theme = themeOf(model);
     coordinateSliders.set(state.embeddings);
@@ -151,7 +215,7 @@ function render({ model, el }) {
     causal.input.checked = state.causal;
     style.select.value = styleNameOf(model);
     applyTheme(root, theme);
-    draw(playgroundParts(state, computePlayground(state), theme, model.get("colormaps")));
+    draw(playgroundParts(state, computePlayground(state), theme, model.get("colormaps"), layout));
   };
   return bind(model, ["embeddings", "d_k", "causal", "style_name"], redraw);
 }

@@ -8,9 +8,56 @@ import { attentionSteps, matmul } from "../kit/widgets/js/mirror.js";
 import { arrowsMarkup, element, heatmap, numberText, signed, squareLimits, text, title, vectorPanel } from "../kit/widgets/js/svg.js";
 import { applyTheme, bind, button, embeddingSliders, embeddingState, explorerRoot, row, sender, styleNameOf, styleSelect, themeOf } from "../kit/widgets/js/controls.js";
 
-const WIDTH = 960;
-const HEIGHT = 1020;
 export const N_HEADS = 2;
+const NAMES = [
+  "1. the embeddings",
+  "2. head 1's weights",
+  "3. head 2's weights",
+  "4. head 1's output",
+  "5. head 2's output",
+  "6. the output",
+  "the concatenation of both heads",
+  "W_o",
+];
+
+/**
+ * Where the explorer draws, for a layout: the SVG's size, the table of outputs' top left corner and
+ * the regions ([x, y, w, h] of each panel). WIDE is the desktop's: three rows, W_o's table of
+ * outputs beside its heatmap (a region of 430 units that grows to hold the table, 445 units).
+ */
+export const WIDE = {
+  width: 960,
+  height: 1020,
+  outputTable: { x: 760, y: 720 },
+  regions: [
+    [40, 0, 290, 330],
+    [335, 0, 295, 330],
+    [655, 0, 295, 330],
+    [40, 330, 290, 330],
+    [360, 330, 290, 330],
+    [675, 330, 285, 330],
+    [15, 660, 370, 360],
+    [492, 660, 430, 360],
+  ],
+};
+/** The widest panel of WIDE, as drawn: W_o's, grown to hold its table of outputs. */
+export const WIDEST = 445;
+
+/**
+ * The layout for a phone: the same drawing, W_o's table of outputs below its heatmap instead of
+ * beside it, so that no panel is wider than 240 units (the SVG taller by the table).
+ */
+export const NARROW = {
+  width: 960,
+  height: 1130,
+  outputTable: { x: 520, y: 965 },
+  regions: [...WIDE.regions.slice(0, 7), [490, 660, 240, 470]],
+};
+
+/** The regions ({at, name}) of a layout. */
+export function multiHeadRegions(layout = WIDE) {
+  return layout.regions.map((at, k) => ({ at, name: NAMES[k] }));
+}
 
 /** The columns of a matrix that belong to head h of nHeads: h·d … (h+1)·d − 1. */
 export function headColumns(M, h, nHeads) {
@@ -63,18 +110,21 @@ function vectorTable(x, y, heading, tokens, values, quantity, theme) {
 }
 
 /** The whole picture for one state, as SVG markup. */
-export function drawMultiHead(state, result, theme, colormaps) {
-  return multiHeadParts(state, result, theme, colormaps).join("");
+export function drawMultiHead(state, result, theme, colormaps, layout = WIDE) {
+  return multiHeadParts(state, result, theme, colormaps, layout).join("");
 }
 
-/** drawMultiHead's markup in parts, in order: a move redraws only the parts whose markup changed. */
-export function multiHeadParts(state, result, theme, colormaps) {
+/**
+ * drawMultiHead's markup in parts, in order: a move redraws only the parts whose markup changed.
+ * The same parts, with the same numbers, in either layout (WIDE or NARROW).
+ */
+export function multiHeadParts(state, result, theme, colormaps, layout = WIDE) {
   const { tokens, embeddings, W_o: Wo, valueMin, valueMax } = state;
   const headValues = result.heads.flat(2);
   const limits = squareLimits([valueMin, valueMax, ...embeddings.flat(), ...headValues, ...result.output.flat()]);
   const reach = 0.08 * (limits[1] - limits[0]);
   const palette = theme.palette;
-  const parts = [element("rect", { x: 0, y: 0, width: WIDTH, height: HEIGHT, fill: theme.background })];
+  const parts = [element("rect", { x: 0, y: 0, width: layout.width, height: layout.height, fill: theme.background })];
   const panel = (x, y) => ({ x, y, width: 220, height: 220 });
 
   const top = panel(70, 40);
@@ -139,39 +189,46 @@ export function multiHeadParts(state, result, theme, colormaps) {
       ylabel: "concat column",
     }),
   );
-  parts.push(vectorTable(760, 720, "output", tokens, result.output, "output", theme));
+  const table = layout.outputTable;
+  parts.push(vectorTable(table.x, table.y, "output", tokens, result.output, "output", theme));
   parts.push(
-    text(20, HEIGHT - 40, "output = concat \u00b7 W_o: each output coordinate", { "font-size": 13, fill: theme.text }),
-    text(20, HEIGHT - 20, "is a column of W_o applied to both heads' outputs", { "font-size": 13, fill: theme.text }),
+    text(20, 980, "output = concat \u00b7 W_o: each output coordinate", { "font-size": 13, fill: theme.text }),
+    text(20, 1000, "is a column of W_o applied to both heads' outputs", { "font-size": 13, fill: theme.text }),
   );
   return parts;
 }
 
 function render({ model, el }) {
   const tokens = model.get("tokens");
-  const { root, controls, draw } = explorerRoot(el, "multihead", WIDTH, HEIGHT, "two attention heads, their concatenation and W_o", [
-    { at: [40, 0, 290, 330], name: "1. the embeddings" },
-    { at: [335, 0, 295, 330], name: "2. head 1's weights" },
-    { at: [655, 0, 295, 330], name: "3. head 2's weights" },
-    { at: [40, 330, 290, 330], name: "4. head 1's output" },
-    { at: [360, 330, 290, 330], name: "5. head 2's output" },
-    { at: [675, 330, 285, 330], name: "6. the output" },
-    { at: [15, 660, 440, HEIGHT - 660], name: "the concatenation of both heads" },
-    { at: [492, 660, 430, HEIGHT - 660], name: "W_o" },
-  ]);
+  const { root, controls, draw, reshape, narrowWhen } = explorerRoot(
+    el,
+    "multihead",
+    WIDE.width,
+    WIDE.height,
+    "two attention heads, their concatenation and W_o",
+    multiHeadRegions(),
+  );
   const send = sender(model);
   const sliders = embeddingSliders(model, controls, tokens, send);
   const style = styleSelect({ model, value: model.get("style_name"), onChange: (s) => send({ style_name: s }) });
   const reset = button({ name: "reset", label: "reset", onClick: () => send({ ...model.get("initial") }) });
   controls.append(row(style.node, reset));
 
+  // The layout, asked of the page only when a resize changes it (narrow() measures the page: in
+  // every move's redraw, it would lay out the page twice a move).
+  const narrow = narrowWhen(WIDEST, () => {
+    layout = narrow() ? NARROW : WIDE;
+    redraw();
+  });
+  let layout = narrow() ? NARROW : WIDE;
   const redraw = () => {
+    reshape(layout.width, layout.height, multiHeadRegions(layout));
     const state = embeddingState(model, ["W_q", "W_k", "W_v", "W_o"]);
     const theme = themeOf(model);
     sliders.set(state.embeddings);
     style.select.value = styleNameOf(model);
     applyTheme(root, theme);
-    draw(multiHeadParts(state, computeMultiHead(state), theme, model.get("colormaps")));
+    draw(multiHeadParts(state, computeMultiHead(state), theme, model.get("colormaps"), layout));
   };
   return bind(model, ["embeddings", "style_name"], redraw);
 }

@@ -2,8 +2,23 @@
 // attnlib.multihead.multi_head_attention, and the numbers its SVG shows.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { computeMultiHead, concatHeads, drawMultiHead, headColumns, multiHeadAttention } from "../../../course/l09_many_heads/multihead.js";
+import { holding, regionOf } from "../../../course/kit/widgets/js/a11y.js";
+import {
+  NARROW,
+  WIDE,
+  WIDEST,
+  computeMultiHead,
+  concatHeads,
+  drawMultiHead,
+  headColumns,
+  multiHeadAttention,
+  multiHeadParts,
+  multiHeadRegions,
+} from "../../../course/l09_many_heads/multihead.js";
 import { assertClose, fixtures } from "./fixtures.mjs";
+
+// A phone shows a panel whole when it is at most 424 units wide (390 px, its 12-unit text at 11 px).
+const PHONE_UNITS = 424;
 
 /** Every element with data-quantity in an SVG string: {quantity, row, col, value}. */
 function numbersIn(svg) {
@@ -85,4 +100,64 @@ test("the concatenation and W_o share one colour scale: a 0 has the same colour 
   assert.equal(fills.W_o.size, 3); // W_o holds -1, 0 and 1
   assert.ok(fills.concat.has(0) && fills.W_o.has(0));
   assert.equal(fills.concat.get(0), fills.W_o.get(0));
+});
+
+/**
+ * Each region's box grown to hold its texts, as controls.js grows it: a text goes to the region
+ * holding the centre of its box, estimated from its anchor, size and length (0.6 em a character,
+ * a rotated label as wide as it is tall).
+ */
+function grownRegions(svg, regions) {
+  const at = regions.map((r) => r.at);
+  const texts = at.map(() => []);
+  for (const [, attrs, shown] of svg.matchAll(/<text([^>]*)>([^<]*)<\/text>/g)) {
+    const get = (name) => attrs.match(new RegExp(` ${name}="([^"]*)"`))?.[1];
+    const size = Number(get("font-size"));
+    const long = shown.replace(/&#\d+;/g, "x").length * 0.6 * size;
+    const width = get("transform") ? size : long;
+    const anchor = get("text-anchor") ?? "start";
+    const x = Number(get("x")) - { start: 0, middle: width / 2, end: width }[anchor];
+    const box = { x, y: Number(get("y")) - size, width, height: size * 1.2 };
+    texts[regionOf(at, box.x + box.width / 2, box.y + box.height / 2)].push(box);
+  }
+  return at.map((r, k) => holding(r, texts[k]));
+}
+
+/** The explorer's state for a two-head fixture of 2D tokens, the tokens named "sleeps-k". */
+function twoHeadStates() {
+  return fixtures.multihead
+    .filter((c) => c.n_heads === 2 && c.X_q[0].length === 2 && c.W_o[0].length === 2)
+    .map((c) => {
+      const tokens = c.X_q.map((_, i) => `sleeps-${i + 1}`);
+      return { tokens, embeddings: c.X_q, W_q: c.W_q, W_k: c.W_k, W_v: c.W_v, W_o: c.W_o, valueMin: -2, valueMax: 2 };
+    });
+}
+
+test("narrow, each panel of the two-head explorer, its texts held, fits a phone; wide, W_o's is WIDEST", () => {
+  const eight = twoHeadStates().map((s) => ({ ...s, tokens: Array.from({ length: 8 }, (_, i) => `sleeps-${i + 1}`) }));
+  eight.forEach((s) => (s.embeddings = s.tokens.map((_, i) => [2 - i / 2, (i % 5) - 2]))); // the most tokens (8)
+  for (const state of [...twoHeadStates(), ...eight]) {
+    const result = computeMultiHead(state);
+    const narrow = grownRegions(drawMultiHead(state, result, fixtures.themes.light, fixtures.colormaps, NARROW), multiHeadRegions(NARROW));
+    for (const [k, [, , w]] of narrow.entries()) {
+      assert.ok(w <= PHONE_UNITS, `${state.tokens.length} tokens: panel ${k + 1} is ${w} units wide`);
+    }
+    assert.ok(narrow[7][1] + narrow[7][3] <= NARROW.height, "W_o's table of outputs ends in the picture");
+    const wide = grownRegions(drawMultiHead(state, result, fixtures.themes.light, fixtures.colormaps), multiHeadRegions(WIDE));
+    assert.ok(Math.max(...wide.map(([, , w]) => w)) <= WIDEST);
+    assert.ok(wide[7][2] > PHONE_UNITS);
+  }
+});
+
+test("the two-head explorer's narrow drawing shows every number of the wide one, in as many parts", () => {
+  for (const [style, theme] of Object.entries(fixtures.themes)) {
+    for (const state of twoHeadStates()) {
+      const result = computeMultiHead(state);
+      const key = (x) => `${x.quantity} ${x.row} ${x.col} ${x.value}`;
+      const numbers = (layout) => numbersIn(drawMultiHead(state, result, theme, fixtures.colormaps, layout)).map(key).sort();
+      assert.deepEqual(numbers(NARROW), numbers(WIDE), style);
+      const parts = (layout) => multiHeadParts(state, result, theme, fixtures.colormaps, layout).length;
+      assert.equal(parts(NARROW), parts(WIDE));
+    }
+  }
 });

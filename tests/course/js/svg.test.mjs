@@ -2,8 +2,20 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { colorLimits, escapeXml, formatNumber, labelPlacements, niceTicks } from "../../../course/kit/widgets/js/svg.js";
-import { computePlayground, drawPlayground } from "../../../course/l07_whole_picture/playground.js";
+import { holding, regionOf } from "../../../course/kit/widgets/js/a11y.js";
+import {
+  NARROW,
+  WIDE,
+  computePlayground,
+  drawPlayground,
+  pictureHeight,
+  playgroundParts,
+  playgroundRegions,
+} from "../../../course/l07_whole_picture/playground.js";
 import { fixtures, withInfinity } from "./fixtures.mjs";
+
+// A phone shows a panel whole when it is at most 424 units wide (390 px, its 12-unit text at 11 px).
+const PHONE_UNITS = 424;
 
 /** Every <text data-quantity=...> of an SVG string: {quantity, row, col, value, shown}. */
 function numbersIn(svg) {
@@ -75,4 +87,65 @@ test("the playground's arrow panels hold every value and the origin with a 15 % 
   near(squareLimits([1, 3]), [-0.45, 3.45]);
   near(squareLimits([0.1]), [-0.075, 0.175]); // the span counts as at least 0.5
   near(squareLimits([-1, -2]), [-2.3, 0.3]);
+});
+
+/**
+ * Each region's box grown to hold its texts, as controls.js grows it: a text goes to the region
+ * holding the centre of its box, estimated from its anchor, size and length (0.6 em a character,
+ * a rotated label as wide as it is tall).
+ */
+function grownRegions(svg, regions) {
+  const at = regions.map((r) => r.at);
+  const texts = at.map(() => []);
+  for (const [, attrs, shown] of svg.matchAll(/<text([^>]*)>([^<]*)<\/text>/g)) {
+    const get = (name) => attrs.match(new RegExp(` ${name}="([^"]*)"`))?.[1];
+    const size = Number(get("font-size"));
+    const long = shown.replace(/&#\d+;/g, "x").length * 0.6 * size;
+    const width = get("transform") ? size : long;
+    const anchor = get("text-anchor") ?? "start";
+    const x = Number(get("x")) - { start: 0, middle: width / 2, end: width }[anchor];
+    const box = { x, y: Number(get("y")) - size, width, height: size * 1.2 };
+    texts[regionOf(at, box.x + box.width / 2, box.y + box.height / 2)].push(box);
+  }
+  return at.map((r, k) => holding(r, texts[k]));
+}
+
+/** A playground state of n tokens from a fixture, every token named "Token-k". */
+function playgroundState(c) {
+  const tokens = c.embeddings.map((_, i) => `Token-${i + 1}`);
+  return { ...c, tokens, valueMin: -2, valueMax: 2 };
+}
+
+test("the playground's narrow layout: each panel, its texts held, fits a phone; the wide one does not", () => {
+  // and the most tokens a playground shows (12), spread over the sliders' range
+  const twelve = { ...fixtures.playground[0], embeddings: Array.from({ length: 12 }, (_, i) => [2 - i / 3, (i % 5) - 2]) };
+  for (const c of [...fixtures.playground, twelve]) {
+    for (const causal of [false, true]) {
+      const state = { ...playgroundState(c), causal };
+      const steps = computePlayground(state);
+      const n = state.tokens.length;
+      const narrow = drawPlayground(state, steps, fixtures.themes.light, fixtures.colormaps, NARROW);
+      const regions = playgroundRegions(n, NARROW);
+      assert.equal(regions.at(-1).at[1] + regions.at(-1).at[3], pictureHeight(n, NARROW));
+      for (const [k, [x, , w]] of grownRegions(narrow, regions).entries()) {
+        assert.ok(w <= PHONE_UNITS && x >= 0 && x + w <= NARROW.width, `${n} tokens: panel ${k + 1} spans ${x} to ${x + w}`);
+      }
+      const wide = drawPlayground(state, steps, fixtures.themes.light, fixtures.colormaps, WIDE);
+      assert.ok(Math.max(...grownRegions(wide, playgroundRegions(n)).map(([, , w]) => w)) > PHONE_UNITS);
+    }
+  }
+});
+
+test("the playground's narrow drawing shows every number of the wide one, in as many parts", () => {
+  for (const [style, theme] of Object.entries(fixtures.themes)) {
+    for (const c of fixtures.playground) {
+      const state = playgroundState(c);
+      const steps = computePlayground(state);
+      const key = (x) => `${x.quantity} ${x.row} ${x.col} ${x.value} ${x.shown}`;
+      const numbers = (layout) => numbersIn(drawPlayground(state, steps, theme, fixtures.colormaps, layout)).map(key).sort();
+      assert.deepEqual(numbers(NARROW), numbers(WIDE), style);
+      const parts = (layout) => playgroundParts(state, steps, theme, fixtures.colormaps, layout).length;
+      assert.equal(parts(NARROW), parts(WIDE));
+    }
+  }
 });
