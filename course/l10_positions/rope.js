@@ -191,14 +191,20 @@ function render({ model, el }) {
       maxPosition: model.get("max_position"),
     };
     const theme = themeOf(model);
-    const drawNarrow = narrow();
     const layout = ropeLayout(drawNarrow);
     Object.entries(sliders).forEach(([name, s]) => s.set(model.get(name)));
     applyTheme(root, theme);
     reshape(layout.width, layout.height, layout.regions);
     draw(ropeParts(state, computeRope(state), theme, drawNarrow));
   };
-  const narrow = narrowWhen(WIDEST_PANEL, redraw);
+  // narrow where a panel of the wide drawing would not show whole: tested once laid out and again
+  // when a resize changes the answer, not on every move (reading the width would lay out the page)
+  let drawNarrow = false;
+  const narrow = narrowWhen(WIDEST_PANEL, () => {
+    drawNarrow = narrow();
+    redraw();
+  });
+  drawNarrow = narrow();
   return bind(model, ["query_position", "key_position", "offset", "style_name"], redraw);
 }
 
