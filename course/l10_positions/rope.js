@@ -11,6 +11,50 @@ const WIDTH = 960;
 const HEIGHT = 485;
 const CURVE_POINTS = 481;
 const MINUS = "\u2212";
+const NAMES = ["the query and the key, rotated by their positions", "the score against the distance"];
+
+// The drawing's geometry: the arrow panel (left), the score panel (right), the top left corner of
+// the box of m, n, m − n and the score (readout), the picture's height and its regions. The wide
+// one, side by side on a desktop: each panel 445 and 453 units wide with its labels, the box in the
+// arrow panel's corner. The narrow one, where a phone cannot show those whole (narrowWhen): both
+// plots 20 and 40 units narrower and 20 lower, each panel at most 420 units wide with its labels
+// (the arrow panel's tip labels included, turned any way), so that it shows whole with its text
+// at 11 px; the box below the arrow panel, beside the rotated vectors' components, where it hides
+// no tip label.
+const LAYOUTS = {
+  wide: {
+    left: { x: 70, y: 40, width: 360, height: 360 },
+    right: { x: 540, y: 40, width: 390, height: 360 },
+    readout: { x: 74, y: 44 },
+    height: HEIGHT,
+    regions: [
+      [15, 0, 445, HEIGHT],
+      [485, 0, 453, HEIGHT],
+    ],
+  },
+  narrow: {
+    left: { x: 70, y: 40, width: 340, height: 340 },
+    right: { x: 540, y: 40, width: 350, height: 340 },
+    readout: { x: 272, y: 421 },
+    height: HEIGHT,
+    regions: [
+      [30, 0, 420, HEIGHT],
+      [480, 0, 416, 428],
+    ],
+  },
+};
+
+/**
+ * The explorer's geometry, wide or narrow: its panels' boxes (`left`, `right`), the picture's
+ * `width` and `height`, and its `regions` for explorerRoot ({at, name}).
+ */
+export function ropeLayout(narrow = false) {
+  const { regions, ...layout } = narrow ? LAYOUTS.narrow : LAYOUTS.wide;
+  return { ...layout, width: WIDTH, regions: regions.map((at, k) => ({ at, name: NAMES[k] })) };
+}
+
+/** The widest panel of the wide drawing, in units: wider than that, the page draws narrow. */
+export const WIDEST_PANEL = Math.max(...LAYOUTS.wide.regions.map((at) => at[2]));
 
 /** A number as the static figure prints it (%g), with a real minus sign. */
 export function formatPosition(value) {
@@ -39,18 +83,18 @@ export function scoreCurve(query, key, maxDistance, points = CURVE_POINTS) {
   });
 }
 
-/** Both panels and the readout, as SVG markup. */
-export function drawRope(state, result, theme) {
-  return ropeParts(state, result, theme).join("");
+/** Both panels and the readout, as SVG markup, drawn wide or narrow (ropeLayout). */
+export function drawRope(state, result, theme, narrow = false) {
+  return ropeParts(state, result, theme, narrow).join("");
 }
 
 /** drawRope's markup in parts, in order: a move redraws only the parts whose markup changed. */
-export function ropeParts(state, result, theme) {
+export function ropeParts(state, result, theme, narrow = false) {
   const { query, key, limits, maxPosition } = state;
+  const { left, right, readout, width, height } = ropeLayout(narrow);
   const colors = [theme.palette[0], theme.palette[2]];
-  const parts = [element("rect", { x: 0, y: 0, width: WIDTH, height: HEIGHT, fill: theme.background })];
+  const parts = [element("rect", { x: 0, y: 0, width, height, fill: theme.background })];
 
-  const left = { x: 70, y: 40, width: 360, height: 360 };
   const panel = vectorPanel(left, limits, theme, { xlabel: "faint: q and k before the rotation" });
   parts.push(title(left, "RoPE in 2D: q turned by m, k by n", theme), panel.markup);
   const origin = [panel.sx(0), panel.sy(0)];
@@ -64,9 +108,9 @@ export function ropeParts(state, result, theme) {
   });
 
   const mono = { "font-size": 12, "font-family": "DejaVu Sans Mono, monospace", fill: theme.text };
-  parts.push(element("rect", { x: left.x + 4, y: left.y + 4, width: 150, height: 58, rx: 6, fill: theme.background, "fill-opacity": 0.9, stroke: theme.grid }));
-  const lineX = left.x + 10;
-  const lineY = (k) => left.y + 20 + 17 * k;
+  parts.push(element("rect", { x: readout.x, y: readout.y, width: 150, height: 58, rx: 6, fill: theme.background, "fill-opacity": 0.9, stroke: theme.grid }));
+  const lineX = readout.x + 6;
+  const lineY = (k) => readout.y + 16 + 17 * k;
   parts.push(
     text(lineX, lineY(0), "m =", mono),
     numberText(lineX + 30, lineY(0), result.m, formatPosition(result.m), { quantity: "m" }, mono),
@@ -78,7 +122,6 @@ export function ropeParts(state, result, theme) {
     numberText(lineX + 60, lineY(2), result.score, formatScore(result.score), { quantity: "score" }, mono),
   );
 
-  const right = { x: 540, y: 40, width: 390, height: 360 };
   const ylim = scoreLimits(query, key);
   const frame = axes(right, {
     xlim: [-maxPosition, maxPosition],
@@ -99,22 +142,21 @@ export function ropeParts(state, result, theme) {
   }
 
   const plain = { "font-size": 12, fill: theme.text };
-  const components = (name, v, quantity, x, y = 455) =>
+  const below = left.y + left.height + 55; // the rotated vectors' components, below the arrow panel
+  const components = (name, v, quantity, x, y) =>
     text(x, y, `${name} = (`, plain) +
     numberText(x + 88, y, v[0], formatScore(v[0]), { quantity, col: 0, colLabel: "x" }, plain) +
     text(x + 132, y, ",", plain) +
     numberText(x + 140, y, v[1], formatScore(v[1]), { quantity, col: 1, colLabel: "y" }, plain) +
     text(x + 184, y, ")", plain);
-  parts.push(components("rope(q, m)", result.rotatedQuery, "rotated_query", 70));
-  parts.push(components("rope(k, n)", result.rotatedKey, "rotated_key", 70, 475));
+  parts.push(components("rope(q, m)", result.rotatedQuery, "rotated_query", 70, below));
+  parts.push(components("rope(k, n)", result.rotatedKey, "rotated_key", 70, below + 20));
   return parts;
 }
 
 function render({ model, el }) {
-  const { root, controls, draw } = explorerRoot(el, "rope", WIDTH, HEIGHT, "a query and a key rotated by RoPE, and their score", [
-    { at: [15, 0, 445, HEIGHT], name: "the query and the key, rotated by their positions" },
-    { at: [488, 0, 450, HEIGHT], name: "the score against the distance" },
-  ]);
+  const label = "a query and a key rotated by RoPE, and their score";
+  const { root, controls, draw, reshape, narrowWhen } = explorerRoot(el, "rope", WIDTH, HEIGHT, label, ropeLayout(false).regions);
   const step = model.get("step");
   const decimals = stepDecimals(step);
   const send = sender(model);
@@ -149,10 +191,20 @@ function render({ model, el }) {
       maxPosition: model.get("max_position"),
     };
     const theme = themeOf(model);
+    const layout = ropeLayout(drawNarrow);
     Object.entries(sliders).forEach(([name, s]) => s.set(model.get(name)));
     applyTheme(root, theme);
-    draw(ropeParts(state, computeRope(state), theme));
+    reshape(layout.width, layout.height, layout.regions);
+    draw(ropeParts(state, computeRope(state), theme, drawNarrow));
   };
+  // narrow where a panel of the wide drawing would not show whole: tested once laid out and again
+  // when a resize changes the answer, not on every move (reading the width would lay out the page)
+  let drawNarrow = false;
+  const narrow = narrowWhen(WIDEST_PANEL, () => {
+    drawNarrow = narrow();
+    redraw();
+  });
+  drawNarrow = narrow();
   return bind(model, ["query_position", "key_position", "offset", "style_name"], redraw);
 }
 

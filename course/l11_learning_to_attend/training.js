@@ -8,6 +8,46 @@ import { applyTheme, bind, explorerRoot, row, sender, slider, themeOf } from "..
 
 const WIDTH = 1000;
 const HEIGHT = 470;
+const NAMES = ["the training loss, step by step", "the attention weights at this step"];
+
+// The drawing's geometry: the loss panel's axes (loss), the weights heatmap's corner and side
+// (weights), the picture's height and its regions. The wide one, side by side on a desktop: each
+// panel 450 and 446 units wide with its labels. The narrow one, where a phone cannot show those
+// whole (narrowWhen): the loss axes 40 units narrower, the heatmap 30 smaller (its line of the
+// previous-token weight 30 higher), each panel at most 416 units wide with its labels, so that it
+// shows whole with its text at 11 px.
+const LAYOUTS = {
+  wide: {
+    loss: { x: 80, y: 50, width: 380, height: 320 },
+    weights: { x: 620, y: 50, size: 320 },
+    height: HEIGHT,
+    regions: [
+      [25, 0, 450, HEIGHT],
+      [551, 0, 446, HEIGHT],
+    ],
+  },
+  narrow: {
+    loss: { x: 80, y: 50, width: 340, height: 320 },
+    weights: { x: 620, y: 50, size: 290 },
+    height: HEIGHT - 30,
+    regions: [
+      [20, 0, 416, 414],
+      [548, 0, 416, HEIGHT - 30],
+    ],
+  },
+};
+
+/**
+ * The explorer's geometry, wide or narrow: the loss axes' box (`loss`), the heatmap's corner and
+ * side (`weights`), the picture's `width` and `height`, and its `regions` for explorerRoot ({at, name}).
+ */
+export function trainingLayout(narrow = false) {
+  const { regions, ...layout } = narrow ? LAYOUTS.narrow : LAYOUTS.wide;
+  return { ...layout, width: WIDTH, regions: regions.map((at, k) => ({ at, name: NAMES[k] })) };
+}
+
+/** The widest panel of the wide drawing, in units: wider than that, the page draws narrow. */
+export const WIDEST_PANEL = Math.max(...LAYOUTS.wide.regions.map((at) => at[2]));
 
 /** The precomputed row of the table for one saved step. */
 export function replayRow(table, step) {
@@ -46,16 +86,13 @@ export function logDecades(values) {
   return [Math.floor(Math.log10(Math.min(...positive))), Math.ceil(Math.log10(Math.max(...positive)))];
 }
 
-/** The loss curve (log scale), the marked step, and the weights heatmap, as SVG markup. */
-export function drawTraining(state, theme, colormaps) {
-  return trainingParts(state, theme, colormaps).join("");
+/** The loss curve (log scale), the marked step, and the weights heatmap, as SVG markup, drawn wide or narrow (trainingLayout). */
+export function drawTraining(state, theme, colormaps, narrow = false) {
+  return trainingParts(state, theme, colormaps, narrow).join("");
 }
 
-const LOSS_BOX = { x: 80, y: 50, width: 380, height: 320 };
-
-/** The loss panel's frame (log scale) and the curve through every step: the same at every step. */
-function lossFrame(losses, theme) {
-  const box = LOSS_BOX;
+/** The loss panel's frame (log scale) in `box` and the curve through every step: the same at every step. */
+function lossFrame(losses, theme, box) {
   const [lo, hi] = logDecades(losses);
   const decades = Array.from({ length: hi - lo + 1 }, (_, k) => lo + k);
   const frame = axes(box, {
@@ -78,25 +115,26 @@ function lossFrame(losses, theme) {
   return { markup, sx: frame.sx, sy: (v) => frame.sy(logLoss(v)) };
 }
 
-// The loss frame of each run and theme, made once (its curve holds every step).
+// The loss frame of each run, theme and width (wide or narrow), made once (its curve holds every step).
 const frames = new WeakMap();
 
 /**
  * The picture in parts (drawTraining's markup, cut where a move changes one part and not the
  * next): the background, the loss panel's frame, the step marked on it, the weights heatmap.
  */
-export function trainingParts(state, theme, colormaps) {
+export function trainingParts(state, theme, colormaps, narrow = false) {
   const { table, losses, tokens, step } = state;
   const r = replayRow(table, step);
+  const { loss: box, weights, width, height } = trainingLayout(narrow);
   if (!frames.has(losses)) frames.set(losses, new Map());
-  const themeKey = JSON.stringify(theme);
+  const frameKey = `${narrow}|${JSON.stringify(theme)}`;
   const made = frames.get(losses);
-  if (!made.has(themeKey)) made.set(themeKey, lossFrame(losses, theme));
-  const frame = made.get(themeKey);
-  const box = LOSS_BOX;
+  if (!made.has(frameKey)) made.set(frameKey, lossFrame(losses, theme, box));
+  const frame = made.get(frameKey);
   const mono = { "font-size": 13, "font-family": "DejaVu Sans Mono, monospace", fill: theme.text };
+  const below = weights.y + weights.size + 70; // the previous-token weight's line, below the heatmap
   return [
-    element("rect", { x: 0, y: 0, width: WIDTH, height: HEIGHT, fill: theme.background }),
+    element("rect", { x: 0, y: 0, width, height, fill: theme.background }),
     // 1. the loss at every step, log scale
     frame.markup,
     [
@@ -107,7 +145,7 @@ export function trainingParts(state, theme, colormaps) {
       numberText(box.x + box.width - 10, box.y + 38, r.loss, r.loss.toFixed(4), { quantity: "loss" }, { ...mono, "text-anchor": "end" }),
     ].join(""),
     // 2. the probe's weights at this step
-    heatmap({ x: 620, y: 50, size: 320 }, r.weights, {
+    heatmap(weights, r.weights, {
       rowLabels: tokens,
       colLabels: tokens,
       title: `Weights at step ${step}`,
@@ -120,8 +158,8 @@ export function trainingParts(state, theme, colormaps) {
       xlabel: "keys (position:token)",
       ylabel: "queries",
     }) +
-      text(620, 440, "mean weight on the previous token", { "font-size": 13, fill: theme.text }) +
-      numberText(940, 440, r.previous, r.previous.toFixed(3), { quantity: "previous" }, { ...mono, "text-anchor": "end" }),
+      text(weights.x, below, "mean weight on the previous token", { "font-size": 13, fill: theme.text }) +
+      numberText(weights.x + weights.size, below, r.previous, r.previous.toFixed(3), { quantity: "previous" }, { ...mono, "text-anchor": "end" }),
   ];
 }
 
@@ -129,20 +167,28 @@ function render({ model, el }) {
   const table = model.get("table");
   const saved = table.map((r) => r.step);
   const send = sender(model);
-  const { root, controls, draw } = explorerRoot(el, "training", WIDTH, HEIGHT, "the loss and the attention weights during training", [
-    { at: [25, 0, 450, HEIGHT], name: "the training loss, step by step" },
-    { at: [552, 0, 445, HEIGHT], name: "the attention weights at this step" },
-  ]);
+  const label = "the loss and the attention weights during training";
+  const { root, controls, draw, reshape, narrowWhen } = explorerRoot(el, "training", WIDTH, HEIGHT, label, trainingLayout(false).regions);
   const stepSlider = savedStepSlider(model, send, saved, "360px");
   controls.append(row(stepSlider.node));
 
   const redraw = () => {
     const state = { table, losses: model.get("losses"), tokens: model.get("tokens"), step: model.get("step") };
     const theme = themeOf(model);
+    const layout = trainingLayout(drawNarrow);
     stepSlider.show(state.step);
     applyTheme(root, theme);
-    draw(trainingParts(state, theme, model.get("colormaps")));
+    reshape(layout.width, layout.height, layout.regions);
+    draw(trainingParts(state, theme, model.get("colormaps"), drawNarrow));
   };
+  // narrow where a panel of the wide drawing would not show whole: tested once laid out and again
+  // when a resize changes the answer, not on every move (reading the width would lay out the page)
+  let drawNarrow = false;
+  const narrow = narrowWhen(WIDEST_PANEL, () => {
+    drawNarrow = narrow();
+    redraw();
+  });
+  drawNarrow = narrow();
   return bind(model, ["step", "style_name"], redraw);
 }
 

@@ -20,6 +20,21 @@ export function pictureWidth(nLayers) {
   return LOSS_WIDTH + nLayers * LAYER_WIDTH;
 }
 
+// The loss panel shows what it draws, from its axis label (x ≈ 15) to its right edge (430), and no
+// more: 422 units, whole at 11 px text on a 390 px phone (at most 424 units).
+const LOSS_REGION = [12, 0, 422, HEIGHT];
+
+/** The panels of the picture for a number of layers: the loss panel, then one panel per layer. */
+export function inductionRegions(nLayers) {
+  return [
+    { at: LOSS_REGION, name: "the loss on each half of the sequence, step by step" },
+    ...Array.from({ length: nLayers }, (_, layer) => ({
+      at: [LOSS_WIDTH + layer * LAYER_WIDTH, 0, LAYER_WIDTH, HEIGHT],
+      name: `the weights of the chosen head of layer ${layer} at this step`,
+    })),
+  ];
+}
+
 /** The loss at `step` of a curve measured at `lossSteps`. */
 export function lossAt(lossSteps, curve, step) {
   const k = lossSteps.indexOf(step);
@@ -279,14 +294,7 @@ function render({ model, el }) {
   const nLayers = table[0].weights.length;
   const width = pictureWidth(nLayers);
   const send = sender(model);
-  const regions = [
-    { at: [0, 0, LOSS_WIDTH, HEIGHT], name: "the loss on each half of the sequence, step by step" },
-    ...Array.from({ length: nLayers }, (_, layer) => ({
-      at: [LOSS_WIDTH + layer * LAYER_WIDTH, 0, LAYER_WIDTH, HEIGHT],
-      name: `the weights of the chosen head of layer ${layer} at this step`,
-    })),
-  ];
-  const { root, controls, draw } = explorerRoot(el, "induction", width, HEIGHT, "a two-layer decoder's heads and losses during training", regions, (before, after) =>
+  const { root, controls, draw } = explorerRoot(el, "induction", width, HEIGHT, "a two-layer decoder's heads and losses during training", inductionRegions(nLayers), (before, after) =>
     announcement(before, after, describeNumber),
   );
   const stepSlider = savedStepSlider(model, send, saved, "320px");

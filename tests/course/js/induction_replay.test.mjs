@@ -2,7 +2,7 @@
 // computed; future keys are drawn masked (hatched, "masked"), never as a weight of 0.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { describeNumber, drawInduction, inductionParts, labelledPositions, lossAt, pictureWidth } from "../../../course/l14_induction_heads/induction_replay.js";
+import { describeNumber, drawInduction, inductionParts, inductionRegions, labelledPositions, lossAt, pictureWidth } from "../../../course/l14_induction_heads/induction_replay.js";
 import { announcement } from "../../../course/kit/widgets/js/a11y.js";
 import { markupOf } from "../../../course/kit/widgets/js/controls.js";
 import { fixtures, numbersIn } from "./fixtures.mjs";
@@ -46,6 +46,19 @@ test("every step and head shows its weights, scores and losses as Python compute
         assert.ok(svg.includes(fixtures.themes[style].background));
       }
     }
+  }
+});
+
+test("each panel shows whole on a phone: at most 424 units wide, within the picture, none overlapping", () => {
+  // 424 units: a 390 px phone shows a panel whole with its 12-unit text at 11 px (controls.js)
+  for (const nLayers of [1, 2, 3]) {
+    const regions = inductionRegions(nLayers).map((r) => r.at);
+    assert.equal(regions.length, nLayers + 1);
+    regions.forEach(([x, , w], k) => {
+      assert.ok(w <= 424, `panel ${k} is ${w} units wide`);
+      assert.ok(x >= 0 && x + w <= pictureWidth(nLayers));
+      if (k > 0) assert.ok(x >= regions[k - 1][0] + regions[k - 1][2], `panel ${k} overlaps panel ${k - 1}`);
+    });
   }
 });
 

@@ -2,8 +2,35 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { computeRope, rope, ropeFrequencies, ropeScore } from "../../../course/l10_positions/rotary.js";
-import { drawRope, formatScore, scoreCurve } from "../../../course/l10_positions/rope.js";
+import { drawRope, formatScore, ropeLayout, scoreCurve, WIDEST_PANEL } from "../../../course/l10_positions/rope.js";
 import { assertClose, fixtures } from "./fixtures.mjs";
+
+// The widest panel a 390 px phone shows whole with its 12-unit text at 11 px (controls.js: a
+// panel is never drawn narrower than 11/12 of its units, plus a pixel).
+const PHONE_UNITS = 424;
+
+/** A text's width in units, estimated from DejaVu Sans's advances (em): wide, narrow and other characters. */
+function textWidth(label, size, { mono = false, bold = false } = {}) {
+  const em = [...label].reduce((sum, c) => sum + (mono ? 0.602 : /[ .,:;()|]/.test(c) ? 0.32 : /[mwMW]/.test(c) ? 0.98 : /[=+\u2212]/.test(c) ? 0.84 : 0.62), 0);
+  return em * size * (bold ? 1.1 : 1);
+}
+
+/**
+ * The texts of an SVG string that reach beyond the region ([x, y, w, h]) holding their anchor, in
+ * x (their width estimated; a turned text, only its anchor): a panel grows to hold those on the page.
+ */
+function textsBeyond(svg, regions) {
+  const beyond = [];
+  for (const [, attrs, label] of svg.matchAll(/<text([^>]*)>([^<]*)<\/text>/g)) {
+    const get = (name) => attrs.match(new RegExp(` ${name}="([^"]*)"`))?.[1];
+    const [x, y, size] = ["x", "y", "font-size"].map((name) => Number(get(name)));
+    const region = regions.find(([rx, ry, w, h]) => x >= rx && x <= rx + w && y >= ry && y <= ry + h);
+    const width = get("transform") ? 0 : textWidth(label, size, { mono: /Mono/.test(get("font-family") ?? ""), bold: get("font-weight") === "bold" });
+    const start = { start: x, middle: x - width / 2, end: x - width }[get("text-anchor") ?? "start"];
+    if (!region || start < region[0] || start + width > region[0] + region[2]) beyond.push(label);
+  }
+  return beyond;
+}
 
 /** Every <text data-quantity=...> of an SVG string: {quantity, col, value}. */
 function numbersIn(svg) {
@@ -76,4 +103,30 @@ test("the score curve passes through the current score, and scores print with a 
   assert.equal(formatScore(-0.8481), "\u22120.848");
   assert.equal(formatScore(0.5), "+0.500");
   assert.equal(formatScore(-0.0001), "+0.000");
+});
+
+test("on a phone the explorer draws narrow: each panel whole in 424 units, every number of the wide drawing", () => {
+  const narrow = ropeLayout(true);
+  const wide = ropeLayout(false);
+  assert.ok(WIDEST_PANEL > PHONE_UNITS, "the wide drawing would not show whole on a phone");
+  assert.equal(WIDEST_PANEL, Math.max(...wide.regions.map((r) => r.at[2])));
+  assert.deepEqual(narrow.regions.map((r) => r.name), wide.regions.map((r) => r.name));
+  for (const { at } of narrow.regions) {
+    assert.ok(at[2] <= PHONE_UNITS, `a narrow panel is ${at[2]} units wide`);
+    assert.ok(at[1] + at[3] <= narrow.height && at[0] + at[2] <= narrow.width);
+  }
+  // the lesson's query and key, turned by every whole position and offset (labels "q at m = 24"
+  // are the longest), limits as rope_limits sets them
+  const query = [1, 0.2];
+  const key = [0.6, 0.8];
+  const radius = Math.max(Math.hypot(...query), Math.hypot(...key));
+  for (let position = 0; position <= 12; position += 1) {
+    for (const offset of [0, 6, 12]) {
+      const state = { query, key, queryPosition: position, keyPosition: 12 - position, offset, limits: [-1.35 * radius, 1.35 * radius], maxPosition: 12 };
+      const result = computeRope(state);
+      const svg = drawRope(state, result, fixtures.themes.dark, true);
+      assert.deepEqual(numbersIn(svg), numbersIn(drawRope(state, result, fixtures.themes.dark)), `position ${position}, offset ${offset}`);
+      assert.deepEqual(textsBeyond(svg, narrow.regions.map((r) => r.at)), [], `position ${position}, offset ${offset}`);
+    }
+  }
 });
