@@ -52,8 +52,7 @@ test("a marked sink is labelled and its weight stated as a number the table and 
 });
 
 // A sentence of 12 tokens (lesson 13's longest; "because" longer than a heatmap's label), every weight
-// shown; and a prompt of 32
-// (lesson 16's most) in the chat template's tokens, causal, the sink marked.
+// shown; and a prompt of 32 (lesson 16's most) in the chat template's tokens, causal, the sink marked.
 const TWELVE = ["[CLS]", "the", "cat", "sat", "on", "the", "mat", "because", "it", "was", "tired", "[SEP]"];
 const SOFT = TWELVE.map((_, i) => TWELVE.map((__, j) => (i === j ? 0.45 : 0.05)));
 const CHAT = ["<|im_start|>", "system", "\\n", "Be", " brief", ".", "<|im_end|>", ...Array.from({ length: 25 }, (_, k) => `token${k}`)];
