@@ -20,12 +20,16 @@ const TOP = 64;
  * picture are drawn in lines (else each on one line).
  */
 export const WIDE = { width: WIDTH, weightX: 40, left: 250, right: 510, clip: Infinity, stacked: false };
-/** The phone's: its panel at most ~410 units wide (controls.js's narrowWhen says when). */
-export const NARROW = { width: 410, weightX: 4, left: 210, right: 306, clip: 10, stacked: true };
-// the narrow heatmap: its cells' left edge (its row labels before it, cut to 6 characters), its top
-const GRID_X = 56;
+/**
+ * The phone's (controls.js's narrowWhen says when): 400 units wide, its texts within ~404, so that
+ * it shows whole in 374 px (a phone's 390 px less the 8 px margins of the page's dark mode).
+ */
+export const NARROW = { width: 400, weightX: 4, left: 204, right: 298, clip: 10, stacked: true };
+// the narrow heatmap: its cells' left edge (its row labels before it, cut to 5 characters), its top
+const GRID_X = 50;
 const GRID_TOP = 76;
-const GRID_CLIP = 6;
+const GRID_CLIP = 5;
+const NUMBER = 27; // the width of a cell's number, "0.00" at 12 units
 
 /** The weights of one head: sentences[s].attentions[layer][head], an n × n matrix.
  *
@@ -88,9 +92,15 @@ export function sinkSentence(first, n, weight) {
   return [`weight on the sink (the first token, ${first}), `, `mean over queries 1 to ${n - 1}: ${formatNumber(weight, 2)}`];
 }
 
-/** The side of a cell of the narrow heatmap for n tokens: as wide as the phone's picture allows, at most 34. */
+/**
+ * The side of a cell of the narrow heatmap for n tokens: as wide as the phone's picture allows, at
+ * most 34; where a cell is narrower than its number (NUMBER units, "0.00" at 12), the last column's
+ * number, wider than its cell, still ends within the picture.
+ */
 export function narrowCell(n) {
-  return Math.min(34, (NARROW.width - GRID_X) / Math.max(1, n));
+  const room = NARROW.width - GRID_X;
+  const cell = room / Math.max(1, n);
+  return Math.min(34, cell >= NUMBER ? cell : (room - NUMBER / 2) / (n - 0.5));
 }
 
 /** The key each query attends to most: argmax of each row (the first, on ties). */
