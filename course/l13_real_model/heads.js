@@ -22,7 +22,8 @@ const TOP = 64;
 export const WIDE = { width: WIDTH, weightX: 40, left: 250, right: 510, clip: Infinity, stacked: false };
 /**
  * The phone's (controls.js's narrowWhen says when): 400 units wide, its texts within ~404, so that
- * it shows whole in 374 px (a phone's 390 px less the 8 px margins of the page's dark mode).
+ * it shows whole, its text at 11 px, in the 390 px of a phone and in the 374 px the book's dark mode
+ * leaves an explorer there.
  */
 export const NARROW = { width: 400, weightX: 4, left: 204, right: 298, clip: 10, stacked: true };
 // the narrow heatmap: its cells' left edge (its row labels before it, cut to 5 characters), its top
@@ -169,7 +170,7 @@ function lines(weights, tokens, theme, names, layout) {
  * The narrow heatmap: the kit's heatmap (svg.js) drawn for a phone, every cell with its number as
  * the wide one draws it (named by `tokens` in the tables), the tokens' labels (`names`: the sink's
  * "sink") cut short, the queries' before each row, the keys' upright below each column; the
- * colour bar across below the grid, its ticks under it.
+ * colour bar across below the grid, its ticks under it. (Weights are finite: no cell is hatched.)
  */
 function narrowHeatmap(weights, tokens, theme, table, names) {
   const n = tokens.length;
