@@ -2,13 +2,35 @@
 // tokens joined by lines whose opacity is the attention weight (bertviz's head view), or as a
 // heatmap. Python ran the model with attnlib and shipped every head of every layer: this selects.
 // Lesson 16 ships a causal model's weights (row i holds keys 0 … i only) and marks its sink.
+// Where the picture would not show whole on a phone, it is drawn narrow (NARROW): the same numbers,
+// the tokens' labels cut short, the sentences below it in lines, the heatmap's colour bar across.
 
-import { element, formatNumber, heatmap, numberText, text } from "../kit/widgets/js/svg.js";
+import { colormapColor, textColorOn } from "../kit/widgets/js/colors.js";
+import { element, escapeXml, formatNumber, heatmap, niceTicks, numberText, text, tickLabel } from "../kit/widgets/js/svg.js";
 import { applyTheme, bind, button, explorerRoot, html, row, sender, slider, styleNameOf, styleSelect, themeOf } from "../kit/widgets/js/controls.js";
 
 const WIDTH = 760;
 const ROW = 22;
 const TOP = 64;
+
+/**
+ * Where the picture's parts go: `width` of the picture; in the lines view, the x of the largest
+ * weights, of the right end of the queries' labels and of the left end of the keys'; `clip`, the
+ * most characters a token's label shows (Infinity: all); `stacked`, whether the sentences below the
+ * picture are drawn in lines (else each on one line).
+ */
+export const WIDE = { width: WIDTH, weightX: 40, left: 250, right: 510, clip: Infinity, stacked: false };
+/**
+ * The phone's (controls.js's narrowWhen says when): 400 units wide, its texts within ~404, so that
+ * it shows whole, its text at 11 px, in the 390 px of a phone and in the 374 px the book's dark mode
+ * leaves an explorer there.
+ */
+export const NARROW = { width: 400, weightX: 4, left: 204, right: 298, clip: 10, stacked: true };
+// the narrow heatmap: its cells' left edge (its row labels before it, cut to 5 characters), its top
+const GRID_X = 50;
+const GRID_TOP = 76;
+const GRID_CLIP = 5;
+const NUMBER = 27; // the width of a cell's number, "0.00" at 12 units
 
 /** The weights of one head: sentences[s].attentions[layer][head], an n × n matrix.
  *
@@ -55,15 +77,46 @@ export function heatmapSize(n) {
   return Math.min(WIDTH - 300, Math.max(6, n) * 34);
 }
 
+/** A token's label cut to at most `most` characters, its end then an ellipsis ("because" → "becau…"). */
+export function clipped(label, most) {
+  const chars = Array.from(String(label));
+  return chars.length <= most ? String(label) : `${chars.slice(0, most - 1).join("")}\u2026`;
+}
+
+/** A sentence given in pieces, as drawn: a line per piece where `stacked`, else one line, the pieces joined. */
+export function linesOf(pieces, stacked) {
+  return stacked ? pieces : [pieces.join("")];
+}
+
+/** The sentence stating the sink's weight (0 to n - 1: the queries), in two pieces. */
+export function sinkSentence(first, n, weight) {
+  return [`weight on the sink (the first token, ${first}), `, `mean over queries 1 to ${n - 1}: ${formatNumber(weight, 2)}`];
+}
+
+/**
+ * The side of a cell of the narrow heatmap for n tokens: as wide as the phone's picture allows, at
+ * most 34; where a cell is narrower than its number (NUMBER units, "0.00" at 12), the last column's
+ * number, wider than its cell, still ends within the picture.
+ */
+export function narrowCell(n) {
+  const room = NARROW.width - GRID_X;
+  const cell = room / Math.max(1, n);
+  return Math.min(34, cell >= NUMBER ? cell : (room - NUMBER / 2) / (n - 0.5));
+}
+
 /** The key each query attends to most: argmax of each row (the first, on ties). */
 export function strongest(weights) {
   return weights.map((row) => row.reduce((best, w, j) => (w > row[best] ? j : best), 0));
 }
 
-function lines(weights, tokens, theme, names = tokens) {
+/**
+ * The lines view, laid out by `layout` (WIDE or NARROW): the tokens' labels as `tokens` where they
+ * are whole (the sink's "… (sink)"), else cut short from `names` (the sink's "sink"), as the
+ * largest weights name their keys.
+ */
+function lines(weights, tokens, theme, names, layout) {
   const n = tokens.length;
-  const left = 250;
-  const right = 510;
+  const { left, right, weightX, clip } = layout;
   const y = (i) => TOP + i * ROW + ROW / 2;
   const parts = [
     text(left, TOP - 14, "from (queries)", { "text-anchor": "end", "font-size": 12, fill: theme.text, "font-weight": "bold" }),
@@ -96,62 +149,146 @@ function lines(weights, tokens, theme, names = tokens) {
   parts.push(element("g", {}, drawn.join("")));
   const best = strongest(weights);
   tokens.forEach((token, i) => {
-    parts.push(text(left, y(i) + 4, token, { "text-anchor": "end", "font-size": 13, fill: theme.text }));
-    parts.push(text(right, y(i) + 4, token, { "font-size": 13, fill: theme.text }));
+    const label = clip === Infinity ? token : clipped(names[i], clip);
+    parts.push(text(left, y(i) + 4, label, { "text-anchor": "end", "font-size": 13, fill: theme.text }));
+    parts.push(text(right, y(i) + 4, label, { "font-size": 13, fill: theme.text }));
     const j = best[i];
     parts.push(
-      numberText(40, y(i) + 4, weights[i][j], `${formatNumber(weights[i][j], 2)} \u2192 ${names[j]}`, { quantity: "largest_weight", row: i, col: j, rowLabel: token, colLabel: tokens[j] }, {
+      numberText(weightX, y(i) + 4, weights[i][j], `${formatNumber(weights[i][j], 2)} \u2192 ${names[j]}`, { quantity: "largest_weight", row: i, col: j, rowLabel: token, colLabel: tokens[j] }, {
         "font-size": 12,
         fill: theme.tick,
       }),
     );
   });
-  parts.push(text(40, TOP - 14, "largest weight", { "font-size": 12, fill: theme.tick }));
-  parts.push(text(WIDTH / 2, TOP + n * ROW + 30, "each line: a query's weight on a key (opacity = weight); rows sum to 1", { "text-anchor": "middle", "font-size": 12, fill: theme.text }));
+  parts.push(text(weightX, TOP - 14, "largest weight", { "font-size": 12, fill: theme.tick }));
+  const caption = linesOf(["each line: a query's weight on a key ", "(opacity = weight); rows sum to 1"], layout.stacked);
+  caption.forEach((line, k) => parts.push(text(layout.width / 2, TOP + n * ROW + 30 + 16 * k, line.trimEnd(), { "text-anchor": "middle", "font-size": 12, fill: theme.text })));
   return parts.join("");
 }
 
-/** The picture for one head, as SVG markup. */
-export function drawHeads(state, theme, colormaps) {
+/**
+ * The narrow heatmap: the kit's heatmap (svg.js) drawn for a phone, every cell with its number as
+ * the wide one draws it (named by `tokens` in the tables), the tokens' labels (`names`: the sink's
+ * "sink") cut short, the queries' before each row, the keys' upright below each column; the
+ * colour bar across below the grid, its ticks under it. (Weights are finite: no cell is hatched.)
+ */
+function narrowHeatmap(weights, tokens, theme, table, names) {
+  const n = tokens.length;
+  const cell = narrowCell(n);
+  const side = cell * n;
+  const fontSize = Math.max(12, Math.min(13, cell / 4));
+  const parts = [
+    text(GRID_X + side / 2, GRID_TOP - 26, "attention weights", { "text-anchor": "middle", "font-weight": "bold", "font-size": 14, fill: theme.text }),
+    text(GRID_X + side / 2, GRID_TOP - 9, "rows: queries, columns: keys", { "text-anchor": "middle", "font-size": 12, fill: theme.text }),
+  ];
+  weights.forEach((row, i) => {
+    row.forEach((value, j) => {
+      const x = GRID_X + j * cell;
+      const y = GRID_TOP + i * cell;
+      const fill = colormapColor(table, value, 0, 1);
+      parts.push(element("rect", { x, y, width: cell, height: cell, fill, stroke: theme.background, "stroke-width": 1 }));
+      const where = { quantity: "weight", row: i, col: j, rowLabel: String(tokens[i]), colLabel: String(tokens[j]) };
+      parts.push(
+        numberText(x + cell / 2, y + cell / 2 + fontSize / 3, value, formatNumber(value, 2), where, {
+          "text-anchor": "middle",
+          "font-size": fontSize,
+          fill: textColorOn(fill, theme.annotationDark, theme.annotationLight),
+        }),
+      );
+    });
+  });
+  const bottom = GRID_TOP + side;
+  names.forEach((name, k) => {
+    const label = clipped(name, GRID_CLIP);
+    parts.push(text(GRID_X - 6, GRID_TOP + (k + 0.5) * cell + 4, label, { "text-anchor": "end", "font-size": 12, fill: theme.tick }));
+    const x = GRID_X + (k + 0.5) * cell + 4;
+    parts.push(text(x, bottom + 6, label, { "text-anchor": "end", "font-size": 12, fill: theme.tick, transform: `rotate(-90 ${x} ${bottom + 6})` }));
+  });
+  parts.push(colorbarAcross({ x: GRID_X, y: bottom + 64, width: side, height: 12 }, table, theme));
+  return { markup: parts.join(""), bottom: bottom + 64 + 12 + 20 };
+}
+
+/** The colour bar of weights 0 … 1 laid across (its ticks below it), named "weight" on its left. */
+function colorbarAcross(box, table, theme) {
+  const id = `attnlib-cmap-across-${table[0].slice(1)}-${table[table.length - 1].slice(1)}`;
+  const stops = Array.from({ length: 33 }, (_, k) => {
+    const at = k / 32;
+    return element("stop", { offset: at, "stop-color": table[Math.min(table.length - 1, Math.floor(at * table.length))] });
+  });
+  const ticks = niceTicks(0, 1, 5).map((t) => {
+    const x = box.x + t * box.width;
+    return (
+      element("line", { x1: x, x2: x, y1: box.y + box.height, y2: box.y + box.height + 4, stroke: theme.edge }) +
+      text(x, box.y + box.height + 17, tickLabel(t), { "text-anchor": "middle", "font-size": 12, fill: theme.tick })
+    );
+  });
+  return (
+    element("defs", {}, element("linearGradient", { id, x1: 0, y1: 0, x2: 1, y2: 0 }, stops.join(""))) +
+    element("rect", { x: box.x, y: box.y, width: box.width, height: box.height, fill: `url(#${id})`, stroke: theme.edge }) +
+    text(box.x - 6, box.y + box.height - 1, "weight", { "text-anchor": "end", "font-size": 12, fill: theme.tick }) +
+    ticks.join("")
+  );
+}
+
+/**
+ * The picture for one head, as SVG markup, its height and width: wide (WIDE, 1 unit = 1 px on a
+ * desktop) or, where `narrow`, for a phone (NARROW): the same numbers, drawn in less width.
+ */
+export function drawHeads(state, theme, colormaps, narrow = false) {
   const { sentences, sentence, layer, head, view, modelName, markSink = false } = state;
+  const layout = narrow ? NARROW : WIDE;
   const entry = sentences[sentence];
   const weights = headWeights(sentences, sentence, layer, head);
   const tokens = shownTokens(entry.tokens, markSink);
+  const names = markSink ? ["sink", ...tokens.slice(1)] : tokens;
   const n = tokens.length;
-  const size = heatmapSize(n);
-  const height = view === "heatmap" ? Math.max(pictureHeight(n), TOP + size + 120) : pictureHeight(n);
-  const parts = [element("rect", { x: 0, y: 0, width: WIDTH, height, fill: theme.background })];
-  parts.push(
-    text(WIDTH / 2, 22, `${modelName}: layer ${layer}, head ${head}`, { "text-anchor": "middle", "font-size": 15, fill: theme.text, "font-weight": "bold" }),
-  );
   const sink = markSink ? sinkWeight(weights) : null;
-  if (sink !== null) {
-    parts.push(
-      numberText(WIDTH / 2, height - 18, sink, `weight on the sink (the first token, ${entry.tokens[0]}), mean over queries 1 to ${n - 1}: ${formatNumber(sink, 2)}`, { quantity: "sink_weight", row: 0, col: 0, rowLabel: "queries after the first", colLabel: tokens[0] }, {
-        "text-anchor": "middle",
-        "font-size": 13,
-        fill: theme.text,
-      }),
-    );
-  }
-  if (view === "heatmap") {
-    parts.push(
-      heatmap({ x: 150, y: TOP, size }, weights, {
-        rowLabels: tokens,
-        colLabels: tokens,
-        table: colormaps.viridis,
-        quantity: "weight",
-        theme,
-        vmin: 0,
-        vmax: 1,
-        decimals: 2,
-        title: "attention weights (rows: queries, columns: keys)",
-      }),
-    );
+  const sinkLines = sink === null ? [] : linesOf(sinkSentence(entry.tokens[0], n, sink), layout.stacked);
+  let picture;
+  let height;
+  if (narrow && view === "heatmap") {
+    const grid = narrowHeatmap(weights, tokens, theme, colormaps.viridis, names);
+    picture = grid.markup;
+    height = grid.bottom + 20 + 17 * sinkLines.length;
+  } else if (narrow) {
+    picture = lines(weights, tokens, theme, names, layout);
+    height = TOP + n * ROW + (sinkLines.length ? 75 + 17 * sinkLines.length : 66);
   } else {
-    parts.push(lines(weights, tokens, theme, markSink ? ["sink", ...tokens.slice(1)] : tokens));
+    const size = heatmapSize(n);
+    height = view === "heatmap" ? Math.max(pictureHeight(n), TOP + size + 120) : pictureHeight(n);
+    picture =
+      view === "heatmap"
+        ? heatmap({ x: 150, y: TOP, size }, weights, {
+            rowLabels: tokens,
+            colLabels: tokens,
+            table: colormaps.viridis,
+            quantity: "weight",
+            theme,
+            vmin: 0,
+            vmax: 1,
+            decimals: 2,
+            title: "attention weights (rows: queries, columns: keys)",
+          })
+        : lines(weights, tokens, theme, names, layout);
   }
-  return { markup: parts.join(""), height };
+  const { width } = layout;
+  const parts = [element("rect", { x: 0, y: 0, width, height, fill: theme.background })];
+  parts.push(text(width / 2, 22, `${modelName}: layer ${layer}, head ${head}`, { "text-anchor": "middle", "font-size": 15, fill: theme.text, "font-weight": "bold" }));
+  if (sink !== null) {
+    const what = { quantity: "sink_weight", row: 0, col: 0, rowLabel: "queries after the first", colLabel: tokens[0] };
+    const attrs = { "text-anchor": "middle", "font-size": 13, fill: theme.text };
+    const y = height - 18 - 17 * (sinkLines.length - 1);
+    parts.push(sinkLines.length === 1 ? numberText(width / 2, y, sink, sinkLines[0], what, attrs) : numberLines(width / 2, y, sink, sinkLines, what, attrs));
+  }
+  parts.push(picture);
+  return { markup: parts.join(""), height, width };
+}
+
+/** numberText's number shown in lines, 17 units apart: the same attributes, its text the lines joined. */
+function numberLines(x, y, value, shown, what, attrs) {
+  const number = numberText(x, y, value, "", what, attrs);
+  const spans = shown.map((line, k) => element("tspan", { x, dy: k === 0 ? 0 : 17 }, escapeXml(line)));
+  return number.replace("></text>", `>${spans.join("")}</text>`);
 }
 
 /** A select of the sentences (or prompts: noun). */
@@ -168,7 +305,7 @@ function sentenceSelect(sentences, value, onChange, noun) {
 
 function render({ model, el }) {
   const noun = model.get("noun") ?? "sentence";
-  const { root, controls, message, svg, draw } = explorerRoot(el, "heads", WIDTH, pictureHeight(12), `one attention head's weights on a ${noun}`);
+  const { root, controls, message, draw, reshape, narrowWhen } = explorerRoot(el, "heads", WIDTH, pictureHeight(12), `one attention head's weights on a ${noun}`);
   const send = sender(model);
   const layer = slider({
     name: "layer",
@@ -228,6 +365,9 @@ function render({ model, el }) {
   controls.append(row(choice, viewLabel, style.node), row(layer.node, head.node), row(typed, run));
 
   let select = null;
+  // whether to draw narrow, asked again only when narrowWhen says the answer changed (asking
+  // measures the page: a slider's move need not)
+  let narrowed = null;
   const redraw = () => {
     const sentences = model.get("sentences");
     const state = {
@@ -254,10 +394,14 @@ function render({ model, el }) {
     if (waiting !== null && sentences.some((entry) => entry.text === waiting.trim())) waiting = null;
     message.textContent = error || (waiting !== null ? `Python runs the model on "${waiting}": waiting for the kernel\u2026 (with no kernel, pick one of the precomputed ${noun}s)` : "");
     applyTheme(root, theme);
-    const { markup, height } = drawHeads(state, theme, model.get("colormaps"));
-    svg.setAttribute("viewBox", `0 0 ${WIDTH} ${height}`);
+    const { markup, height, width } = drawHeads(state, theme, model.get("colormaps"), (narrowed ??= narrow()));
+    reshape(width, height, null); // one panel, the whole picture
     draw([markup]);
   };
+  const narrow = narrowWhen(WIDTH, () => {
+    narrowed = null;
+    redraw();
+  });
   return bind(model, ["sentences", "sentence", "layer", "head", "view", "error", "style_name"], redraw);
 }
 
