@@ -11,12 +11,13 @@ them from the stored widget state) at the widths of a laptop, a projector and a 
   theme's sticky header and article header, which everything scrolls under) are not checked.
   Before issue 32 the sticky "Contents" sidebar covered 4–19% of the explorers at 1280 and 1440 px,
   and at 1024 px a quarter of each explorer lay beyond the window's right edge;
-- **on a phone** each explorer takes the screen's width with its panels stacked in one column, its
-  smallest text at 11 px or more, no panel scrolls sideways (an explorer whose panels are wider
-  than the phone can show at 11 px switches to its narrow drawing: controls.js's ``narrowWhen``)
-  and no text is drawn outside its panel's picture (no title cut); the narrow drawing shows every
-  number the desktop's does (the explorer's tables, made from the numbers drawn, are the same).
-  Before, 21 of 36 panels scrolled sideways inside their box;
+- **on a phone**, in light and dark mode, each explorer takes the screen's width with its panels
+  stacked in one column, its smallest text at 11 px or more, no panel scrolls sideways (an
+  explorer whose panels are wider than the phone can show at 11 px switches to its narrow drawing:
+  controls.js's ``narrowWhen``) and no text is drawn outside its panel's picture (no title cut);
+  the narrow drawing shows every number the desktop's does (the explorer's tables, made from the
+  numbers drawn, are the same). Before, 21 of 36 panels scrolled sideways inside their box, and in
+  dark mode the theme's frame round a widget took 16 px of the phone's width;
 - **the page's contents stay reachable**: where the sticky "Contents" sidebar is not shown (below
   1200 px on every page, at every width on a page with an explorer) the article header's
   *Contents* button opens them as a dialog (book/contents.js; before, it did nothing at 992–1199 px
@@ -168,14 +169,15 @@ def test_nothing_lies_on_top_of_an_explorer(browser, book_site, path, screen):  
         context.close()
 
 
+@pytest.mark.parametrize("mode", ["light", "dark"])
 @pytest.mark.parametrize("path", WITH_EXPLORERS)
-def test_on_a_phone_each_explorer_takes_the_width_with_its_panels_stacked(browser, book_site, path):  # noqa: F811
-    context, page = open_lesson(browser, book_site, path, **PHONE)
+def test_on_a_phone_each_explorer_takes_the_width_with_its_panels_stacked(browser, book_site, path, mode):  # noqa: F811
+    context, page = open_lesson(browser, book_site, path, **PHONE, color_scheme=mode)
     try:
         explorers = page.evaluate(PHONE_LAYOUT, PANEL_FLOOR)
         assert len(explorers) == explorers_in(path)
         for seen in explorers:
-            where = f"{seen['kind']} on {path}, phone"
+            where = f"{seen['kind']} on {path}, phone, {mode}"
             assert seen["left"] <= 0.5 and seen["right"] >= seen["width"] - 0.5, (
                 f"{where}: from x = {seen['left']:.0f} to {seen['right']:.0f} of {seen['width']} px"
             )
