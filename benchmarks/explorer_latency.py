@@ -51,7 +51,6 @@ from machine import machine_description  # noqa: E402  tools/machine.py
 STATE_SCRIPT = re.compile(
     r'(<script type="application/vnd\.jupyter\.widget-state\+json">)(.*?)(</script>)', re.DOTALL
 )
-MODULE_CALL = re.compile(r'module_text\(\s*"(course\.l(\d\d)_\w+)",\s*"([\w.]+)"\s*\)')
 PROFILES: dict[str, dict[str, Any]] = {
     "desktop": {"viewport": {"width": 1280, "height": 800}, "device_scale_factor": 1, "cpu_slowdown": 1},
     "phone": {
@@ -111,20 +110,27 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[low] + (ordered[high] - ordered[low]) * (at - low)
 
 
-def modules_of(root: Path) -> dict[str, str]:
-    """Each lesson's explorer module (``"07"`` → its ``_esm`` text) as the tree at ``root`` makes it."""
-    calls = {}
-    for widgets in sorted(root.glob("course/l[0-9][0-9]_*/widgets.py")):
-        for package, lesson, name in MODULE_CALL.findall(widgets.read_text(encoding="utf-8")):
-            calls[lesson] = (package, name)
+def explorer_classes(page: str) -> set[str]:
+    """The anywidget classes in a book page's widget state, ``course.l13_real_model.widgets.HeadExplorer``…"""
+    match = STATE_SCRIPT.search(page)
+    if not match:
+        return set()
+    models = json.loads(match.group(2))["state"].values()
+    return {m["state"]["_anywidget_id"] for m in models if "_anywidget_id" in m.get("state", {})}
+
+
+def modules_of(root: Path, classes: set[str]) -> dict[str, str]:
+    """Each explorer class's ``_esm`` (its ES module as anywidget loads it) in the tree at ``root``."""
     program = (
-        "import json, sys\n"
-        "from course.kit.widgets.modules import module_text\n"
-        "calls = json.loads(sys.argv[1])\n"
-        "print(json.dumps({k: module_text(p, n) for k, (p, n) in calls.items()}))\n"
+        "import importlib, json, sys\n"
+        "def esm(name):\n"
+        "    module, cls = name.rsplit('.', 1)\n"
+        "    text = getattr(importlib.import_module(module), cls)._esm\n"
+        "    return text if isinstance(text, str) else text.default_value\n"
+        "print(json.dumps({name: esm(name) for name in json.loads(sys.argv[1])}))\n"
     )
     env = {**os.environ, "PYTHONPATH": str(root)}
-    command = [sys.executable, "-c", program, json.dumps(calls)]
+    command = [sys.executable, "-c", program, json.dumps(sorted(classes))]
     done = subprocess.run(command, env=env, cwd=root, check=True, capture_output=True, text=True)
     return json.loads(done.stdout)
 
@@ -149,15 +155,15 @@ def revision(ref: str) -> str:
     return git("rev-parse", ref)
 
 
-def with_modules(page: str, module: str) -> str:
-    """A book page with every anywidget's ``_esm`` in its widget state replaced by ``module``."""
+def with_modules(page: str, modules: dict[str, str]) -> str:
+    """A book page whose anywidgets' ``_esm`` in its widget state are their classes' in ``modules``."""
     match = STATE_SCRIPT.search(page)
     if not match:
         raise ValueError("the page holds no widget state")
     state = json.loads(match.group(2))
     for model in state["state"].values():
         if "_esm" in model.get("state", {}):
-            model["state"]["_esm"] = module
+            model["state"]["_esm"] = modules[model["state"]["_anywidget_id"]]
     text = json.dumps(state).replace("</", "<\\/")
     return page[: match.start(2)] + text + page[match.end(2) :]
 
@@ -177,7 +183,7 @@ def serve(book: Path, versions: dict[str, dict[str, str]]) -> tuple[http.server.
                 super().do_GET()
                 return
             page = (book / path.lstrip("/")).read_text(encoding="utf-8")
-            body = with_modules(page, versions[version][lesson.group(1)]).encode("utf-8")
+            body = with_modules(page, versions[version]).encode("utf-8")
             self.send_response(200)
             self.send_header("Content-Type", "text/html; charset=utf-8")
             self.send_header("Content-Length", str(len(body)))
@@ -244,16 +250,17 @@ def main() -> None:
     from playwright.sync_api import sync_playwright
 
     load_before = os.getloadavg()
-    versions = {"after": modules_of(ROOT)}
-    if args.before:
-        with tempfile.TemporaryDirectory() as tmp:
-            versions["before"] = modules_of(tree_of(args.before, Path(tmp)))
-    pages = {}
+    pages, classes = {}, set()
     for path in sorted((args.book / "notebooks").glob("[0-9][0-9]_*.html")):
         lesson = path.name[:2]
-        if lesson in versions["after"] and (not args.lessons or lesson in args.lessons):
-            if 'type="application/vnd.jupyter.widget-state+json"' in path.read_text(encoding="utf-8"):
-                pages[lesson] = path.name
+        found = explorer_classes(path.read_text(encoding="utf-8"))
+        if found and (not args.lessons or lesson in args.lessons):
+            pages[lesson] = path.name
+            classes |= found
+    versions = {"after": modules_of(ROOT, classes)}
+    if args.before:
+        with tempfile.TemporaryDirectory() as tmp:
+            versions["before"] = modules_of(tree_of(args.before, Path(tmp)), classes)
     server, port = serve(args.book.resolve(), versions)
     order = [v for v in ("before", "after") if v in versions]
     results: dict[str, dict[str, dict[str, Any]]] = {}
