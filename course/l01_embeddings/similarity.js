@@ -96,13 +96,7 @@ export function similarityParts(state, sim, theme, narrow = false) {
 function render({ model, el }) {
   const labels = model.get("labels");
   const { root, controls, draw, reshape, narrowWhen } = explorerRoot(el, "similarity", WIDE.width, WIDE.height, "two vectors, their dot product, cosine and angle");
-  // whether to draw narrow, as narrowWhen last said: asked again only when a resize changes it
-  // (asking lays the page out, which a move need not wait for)
-  const isNarrow = narrowWhen(WIDE.width, () => {
-    narrow = isNarrow();
-    redraw();
-  });
-  let narrow = isNarrow();
+  const narrow = narrowWhen(WIDE.width, () => redraw());
   const step = model.get("step");
   const decimals = stepDecimals(step);
   const send = sender(model);
@@ -135,7 +129,7 @@ function render({ model, el }) {
     const theme = themeOf(model);
     state.vectors.forEach((v, i) => sliders[i].forEach((s, j) => s.set(v[j])));
     applyTheme(root, theme);
-    const layout = narrow ? NARROW : WIDE;
+    const layout = narrow() ? NARROW : WIDE;
     reshape(layout.width, layout.height, null);
     draw(similarityParts(state, computeSimilarity(state), theme, layout === NARROW));
   };

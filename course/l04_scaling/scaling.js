@@ -244,13 +244,7 @@ function render({ model, el }) {
   const values = model.get("d_k_values");
   const label = "raw and scaled scores of random vectors";
   const { root, controls, message, draw, reshape, narrowWhen } = explorerRoot(el, "scaling", WIDTH, HEIGHT, label, WIDE.regions);
-  // whether to draw narrow, as narrowWhen last said: asked again only when a resize changes it
-  // (asking lays the page out, which a move need not wait for)
-  const isNarrow = narrowWhen(Math.max(...WIDE.regions.map(({ at }) => at[2])), () => {
-    narrow = isNarrow();
-    redraw();
-  });
-  let narrow = isNarrow();
+  const narrow = narrowWhen(Math.max(...WIDE.regions.map(({ at }) => at[2])), () => redraw());
   const send = sender(model);
   const dK = slider({
     name: "d_k",
@@ -282,7 +276,7 @@ function render({ model, el }) {
     const waiting = model.get("seed") !== state.seed;
     message.textContent = waiting ? `New random vectors (seed ${model.get("seed")}) are drawn by Python: waiting for the kernel\u2026` : "";
     applyTheme(root, theme);
-    const layout = narrow ? NARROW : WIDE;
+    const layout = narrow() ? NARROW : WIDE;
     reshape(layout.width, layout.height, layout.regions);
     draw(scalingParts(state, theme, layout === NARROW));
   };

@@ -199,14 +199,10 @@ function render({ model, el }) {
   note.style.fontSize = "12px";
   controls.append(row(dK.node, causal.node, style.node, reset), note);
 
-  // The layout, asked of the page only when a resize changes it (narrow() measures the page: in
-  // every move's redraw, it would lay out the page twice a move). The desktop's widest panel is its table.
-  const narrow = narrowWhen(WIDE.regions[4][2], () => {
-    layout = narrow() ? NARROW : WIDE;
-    redraw();
-  });
-  let layout = narrow() ? NARROW : WIDE;
+  // narrow where the desktop's widest panel, its table, would not show whole
+  const narrow = narrowWhen(WIDE.regions[4][2], () => redraw());
   const redraw = () => {
+    const layout = narrow() ? NARROW : WIDE;
     reshape(layout.width, pictureHeight(n, layout), playgroundRegions(n, layout));
     const state = embeddingState(model, ["W_q", "W_k", "W_v", "d_k", "causal"]);
     const theme = themeOf(model);

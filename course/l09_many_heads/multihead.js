@@ -214,14 +214,9 @@ function render({ model, el }) {
   const reset = button({ name: "reset", label: "reset", onClick: () => send({ ...model.get("initial") }) });
   controls.append(row(style.node, reset));
 
-  // The layout, asked of the page only when a resize changes it (narrow() measures the page: in
-  // every move's redraw, it would lay out the page twice a move).
-  const narrow = narrowWhen(WIDEST, () => {
-    layout = narrow() ? NARROW : WIDE;
-    redraw();
-  });
-  let layout = narrow() ? NARROW : WIDE;
+  const narrow = narrowWhen(WIDEST, () => redraw());
   const redraw = () => {
+    const layout = narrow() ? NARROW : WIDE;
     reshape(layout.width, layout.height, multiHeadRegions(layout));
     const state = embeddingState(model, ["W_q", "W_k", "W_v", "W_o"]);
     const theme = themeOf(model);

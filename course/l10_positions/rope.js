@@ -180,6 +180,8 @@ function render({ model, el }) {
   };
   controls.append(row(...Object.values(sliders).map((s) => s.node)));
 
+  // narrow where a panel of the wide drawing would not show whole
+  const narrow = narrowWhen(WIDEST_PANEL, () => redraw());
   const redraw = () => {
     const state = {
       query: model.get("query"),
@@ -191,20 +193,12 @@ function render({ model, el }) {
       maxPosition: model.get("max_position"),
     };
     const theme = themeOf(model);
-    const layout = ropeLayout(drawNarrow);
+    const layout = ropeLayout(narrow());
     Object.entries(sliders).forEach(([name, s]) => s.set(model.get(name)));
     applyTheme(root, theme);
     reshape(layout.width, layout.height, layout.regions);
-    draw(ropeParts(state, computeRope(state), theme, drawNarrow));
+    draw(ropeParts(state, computeRope(state), theme, narrow()));
   };
-  // narrow where a panel of the wide drawing would not show whole: tested once laid out and again
-  // when a resize changes the answer, not on every move (reading the width would lay out the page)
-  let drawNarrow = false;
-  const narrow = narrowWhen(WIDEST_PANEL, () => {
-    drawNarrow = narrow();
-    redraw();
-  });
-  drawNarrow = narrow();
   return bind(model, ["query_position", "key_position", "offset", "style_name"], redraw);
 }
 

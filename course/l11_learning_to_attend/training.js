@@ -172,23 +172,17 @@ function render({ model, el }) {
   const stepSlider = savedStepSlider(model, send, saved, "360px");
   controls.append(row(stepSlider.node));
 
+  // narrow where a panel of the wide drawing would not show whole
+  const narrow = narrowWhen(WIDEST_PANEL, () => redraw());
   const redraw = () => {
     const state = { table, losses: model.get("losses"), tokens: model.get("tokens"), step: model.get("step") };
     const theme = themeOf(model);
-    const layout = trainingLayout(drawNarrow);
+    const layout = trainingLayout(narrow());
     stepSlider.show(state.step);
     applyTheme(root, theme);
     reshape(layout.width, layout.height, layout.regions);
-    draw(trainingParts(state, theme, model.get("colormaps"), drawNarrow));
+    draw(trainingParts(state, theme, model.get("colormaps"), narrow()));
   };
-  // narrow where a panel of the wide drawing would not show whole: tested once laid out and again
-  // when a resize changes the answer, not on every move (reading the width would lay out the page)
-  let drawNarrow = false;
-  const narrow = narrowWhen(WIDEST_PANEL, () => {
-    drawNarrow = narrow();
-    redraw();
-  });
-  drawNarrow = narrow();
   return bind(model, ["step", "style_name"], redraw);
 }
 

@@ -201,13 +201,8 @@ function render({ model, el }) {
     "the online softmax of one query row, block by block",
     WIDE.regions,
   );
-  // the narrow drawing where the widest panel, the scores', would not show whole: asked now and on
-  // a resize that changes the answer, not on each move (the question lays out a page just changed)
-  const narrow = narrowWhen(WIDE.regions[0].at[2], () => {
-    layout = narrow() ? NARROW : WIDE;
-    redraw();
-  });
-  let layout = narrow() ? NARROW : WIDE;
+  // the narrow drawing where the widest panel, the scores', would not show whole
+  const narrow = narrowWhen(WIDE.regions[0].at[2], () => redraw());
   const send = sender(model);
   const count = () => model.get("tables")[String(model.get("block_size"))].length;
   const blocks = slider({
@@ -250,6 +245,7 @@ function render({ model, el }) {
     blocks.set(model.get("blocks_read"));
     size.set(BLOCK_SIZES.indexOf(model.get("block_size")));
     applyTheme(root, theme);
+    const layout = narrow() ? NARROW : WIDE;
     reshape(layout.width, layout.height, layout.regions);
     draw(onlineSoftmaxParts(
       {

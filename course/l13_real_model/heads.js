@@ -365,9 +365,6 @@ function render({ model, el }) {
   controls.append(row(choice, viewLabel, style.node), row(layer.node, head.node), row(typed, run));
 
   let select = null;
-  // whether to draw narrow, asked again only when narrowWhen says the answer changed (asking
-  // measures the page: a slider's move need not)
-  let narrowed = null;
   const redraw = () => {
     const sentences = model.get("sentences");
     const state = {
@@ -394,14 +391,11 @@ function render({ model, el }) {
     if (waiting !== null && sentences.some((entry) => entry.text === waiting.trim())) waiting = null;
     message.textContent = error || (waiting !== null ? `Python runs the model on "${waiting}": waiting for the kernel\u2026 (with no kernel, pick one of the precomputed ${noun}s)` : "");
     applyTheme(root, theme);
-    const { markup, height, width } = drawHeads(state, theme, model.get("colormaps"), (narrowed ??= narrow()));
+    const { markup, height, width } = drawHeads(state, theme, model.get("colormaps"), narrow());
     reshape(width, height, null); // one panel, the whole picture
     draw([markup]);
   };
-  const narrow = narrowWhen(WIDTH, () => {
-    narrowed = null;
-    redraw();
-  });
+  const narrow = narrowWhen(WIDTH, () => redraw());
   return bind(model, ["sentences", "sentence", "layer", "head", "view", "error", "style_name"], redraw);
 }
 

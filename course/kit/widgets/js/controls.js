@@ -286,20 +286,22 @@ export function explorerRoot(el, kind, width, height, label, regions = null, say
   };
   /**
    * Whether the explorer must draw narrow: a panel `widest` units wide would not show whole in the
-   * pictures' width with its text at 11 px or more (see MIN_SCALE). Returns that test, as a
-   * function of no argument; `redraw` is called again whenever a resize of the pictures (a window
-   * resized, a phone turned, the explorer first laid out) changes its answer. Before the explorer
-   * is laid out (no width yet) the answer is false.
+   * pictures' width with its text at 11 px or more (see MIN_SCALE). Returns that answer as a
+   * function of no argument, cheap to call in every redraw: the width is measured now and on each
+   * resize of the pictures (a window resized, a phone turned, the explorer first laid out), never
+   * in a move, which would make the page lay itself out in the middle of a redraw. `redraw` is
+   * called again whenever a resize changes the answer. Before the explorer is laid out (no width
+   * yet) the answer is false.
    */
   const narrowWhen = (widest, redraw) => {
-    const narrow = () => pictures.clientWidth > 0 && Math.ceil(widest * MIN_SCALE) + 1 > pictures.clientWidth;
-    let was = narrow();
+    const measured = () => pictures.clientWidth > 0 && Math.ceil(widest * MIN_SCALE) + 1 > pictures.clientWidth;
+    let narrow = measured();
     new ResizeObserver(() => {
-      if (narrow() === was) return;
-      was = narrow();
+      if (measured() === narrow) return;
+      narrow = !narrow;
       redraw();
     }).observe(pictures);
-    return narrow;
+    return () => narrow;
   };
   const observer = new MutationObserver(present);
   observer.observe(svg, { childList: true });
