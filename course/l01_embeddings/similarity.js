@@ -1,4 +1,4 @@
-// The similarity explorer of lessons 01 and 03: two 2D vectors, the projection of the second onto
+// The similarity explorer of lesson 01: two 2D vectors, the projection of the second onto
 // the first, their angle and the numbers (course.l01_embeddings.plots.similarity_figure), with x/y sliders.
 
 import { similarity } from "../kit/widgets/js/mirror.js";
