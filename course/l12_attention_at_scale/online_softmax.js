@@ -10,8 +10,9 @@ const BLOCK_SIZES = [1, 2, 4, 8];
 /**
  * Where each part of the drawing goes: the viewBox (width × height units), the scores' axes box
  * (`scores`), the span its title is centred over (`scoresTitle`), where its legend of solid and
- * hatched bars begins (`legend`) and where the running maximum's line is named (`maximumKey`:
- * null, above the line's right end; else in a key of its own there), the output panel's box
+ * hatched bars begins (`legend`), where the running maximum's line is named in a key of its own
+ * (`maximumKey`), the share of the scores' axes left free above the highest bar for those two
+ * where they lie inside the axes (`headroom`), the output panel's box
  * (`out`), the running numbers' first line (`running`: labels at x, values ending at right; with
  * `wrap`, the rescale's remark on a line of its own), the partial and exact output's first line
  * (`outputs`), and the regions the drawing is cut into, one panel each.
@@ -23,7 +24,8 @@ export const WIDE = {
   scoresTitle: { x: 70, width: 520 },
   legend: { x: 76, y: 56 },
   out: { x: 700, y: 40, width: 250, height: 250 },
-  maximumKey: null,
+  maximumKey: { x: 330, y: 56 },
+  headroom: 0.14,
   running: { x: 70, y: 345, right: 560, wrap: false },
   outputs: { x: 620, y: 345 },
   regions: [
@@ -47,6 +49,7 @@ export const NARROW = {
   legend: { x: 8, y: 322 },
   out: { x: 60, y: 370, width: 250, height: 250 },
   maximumKey: { x: 8, y: 304 },
+  headroom: 0,
   running: { x: 10, y: 675, right: 380, wrap: true },
   outputs: { x: 10, y: 795 },
   regions: [
@@ -80,7 +83,8 @@ export function onlineSoftmaxParts(model, theme, layout = WIDE) {
   // 1. the scores, keys read so far in colour, the running maximum as a line
   const box = layout.scores;
   const lo = Math.min(0, ...scores) - 0.5;
-  const hi = Math.max(...scores) + 0.5;
+  // above the highest bar, room for the legend and the key where they are drawn inside the axes
+  const hi = Math.max(...scores) + 0.5 + layout.headroom * (Math.max(...scores) + 0.5 - lo);
   const yticks = niceTicks(lo, hi, 6);
   const frame = axes(box, {
     xlim: [-0.6, scores.length - 0.4],
@@ -134,14 +138,12 @@ export function onlineSoftmaxParts(model, theme, layout = WIDE) {
   parts.push(text(layout.legend.x, layout.legend.y, "solid: read \u00b7 hatched: not read yet", { "font-size": 12, fill: theme.text }));
   const my = frame.sy(state.maximum);
   parts.push(element("line", { x1: box.x, x2: box.x + box.width, y1: my, y2: my, stroke: theme.runningMaximum, "stroke-width": 2, "data-mark": "running-maximum" }));
+  // the line named in a key of its own, clear of the bars and of the line
   const key = layout.maximumKey;
-  if (key) {
-    // named in a key of its own, clear of the bars
-    parts.push(
-      element("line", { x1: key.x, x2: key.x + 20, y1: key.y - 4, y2: key.y - 4, stroke: theme.runningMaximum, "stroke-width": 2 }),
-      text(key.x + 24, key.y, "running maximum m", { "font-size": 12, fill: theme.text }),
-    );
-  } else parts.push(text(box.x + box.width - 4, my - 6, "running maximum m", { "text-anchor": "end", "font-size": 12, fill: theme.text }));
+  parts.push(
+    element("line", { x1: key.x, x2: key.x + 20, y1: key.y - 4, y2: key.y - 4, stroke: theme.runningMaximum, "stroke-width": 2 }),
+    text(key.x + 24, key.y, "running maximum m", { "font-size": 12, fill: theme.text }),
+  );
 
   // 2. the partial output in 2D, converging to the exact output
   const all = [...values.flat(), ...exactOutput];
