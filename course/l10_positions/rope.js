@@ -15,8 +15,9 @@ const NAMES = ["the query and the key, rotated by their positions", "the score a
 
 // The drawing's geometry: the arrow panel (left), the score panel (right), the top left corner of
 // the box of m, n, m − n and the score (readout), the picture's height and its regions. The wide
-// one, side by side on a desktop: each panel 445 and 453 units wide with its labels, the box in the
-// arrow panel's corner. The narrow one, where a phone cannot show those whole (narrowWhen): both
+// one, side by side on a desktop: each panel 445 and 453 units wide with its labels, the box below
+// the arrow panel, beside the rotated vectors' components (in the panel's corner it hid the query's
+// tip label at the first positions). The narrow one, where a phone cannot show those whole (narrowWhen): both
 // plots 20 and 40 units narrower and 20 lower, each panel at most 420 units wide with its labels
 // (the arrow panel's tip labels included, turned any way), so that it shows whole with its text
 // at 11 px; the box below the arrow panel, beside the rotated vectors' components, where it hides
@@ -25,11 +26,11 @@ const LAYOUTS = {
   wide: {
     left: { x: 70, y: 40, width: 360, height: 360 },
     right: { x: 540, y: 40, width: 390, height: 360 },
-    readout: { x: 74, y: 44 },
-    height: HEIGHT,
+    readout: { x: 280, y: 438 },
+    height: HEIGHT + 15,
     regions: [
-      [15, 0, 445, HEIGHT],
-      [485, 0, 453, HEIGHT],
+      [15, 0, 445, HEIGHT + 15],
+      [485, 0, 453, HEIGHT + 15],
     ],
   },
   narrow: {
