@@ -19,9 +19,9 @@ const CHART = { width: 440, height: 170 };
 const MONO = "DejaVu Sans Mono, monospace";
 /** The narrow drawing's width (a phone's): each panel shows whole at 11 px in a 390 px frame. */
 export const NARROW_WIDTH = 410;
-// The narrow drawing: the sequence cut into lines of PER_LINE positions, each with its head rows
-// below it (LEFT: room for the short row labels, "L0 H1"; TOP: the first line's characters;
-// GAP: between a line's last head row and the next line's position labels).
+// The narrow drawing: the sequence cut into lines of `perLine` positions, each with its head rows
+// below it (`left`: room for the short row labels, "L0 H1"; `top`: the first line's characters;
+// `gap`: between a line's last head row and the next line's position labels).
 const NARROW = { left: 44, cell: 10.5, perLine: 30, top: 66, gap: 40 };
 // The narrow cache panel: the chart, then the numbers and the text so far below it.
 const NARROW_CHART = { x: 60, width: 330, height: 150 };
