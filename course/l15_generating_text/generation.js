@@ -494,7 +494,14 @@ function render({ model, el }) {
   const described = () => describeStep(currentRun(), model.get("step"), currentSetting(), model.get("runs")[model.get("prompt")].prompt);
   let said = described();
   let shownPrompts = "";
-  const narrow = narrowWhen(WIDTH, () => redraw());
+  // whether to draw narrow: measured (a layout of the page) once here and again only when a resize
+  // changes the answer, not on every move
+  let narrowed = false;
+  const narrow = narrowWhen(WIDTH, () => {
+    narrowed = narrow();
+    redraw();
+  });
+  narrowed = narrow();
   const redraw = () => {
     const listed = prompts();
     if (JSON.stringify(listed) !== shownPrompts) {
@@ -525,7 +532,6 @@ function render({ model, el }) {
       bytesPerPosition: model.get("bytes_per_position"),
       decimals: model.get("decimals"),
     };
-    const narrowed = narrow();
     const { width, height, regions } = pictureShape(state.run.tokens.length, nLayers * nHeads, narrowed);
     reshape(width, height, regions);
     draw(generationParts(state, theme, model.get("colormaps"), narrowed));
