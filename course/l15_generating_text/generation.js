@@ -17,14 +17,17 @@ const CHAR_ROW = 24;
 const HEAD_ROW = 16;
 const CHART = { width: 440, height: 170 };
 const MONO = "DejaVu Sans Mono, monospace";
-/** The narrow drawing's width (a phone's): each panel shows whole at 11 px in a 390 px frame. */
-export const NARROW_WIDTH = 410;
+/**
+ * The narrow drawing's width (a phone's): each panel shows whole with its text at 11 px or more
+ * (controls.js) in the 374 px that the book's dark mode leaves an explorer on a 390 px phone.
+ */
+export const NARROW_WIDTH = 400;
 // The narrow drawing: the sequence cut into lines of `perLine` positions, each with its head rows
 // below it (`left`: room for the short row labels, "L0 H1"; `top`: the first line's characters;
 // `gap`: between a line's last head row and the next line's position labels).
-const NARROW = { left: 44, cell: 10.5, perLine: 30, top: 66, gap: 40 };
+const NARROW = { left: 44, cell: 10.2, perLine: 30, top: 66, gap: 40 };
 // The narrow cache panel: the chart, then the numbers and the text so far below it.
-const NARROW_CHART = { x: 60, width: 330, height: 150 };
+const NARROW_CHART = { x: 60, width: 320, height: 150 };
 const NARROW_CACHE_HEIGHT = 470;
 
 /** A character as a cell shows it: a space as "␣", a newline as "↵", a tab as "⇥". */
@@ -304,7 +307,7 @@ function grid(state, theme, table, narrow) {
   ];
   let lx = 0;
   legend.forEach(([mark, words], k) => {
-    const [dx, dy] = narrow ? [8 - x0 + (k % 2) * 200, Math.floor(k / 2) * 20] : [lx, 0];
+    const [dx, dy] = narrow ? [8 - x0 + (k % 2) * 190, Math.floor(k / 2) * 20] : [lx, 0];
     parts.push(`<g transform="translate(${dx} ${dy})">${mark}</g>`, text(x0 + dx + 20, ly + dy, words, { "font-size": 12, fill: theme.text }));
     lx += 24 + words.length * 6.6;
   });
