@@ -17,6 +17,18 @@ const CHAR_ROW = 24;
 const HEAD_ROW = 16;
 const CHART = { width: 440, height: 170 };
 const MONO = "DejaVu Sans Mono, monospace";
+/**
+ * The narrow drawing's width (a phone's): each panel shows whole with its text at 11 px or more
+ * (controls.js) in the 374 px that the book's dark mode leaves an explorer on a 390 px phone.
+ */
+export const NARROW_WIDTH = 400;
+// The narrow drawing: the sequence cut into lines of `perLine` positions, each with its head rows
+// below it (`left`: room for the short row labels, "L0 H1"; `top`: the first line's characters;
+// `gap`: between a line's last head row and the next line's position labels).
+const NARROW = { left: 44, cell: 10.2, perLine: 30, top: 66, gap: 40 };
+// The narrow cache panel: the chart, then the numbers and the text so far below it.
+const NARROW_CHART = { x: 60, width: 320, height: 150 };
+const NARROW_CACHE_HEIGHT = 470;
 
 /** A character as a cell shows it: a space as "␣", a newline as "↵", a tab as "⇥". */
 export function shownChar(c) {
@@ -99,6 +111,42 @@ export function pictureHeight(nRows) {
 }
 
 /**
+ * Where the grid panel draws `n` positions over `rows` head rows: the wide drawing puts them in
+ * one line (cells of at most 22 units after LEFT); the narrow one cuts them into lines of
+ * NARROW.perLine, each line's head rows below its characters. Returns the left of the cells (x0),
+ * a cell's width, the positions per line, the top of each line's row of characters, and the
+ * bottom of the last line's head rows.
+ */
+export function gridLayout(n, rows, narrow) {
+  if (!narrow) {
+    const cell = Math.min(22, (WIDTH - LEFT - 60) / n);
+    return { narrow, x0: LEFT, cell, perLine: n, tops: [TOP + 4], bottom: TOP + 4 + CHAR_ROW + 22 + rows * HEAD_ROW };
+  }
+  const { left, cell, perLine, top, gap } = NARROW;
+  const block = CHAR_ROW + 22 + rows * HEAD_ROW + gap;
+  const tops = Array.from({ length: Math.ceil(n / perLine) }, (_, k) => top + k * block);
+  return { narrow, x0: left, cell, perLine, tops, bottom: tops[tops.length - 1] + block - gap };
+}
+
+/**
+ * The picture's viewBox and panels for `n` positions and `rows` head rows, wide or narrow (its
+ * panels stacked, each NARROW_WIDTH wide): {width, height, regions}.
+ */
+export function pictureShape(n, rows, narrow) {
+  const width = narrow ? NARROW_WIDTH : WIDTH;
+  const split = narrow ? gridLayout(n, rows, true).bottom + 130 : gridHeight(rows);
+  const height = narrow ? split + NARROW_CACHE_HEIGHT : pictureHeight(rows);
+  return {
+    width,
+    height,
+    regions: [
+      { at: [0, 0, width, split], name: "the sequence, what the cache keeps, and every head's weights over it" },
+      { at: [0, split, width, height - split], name: "the cache's size step by step, and the text so far" },
+    ],
+  };
+}
+
+/**
  * The first step (from 1) whose character differs from the one the full cache wrote, null where
  * every step wrote the same: where a window (with or without sinks) changes the text.
  */
@@ -141,28 +189,37 @@ export function moveSentence(was, now) {
   return sentence[0].toUpperCase() + sentence.slice(1);
 }
 
-/** The sequence with each position's role, and every head's weights over the cache, as SVG markup. */
-function grid(state, theme, table) {
+/**
+ * The sequence with each position's role, and every head's weights over the cache, as SVG markup,
+ * laid out by gridLayout (wide: one line of positions; narrow: several, each with its head rows).
+ */
+function grid(state, theme, table, narrow) {
   const { run, step, setting, nLayers, nHeads } = state;
   const n = run.tokens.length;
-  const cell = Math.min(22, (WIDTH - LEFT - 60) / n);
-  const x0 = LEFT;
+  const rows = nLayers * nHeads;
+  const { x0, cell, perLine, tops } = gridLayout(n, rows, narrow);
+  // where position i is drawn: its line's row of characters, its column in that line
+  const xOf = (i) => x0 + (i % perLine) * cell;
+  const yOf = (i) => tops[Math.floor(i / perLine)];
+  const widthOf = (k) => Math.min(perLine, n - k * perLine) * cell; // of line k's cells
   const q = queryPosition(run, step);
   const roles = cacheRoles(run, step, setting.window === null ? 0 : setting.sinks);
   const label = (i) => `${i}:${shownChar(run.tokens[i])}`;
   const cache = setting.window === null ? "the full cache" : `a window of ${setting.window} and ${setting.sinks} sinks`;
-  // the title starts where the sequence does: on a phone, whose panel scrolls, it is read first
-  const heading = `Step ${step}: the query at position ${q} reads the cache (${cache})`;
-  const parts = [text(x0, TOP - 28, heading, { "font-weight": "bold", "font-size": 14, fill: theme.text })];
+  const bold = { "font-weight": "bold", "font-size": 14, fill: theme.text };
+  // the title starts where the sequence does (narrow: at the left, in two lines)
+  const parts = narrow
+    ? [text(8, 20, `Step ${step}: the query at position ${q}`, bold), text(8, 38, `reads ${cache}`, bold)]
+    : [text(x0, TOP - 28, `Step ${step}: the query at position ${q} reads the cache (${cache})`, bold)];
   const small = { "font-size": 12, fill: theme.tick, "text-anchor": "middle" };
-  for (let i = 0; i < n; i += 10) parts.push(text(x0 + (i + 0.5) * cell, TOP - 2, String(i), small));
-  const y = TOP + 4;
+  for (let i = 0; i < n; i += 10) parts.push(text(x0 + ((i % perLine) + 0.5) * cell, yOf(i) - 6, String(i), small));
   // runs whose length changes from step to step go in a group each, so that a move patches the
   // nodes shown (controls.js) instead of drawing anew what follows them
   const sequence = [];
   roles.forEach((role, i) => {
     if (role === null) return;
-    const x = x0 + i * cell;
+    const x = xOf(i);
+    const y = yOf(i);
     const outline = {
       sink: { stroke: theme.key, "stroke-width": 2.5 },
       kept: { stroke: theme.key, "stroke-width": 1.2 },
@@ -178,29 +235,33 @@ function grid(state, theme, table) {
   });
   parts.push(element("g", {}, sequence.join("")));
   // the query: an outline of its own colour and a letter
-  const qx = x0 + q * cell;
-  parts.push(element("rect", { x: qx - 1, y: y - 2, width: cell + 2, height: CHAR_ROW + 4, fill: "none", stroke: theme.query, "stroke-width": 3 }));
-  parts.push(text(qx + cell / 2, y + CHAR_ROW + 13, "q", { ...small, fill: theme.text, "font-weight": "bold" }));
+  const qx = xOf(q);
+  const qy = yOf(q);
+  parts.push(element("rect", { x: qx - 1, y: qy - 2, width: cell + 2, height: CHAR_ROW + 4, fill: "none", stroke: theme.query, "stroke-width": 3 }));
+  parts.push(text(qx + cell / 2, qy + CHAR_ROW + 13, "q", { ...small, fill: theme.text, "font-weight": "bold" }));
   // every head's weights over the cache: one row per head, under the positions they read
-  const gridTop = y + CHAR_ROW + 22;
+  const gridTops = tops.map((y) => y + CHAR_ROW + 22); // of each line's head rows
+  const gridTopOf = (i) => gridTops[Math.floor(i / perLine)];
   const kept = run.kept[step - 1];
   const weights = run.weights[step - 1];
   for (let layer = 0; layer < nLayers; layer += 1) {
     for (let head = 0; head < nHeads; head += 1) {
       const r = layer * nHeads + head;
-      const top = gridTop + r * HEAD_ROW;
-      parts.push(text(x0 - 6, top + 12, `layer ${layer} head ${head}`, { "font-size": 12, fill: theme.tick, "text-anchor": "end" }));
+      const words = narrow ? `L${layer} H${head}` : `layer ${layer} head ${head}`;
+      for (const gridTop of gridTops) {
+        parts.push(text(x0 - 6, gridTop + r * HEAD_ROW + 12, words, { "font-size": 12, fill: theme.tick, "text-anchor": "end" }));
+      }
       const cells = [];
       roles.forEach((role, i) => {
-        if (role === "evicted" && i <= q) cells.push(hatch(x0 + i * cell, top, cell, HEAD_ROW, theme.grid));
+        if (role === "evicted" && i <= q) cells.push(hatch(xOf(i), gridTopOf(i) + r * HEAD_ROW, cell, HEAD_ROW, theme.grid));
       });
       const row = weightsOf(weights[layer][head], state.decimals);
       kept.forEach((pos, k) => {
         const w = row[k];
         cells.push(
           element("rect", {
-            x: x0 + pos * cell,
-            y: top,
+            x: xOf(pos),
+            y: gridTopOf(pos) + r * HEAD_ROW,
             width: cell,
             height: HEAD_ROW,
             fill: colormapColor(table, w, 0, 1),
@@ -218,17 +279,25 @@ function grid(state, theme, table) {
       parts.push(element("g", {}, cells.join("")));
     }
     if (layer > 0) {
-      const at = gridTop + layer * nHeads * HEAD_ROW;
-      parts.push(element("line", { x1: x0, x2: x0 + n * cell, y1: at, y2: at, stroke: theme.text, "stroke-width": 1.5 }));
+      gridTops.forEach((gridTop, k) => {
+        const at = gridTop + layer * nHeads * HEAD_ROW;
+        parts.push(element("line", { x1: x0, x2: x0 + widthOf(k), y1: at, y2: at, stroke: theme.text, "stroke-width": 1.5 }));
+      });
     }
   }
-  const rows = nLayers * nHeads;
-  const bottom = gridTop + rows * HEAD_ROW;
-  parts.push(element("rect", { x: x0, y: gridTop, width: n * cell, height: rows * HEAD_ROW, fill: "none", stroke: theme.edge }));
-  parts.push(colorbar({ x: x0 + n * cell + 10, y: gridTop, width: 12, height: Math.max(rows * HEAD_ROW, 60) }, table, 0, 1, theme));
-  parts.push(text(x0 + (n * cell) / 2, bottom + 18, `position in the sequence (${run.tokens[0]} starts every text): each row is one head's weights over the cached keys`, { ...small, fill: theme.text }));
-  // the legend: each role by its letter or hatch
-  const ly = bottom + 44;
+  gridTops.forEach((gridTop, k) => {
+    parts.push(element("rect", { x: x0, y: gridTop, width: widthOf(k), height: rows * HEAD_ROW, fill: "none", stroke: theme.edge }));
+  });
+  const bottom = gridTops[gridTops.length - 1] + rows * HEAD_ROW;
+  parts.push(colorbar({ x: x0 + (narrow ? perLine * cell + 8 : n * cell + 10), y: gridTops[0], width: 12, height: Math.max(rows * HEAD_ROW, 60) }, table, 0, 1, theme));
+  if (narrow) {
+    const caption = [`position in the sequence (${run.tokens[0]} starts every text):`, "each row is one head's weights over the cached keys", "(L0 H1: layer 0, head 1)"];
+    caption.forEach((words, k) => parts.push(text(8, bottom + 18 + 16 * k, words, { "font-size": 12, fill: theme.text })));
+  } else {
+    parts.push(text(x0 + (n * cell) / 2, bottom + 18, `position in the sequence (${run.tokens[0]} starts every text): each row is one head's weights over the cached keys`, { ...small, fill: theme.text }));
+  }
+  // the legend: each role by its letter or hatch (narrow: in two columns, below the caption)
+  const ly = bottom + (narrow ? 76 : 44);
   const legend = [
     [element("rect", { x: x0, y: ly - 12, width: 14, height: 16, fill: theme.background, stroke: theme.query, "stroke-width": 3 }), "q: the query"],
     [element("rect", { x: x0, y: ly - 12, width: 14, height: 16, fill: theme.background, stroke: theme.key, "stroke-width": 2.5 }), "S: a sink, kept for good"],
@@ -237,18 +306,22 @@ function grid(state, theme, table) {
     [element("rect", { x: x0, y: ly - 12, width: 14, height: 16, fill: theme.background, stroke: theme.text, "stroke-dasharray": "3 2" }), "+: the character chosen"],
   ];
   let lx = 0;
-  for (const [mark, words] of legend) {
-    parts.push(`<g transform="translate(${lx} 0)">${mark}</g>`, text(x0 + lx + 20, ly, words, { "font-size": 12, fill: theme.text }));
+  legend.forEach(([mark, words], k) => {
+    const [dx, dy] = narrow ? [8 - x0 + (k % 2) * 190, Math.floor(k / 2) * 20] : [lx, 0];
+    parts.push(`<g transform="translate(${dx} ${dy})">${mark}</g>`, text(x0 + dx + 20, ly + dy, words, { "font-size": 12, fill: theme.text }));
     lx += 24 + words.length * 6.6;
-  }
+  });
   return parts.join("");
 }
 
-/** The cache's size at every step of this setting (and of the full cache, dashed), the step marked, and the text so far. */
-function cachePanel(state, theme, top) {
+/**
+ * The cache's size at every step of this setting (and of the full cache, dashed), the step marked,
+ * and the text so far: beside the chart, or (narrow) below it.
+ */
+function cachePanel(state, theme, top, narrow) {
   const { run, full, step, setting, bytesPerPosition } = state;
   const steps = run.bytes.length;
-  const box = { x: 90, y: top + 40, width: CHART.width, height: CHART.height };
+  const box = narrow ? { ...NARROW_CHART, y: top + 40 } : { x: 90, y: top + 40, width: CHART.width, height: CHART.height };
   const kib = (b) => b / 1024;
   const highest = kib(Math.max(...full.bytes, ...run.bytes));
   const yticks = niceTicks(0, highest, 4);
@@ -271,55 +344,57 @@ function cachePanel(state, theme, top) {
   parts.push(element("polyline", { points: line(run.bytes), fill: "none", stroke: theme.scaled, "stroke-width": 2 }));
   parts.push(element("line", { x1: frame.sx(step), x2: frame.sx(step), y1: box.y, y2: box.y + box.height, stroke: theme.text, "stroke-width": 1 }));
   parts.push(element("circle", { cx: frame.sx(step), cy: frame.sy(kib(run.bytes[step - 1])), r: 5, fill: theme.scaled, stroke: theme.text }));
-  const tx = box.x + box.width + 60;
+  // the numbers and the text so far: right of the chart, or (narrow) below it
+  const tx = narrow ? 8 : box.x + box.width + 60;
+  const ty = narrow ? box.y + box.height + 56 : box.y;
+  const right = narrow ? NARROW_WIDTH - 14 : WIDTH - 20; // where the numbers end
   const mono = { "font-size": 13, "font-family": MONO, fill: theme.text };
   const kept = run.kept[step - 1].length;
   const bytes = run.bytes[step - 1];
   parts.push(
-    text(tx, box.y + 4, "solid: this setting", { "font-size": 12, fill: theme.text }),
-    text(tx, box.y + 22, setting.window === null ? "" : "dashed: the full cache", { "font-size": 12, fill: theme.text }),
-    text(tx, box.y + 48, "step", mono),
-    numberText(WIDTH - 20, box.y + 48, step, `${step} of ${steps}`, { quantity: "step" }, { ...mono, "text-anchor": "end" }),
-    text(tx, box.y + 68, "positions cached", mono),
-    numberText(WIDTH - 20, box.y + 68, kept, String(kept), { quantity: "positions_cached" }, { ...mono, "text-anchor": "end" }),
-    text(tx, box.y + 88, "bytes per position", mono),
-    numberText(WIDTH - 20, box.y + 88, bytesPerPosition, groupDigits(bytesPerPosition), { quantity: "bytes_per_position" }, { ...mono, "text-anchor": "end" }),
-    text(tx, box.y + 108, "cache bytes", { ...mono, "font-weight": "bold" }),
-    numberText(WIDTH - 20, box.y + 108, bytes, groupDigits(bytes), { quantity: "cache_bytes" }, { ...mono, "text-anchor": "end", "font-weight": "bold" }),
+    text(tx, ty + 4, "solid: this setting", { "font-size": 12, fill: theme.text }),
+    text(tx, ty + 22, setting.window === null ? "" : "dashed: the full cache", { "font-size": 12, fill: theme.text }),
+    text(tx, ty + 48, "step", mono),
+    numberText(right, ty + 48, step, `${step} of ${steps}`, { quantity: "step" }, { ...mono, "text-anchor": "end" }),
+    text(tx, ty + 68, "positions cached", mono),
+    numberText(right, ty + 68, kept, String(kept), { quantity: "positions_cached" }, { ...mono, "text-anchor": "end" }),
+    text(tx, ty + 88, "bytes per position", mono),
+    numberText(right, ty + 88, bytesPerPosition, groupDigits(bytesPerPosition), { quantity: "bytes_per_position" }, { ...mono, "text-anchor": "end" }),
+    text(tx, ty + 108, "cache bytes", { ...mono, "font-weight": "bold" }),
+    numberText(right, ty + 108, bytes, groupDigits(bytes), { quantity: "cache_bytes" }, { ...mono, "text-anchor": "end", "font-weight": "bold" }),
   );
   if (setting.window !== null) {
     // where the window changes what the model writes: the first step unlike the full cache's
     const differs = firstDifference(run, full);
     const shown = differs === null ? `none of ${steps}` : `${differs}`;
     parts.push(
-      text(tx, box.y + 128, "first step unlike the full cache", mono),
-      numberText(WIDTH - 20, box.y + 128, differs ?? "", shown, { quantity: "first_step_unlike_the_full_cache" }, { ...mono, "text-anchor": "end" }),
+      text(tx, ty + 128, "first step unlike the full cache", mono),
+      numberText(right, ty + 128, differs ?? "", shown, { quantity: "first_step_unlike_the_full_cache" }, { ...mono, "text-anchor": "end" }),
     );
   }
   // the text so far: the prompt, then what the model wrote (bold)
   const q = queryPosition(run, step);
-  parts.push(text(tx, box.y + 154, "the text so far (bold: what the model wrote)", { "font-size": 12, fill: theme.text }));
-  const lines = textLines(run, q + 1, 34).map((line, k) => {
+  parts.push(text(tx, ty + 154, "the text so far (bold: what the model wrote)", { "font-size": 12, fill: theme.text }));
+  const lines = textLines(run, q + 1, narrow ? 48 : 34).map((line, k) => {
     const spans = line.map(([words, written]) => element("tspan", written ? { "font-weight": "bold" } : {}, escapeXml(words)));
-    return element("text", { x: tx, y: box.y + 174 + k * 17, ...mono, "xml:space": "preserve" }, spans.join(""));
+    return element("text", { x: tx, y: ty + 174 + k * 17, ...mono, "xml:space": "preserve" }, spans.join(""));
   });
   parts.push(element("g", {}, lines.join(""))); // as many lines as the text needs: a group
   return parts.join("");
 }
 
-/** The whole picture at the state's step, prompt and setting, as SVG markup. */
-export function drawGeneration(state, theme, colormaps) {
-  return generationParts(state, theme, colormaps).join("");
+/** The whole picture at the state's step, prompt and setting, as SVG markup (narrow: a phone's, see pictureShape). */
+export function drawGeneration(state, theme, colormaps, narrow = false) {
+  return generationParts(state, theme, colormaps, narrow).join("");
 }
 
 /** drawGeneration's markup in parts, in order: a move redraws only the parts whose markup changed. */
-export function generationParts(state, theme, colormaps) {
-  const rows = state.nLayers * state.nHeads;
-  const height = pictureHeight(rows);
+export function generationParts(state, theme, colormaps, narrow = false) {
+  const { width, height, regions } = pictureShape(state.run.tokens.length, state.nLayers * state.nHeads, narrow);
   return [
-    element("rect", { x: 0, y: 0, width: WIDTH, height, fill: theme.background }),
-    grid(state, theme, colormaps.viridis),
-    cachePanel(state, theme, gridHeight(rows)),
+    element("rect", { x: 0, y: 0, width, height, fill: theme.background }),
+    grid(state, theme, colormaps.viridis, narrow),
+    cachePanel(state, theme, regions[1].at[1], narrow),
   ];
 }
 
@@ -342,18 +417,15 @@ function render({ model, el }) {
   const send = sender(model);
   const nLayers = model.get("n_layers");
   const nHeads = model.get("n_heads");
-  const height = pictureHeight(nLayers * nHeads);
-  const split = gridHeight(nLayers * nHeads);
-  const { root, controls, message, draw } = explorerRoot(
+  // the wide picture's shape does not depend on the length of the sequence
+  const wide = pictureShape(1, nLayers * nHeads, false);
+  const { root, controls, message, draw, reshape, narrowWhen } = explorerRoot(
     el,
     "generation",
-    WIDTH,
-    height,
+    wide.width,
+    wide.height,
     "a decoder generating text one character at a time, its cache and each new query's weights",
-    [
-      { at: [0, 0, WIDTH, split], name: "the sequence, what the cache keeps, and every head's weights over it" },
-      { at: [0, split, WIDTH, height - split], name: "the cache's size step by step, and the text so far" },
-    ],
+    wide.regions,
     () => {
       const now = described();
       const sentence = moveSentence(said, now);
@@ -425,6 +497,14 @@ function render({ model, el }) {
   const described = () => describeStep(currentRun(), model.get("step"), currentSetting(), model.get("runs")[model.get("prompt")].prompt);
   let said = described();
   let shownPrompts = "";
+  // whether to draw narrow: measured (a layout of the page) once here and again only when a resize
+  // changes the answer, not on every move
+  let narrowed = false;
+  const narrow = narrowWhen(WIDTH, () => {
+    narrowed = narrow();
+    redraw();
+  });
+  narrowed = narrow();
   const redraw = () => {
     const listed = prompts();
     if (JSON.stringify(listed) !== shownPrompts) {
@@ -455,7 +535,9 @@ function render({ model, el }) {
       bytesPerPosition: model.get("bytes_per_position"),
       decimals: model.get("decimals"),
     };
-    draw(generationParts(state, theme, model.get("colormaps")));
+    const { width, height, regions } = pictureShape(state.run.tokens.length, nLayers * nHeads, narrowed);
+    reshape(width, height, regions);
+    draw(generationParts(state, theme, model.get("colormaps"), narrowed));
   };
   return bind(model, ["runs", "prompt", "window", "sinks", "step", "error", "style_name"], redraw);
 }

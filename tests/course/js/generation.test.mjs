@@ -8,8 +8,13 @@ import {
   describeStep,
   firstDifference,
   drawGeneration,
+  gridHeight,
+  gridLayout,
   groupDigits,
   moveSentence,
+  NARROW_WIDTH,
+  pictureHeight,
+  pictureShape,
   queryPosition,
   settingIndex,
   settingWords,
@@ -144,4 +149,101 @@ test("characters, numbers and the text so far are shown as the picture needs the
     ],
     [["\u21b5s", true]],
   ]);
+});
+
+// What the tables are made of: each number's every data- attribute, in the order drawn.
+const numberMarks = (svg) =>
+  [...svg.matchAll(/<(?:text|rect)[^>]*data-quantity[^>]*>/g)].map(([tag]) =>
+    [...tag.matchAll(/ (data-[a-z-]+)="([^"]*)"/g)].map(([, name, value]) => `${name}=${value}`).join(" "),
+  );
+
+// A run of n positions (prompt_length of them the prompt's) whose cache is full at every step,
+// each weight k/1000 at the k-th cached position: a sequence as long as a typed prompt makes it.
+function longRun(n, promptLength) {
+  const steps = n - promptLength;
+  const kept = Array.from({ length: steps }, (_, s) => Array.from({ length: promptLength + s }, (_, i) => i));
+  const code = (m) => Array.from({ length: m }, (_, k) => k.toString(36).padStart(2, "0")).join("");
+  return {
+    tokens: Array.from({ length: n }, (_, i) => (i === 0 ? "\u25b8" : "abc de"[i % 6])),
+    prompt_length: promptLength,
+    kept,
+    bytes: kept.map((k) => k.length * g.bytes_per_position),
+    weights: kept.map((k) => Array.from({ length: g.n_layers }, () => Array.from({ length: g.n_heads }, () => code(k.length)))),
+  };
+}
+
+// Each text (not rotated) and the span it takes, roughly: a character of DejaVu Sans at most 0.62 of
+// its size (bold 0.7), of DejaVu Sans Mono 0.61.
+function textSpans(svg) {
+  return [...svg.matchAll(/<text([^>]*)>(.*?)<\/text>/g)]
+    .filter(([, attrs]) => !attrs.includes("transform"))
+    .map(([, attrs, content]) => {
+      const get = (name) => attrs.match(new RegExp(` ${name}="([^"]*)"`))?.[1];
+      const words = content.replace(/<[^>]*>/g, "").replace(/&#?[a-z0-9]+;/g, "&");
+      const bold = content.includes("bold") || get("font-weight") === "bold";
+      const per = get("font-family")?.includes("Mono") ? 0.61 : bold ? 0.7 : 0.62;
+      const width = words.length * Number(get("font-size") ?? 14) * per;
+      const x = Number(get("x"));
+      const start = { end: x - width, middle: x - width / 2 }[get("text-anchor")] ?? x;
+      return { words, start, end: start + width, size: Number(get("font-size")) };
+    });
+}
+
+test("the wide picture keeps its shape; the narrow one's panels show whole on a phone, stacked", () => {
+  const rows = g.n_layers * g.n_heads;
+  const wide = pictureShape(59, rows, false);
+  assert.deepEqual([wide.width, wide.height], [900, pictureHeight(rows)]);
+  assert.deepEqual(wide.regions.map((r) => r.at), [
+    [0, 0, 900, gridHeight(rows)],
+    [0, gridHeight(rows), 900, pictureHeight(rows) - gridHeight(rows)],
+  ]);
+  for (const n of [15, 30, 31, 59, 81]) {
+    const narrow = pictureShape(n, 8, true);
+    assert.equal(narrow.width, NARROW_WIDTH);
+    // at 11/12 px a unit (its 12-unit text at 11 px) in the 374 px of a phone in dark mode
+    assert.ok(Math.ceil((NARROW_WIDTH * 11) / 12) + 1 <= 374);
+    // stacked: the second panel starts where the first ends, and both fill the picture
+    const [first, second] = narrow.regions.map((r) => r.at);
+    assert.deepEqual([first[0], first[1], first[2]], [0, 0, NARROW_WIDTH]);
+    assert.deepEqual([second[0], second[1], second[2]], [0, first[3], NARROW_WIDTH]);
+    assert.equal(first[3] + second[3], narrow.height);
+    // a line of at most 30 positions each, every line's head rows below its characters
+    const layout = gridLayout(n, 8, true);
+    assert.equal(layout.tops.length, Math.ceil(n / 30));
+    assert.ok(layout.x0 + layout.perLine * layout.cell + 8 + 12 + 6 + 20 <= NARROW_WIDTH, "the cells and the colour bar fit");
+    layout.tops.slice(1).forEach((top, k) => assert.ok(top - 6 - 12 > layout.tops[k] + 24 + 22 + 8 * 16, "lines apart"));
+  }
+  assert.deepEqual(gridLayout(59, rows, false).tops, [62]);
+});
+
+test("the narrow drawing shows every number of the wide one, and every text within its width", () => {
+  const states = [];
+  for (const { settings } of g.runs) {
+    settings.forEach((run, k) => {
+      for (let step = 1; step <= g.n_new; step += 3) states.push(stateOf(run, step, g.settings[k], settings[0]));
+    });
+  }
+  // longer sequences than the fixtures': two and three lines of positions
+  for (const n of [59, 81]) {
+    const run = longRun(n, n - 48);
+    for (const step of [1, 20, 48]) states.push(stateOf(run, step, g.settings[0], run));
+  }
+  for (const state of states) {
+    const theme = fixtures.themes.light;
+    const wide = drawGeneration(state, theme, fixtures.colormaps);
+    const narrow = drawGeneration(state, theme, fixtures.colormaps, true);
+    assert.deepEqual(numberMarks(narrow), numberMarks(wide));
+    assert.equal((narrow.match(/data-hatch/g) ?? []).length, (wide.match(/data-hatch/g) ?? []).length);
+    for (const t of textSpans(narrow)) {
+      assert.ok(t.size >= 12, `${t.words} is ${t.size} units`);
+      assert.ok(t.start >= 0 && t.end <= NARROW_WIDTH, `${JSON.stringify(t.words)} from ${t.start} to ${t.end}`);
+    }
+  }
+  // each weight in its position's line and column: position 47 is line 1's 18th
+  const run = longRun(59, 11);
+  const narrow = drawGeneration(stateOf(run, 48, g.settings[0], run), fixtures.themes.dark, fixtures.colormaps, true);
+  const { x0, cell, tops } = gridLayout(59, g.n_layers * g.n_heads, true);
+  const cellOf = narrow.match(/<rect[^>]*data-quantity="weights_layer_0" data-row="0" data-col="47"[^>]*>/)[0];
+  const at = (name) => Number(cellOf.match(new RegExp(` ${name}="([^"]*)"`))[1]);
+  assert.ok(Math.abs(at("x") - (x0 + 17 * cell)) < 1e-6 && at("y") === tops[1] + 24 + 22, cellOf);
 });
