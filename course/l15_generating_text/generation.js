@@ -497,14 +497,7 @@ function render({ model, el }) {
   const described = () => describeStep(currentRun(), model.get("step"), currentSetting(), model.get("runs")[model.get("prompt")].prompt);
   let said = described();
   let shownPrompts = "";
-  // whether to draw narrow: measured (a layout of the page) once here and again only when a resize
-  // changes the answer, not on every move
-  let narrowed = false;
-  const narrow = narrowWhen(WIDTH, () => {
-    narrowed = narrow();
-    redraw();
-  });
-  narrowed = narrow();
+  const narrow = narrowWhen(WIDTH, () => redraw());
   const redraw = () => {
     const listed = prompts();
     if (JSON.stringify(listed) !== shownPrompts) {
@@ -535,9 +528,9 @@ function render({ model, el }) {
       bytesPerPosition: model.get("bytes_per_position"),
       decimals: model.get("decimals"),
     };
-    const { width, height, regions } = pictureShape(state.run.tokens.length, nLayers * nHeads, narrowed);
+    const { width, height, regions } = pictureShape(state.run.tokens.length, nLayers * nHeads, narrow());
     reshape(width, height, regions);
-    draw(generationParts(state, theme, model.get("colormaps"), narrowed));
+    draw(generationParts(state, theme, model.get("colormaps"), narrow()));
   };
   return bind(model, ["runs", "prompt", "window", "sinks", "step", "error", "style_name"], redraw);
 }
