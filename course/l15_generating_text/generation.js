@@ -8,7 +8,7 @@
 
 import { colormapColor } from "../kit/widgets/js/colors.js";
 import { axes, colorbar, element, escapeXml, hatch, niceTicks, numberText, text, tickLabel, title } from "../kit/widgets/js/svg.js";
-import { applyTheme, bind, button, explorerRoot, html, row, sender, slider, styleNameOf, styleSelect, themeOf } from "../kit/widgets/js/controls.js";
+import { applyTheme, bind, button, explorerRoot, html, markupOf, row, sender, slider, styleNameOf, styleSelect, themeOf } from "../kit/widgets/js/controls.js";
 
 const WIDTH = 900; // the book's text column at 1280 px is about 917 px: drawn at 1:1, 12 px stays 12 px
 const LEFT = 112; // room for the row labels of the grid
@@ -189,9 +189,38 @@ export function moveSentence(was, now) {
   return sentence[0].toUpperCase() + sentence.slice(1);
 }
 
+/** An attribute's value as svg.js's element() writes it (a number to a hundredth). */
+const shownValue = (value) => String(typeof value === "number" ? Math.round(value * 100) / 100 : value);
+
 /**
- * The sequence with each position's role, and every head's weights over the cache, as SVG markup,
- * laid out by gridLayout (wide: one line of positions; narrow: several, each with its head rows).
+ * A group of rects (`cells`: each one's attributes) as an updatable part of the explorer's
+ * draw(parts) (controls.js markupOf): its one element is the <g>, so the same `key` from move to
+ * move even where the cache grew or shrank; a move sets on the rects shown only the attributes that
+ * changed, adding or removing rects at the end, with no markup made or parsed (a step changes the
+ * weights of every head: parsing them all again was most of a move's work on a phone).
+ */
+export function rectsPart(key, cells) {
+  return {
+    key,
+    markup: () => element("g", {}, cells.map((attrs) => element("rect", attrs)).join("")),
+    update([group]) {
+      const shown = group.children;
+      cells.forEach((attrs, k) => {
+        const node = shown[k] ?? group.appendChild(document.createElementNS("http://www.w3.org/2000/svg", "rect"));
+        for (const name in attrs) {
+          const value = shownValue(attrs[name]);
+          if (node.getAttribute(name) !== value) node.setAttribute(name, value);
+        }
+      });
+      while (shown.length > cells.length) group.lastElementChild.remove();
+    },
+  };
+}
+
+/**
+ * The sequence with each position's role, and every head's weights over the cache, as parts of
+ * draw(parts) (markup, and each head's weights as a rectsPart), laid out by gridLayout (wide: one
+ * line of positions; narrow: several, each with its head rows).
  */
 function grid(state, theme, table, narrow) {
   const { run, step, setting, nLayers, nHeads } = state;
@@ -251,32 +280,28 @@ function grid(state, theme, table, narrow) {
       for (const gridTop of gridTops) {
         parts.push(text(x0 - 6, gridTop + r * HEAD_ROW + 12, words, { "font-size": 12, fill: theme.tick, "text-anchor": "end" }));
       }
-      const cells = [];
+      const evicted = [];
       roles.forEach((role, i) => {
-        if (role === "evicted" && i <= q) cells.push(hatch(xOf(i), gridTopOf(i) + r * HEAD_ROW, cell, HEAD_ROW, theme.grid));
+        if (role === "evicted" && i <= q) evicted.push(hatch(xOf(i), gridTopOf(i) + r * HEAD_ROW, cell, HEAD_ROW, theme.grid));
       });
+      parts.push(element("g", {}, evicted.join("")));
       const row = weightsOf(weights[layer][head], state.decimals);
-      kept.forEach((pos, k) => {
-        const w = row[k];
-        cells.push(
-          element("rect", {
-            x: xOf(pos),
-            y: gridTopOf(pos) + r * HEAD_ROW,
-            width: cell,
-            height: HEAD_ROW,
-            fill: colormapColor(table, w, 0, 1),
-            stroke: theme.background,
-            "stroke-width": 0.5,
-            "data-quantity": `weights_layer_${layer}`,
-            "data-row": head,
-            "data-col": pos,
-            "data-row-label": `head ${head}`,
-            "data-col-label": label(pos),
-            "data-value": String(w),
-          }),
-        );
-      });
-      parts.push(element("g", {}, cells.join("")));
+      const cells = kept.map((pos, k) => ({
+        x: xOf(pos),
+        y: gridTopOf(pos) + r * HEAD_ROW,
+        width: cell,
+        height: HEAD_ROW,
+        fill: colormapColor(table, row[k], 0, 1),
+        stroke: theme.background,
+        "stroke-width": 0.5,
+        "data-quantity": `weights_layer_${layer}`,
+        "data-row": head,
+        "data-col": pos,
+        "data-row-label": `head ${head}`,
+        "data-col-label": label(pos),
+        "data-value": String(row[k]),
+      }));
+      parts.push(rectsPart(`weights ${r}`, cells));
     }
     if (layer > 0) {
       gridTops.forEach((gridTop, k) => {
@@ -311,7 +336,7 @@ function grid(state, theme, table, narrow) {
     parts.push(`<g transform="translate(${dx} ${dy})">${mark}</g>`, text(x0 + dx + 20, ly + dy, words, { "font-size": 12, fill: theme.text }));
     lx += 24 + words.length * 6.6;
   });
-  return parts.join("");
+  return parts;
 }
 
 /**
@@ -385,7 +410,7 @@ function cachePanel(state, theme, top, narrow) {
 
 /** The whole picture at the state's step, prompt and setting, as SVG markup (narrow: a phone's, see pictureShape). */
 export function drawGeneration(state, theme, colormaps, narrow = false) {
-  return generationParts(state, theme, colormaps, narrow).join("");
+  return generationParts(state, theme, colormaps, narrow).map(markupOf).join("");
 }
 
 /** drawGeneration's markup in parts, in order: a move redraws only the parts whose markup changed. */
@@ -393,7 +418,7 @@ export function generationParts(state, theme, colormaps, narrow = false) {
   const { width, height, regions } = pictureShape(state.run.tokens.length, state.nLayers * state.nHeads, narrow);
   return [
     element("rect", { x: 0, y: 0, width, height, fill: theme.background }),
-    grid(state, theme, colormaps.viridis, narrow),
+    ...grid(state, theme, colormaps.viridis, narrow),
     cachePanel(state, theme, regions[1].at[1], narrow),
   ];
 }
