@@ -5,9 +5,8 @@
 // Where the picture would not show whole on a phone, it is drawn narrow (NARROW): the same numbers,
 // the tokens' labels cut short, the sentences below it in lines, the heatmap's colour bar across.
 
-import { colormapColor, textColorOn } from "../kit/widgets/js/colors.js";
-import { element, escapeXml, formatNumber, heatmap, niceTicks, numberText, text, tickLabel } from "../kit/widgets/js/svg.js";
-import { applyTheme, bind, button, explorerRoot, html, row, sender, slider, styleNameOf, styleSelect, themeOf } from "../kit/widgets/js/controls.js";
+import { element, escapeXml, formatNumber, groupPart, heatmapCells, heatmapParts, niceTicks, numberText, text, tickLabel } from "../kit/widgets/js/svg.js";
+import { applyTheme, bind, button, explorerRoot, html, markupOf, row, sender, slider, styleNameOf, styleSelect, themeOf } from "../kit/widgets/js/controls.js";
 
 const WIDTH = 760;
 const ROW = 22;
@@ -122,13 +121,15 @@ function lines(weights, tokens, theme, names, layout) {
     text(left, TOP - 14, "from (queries)", { "text-anchor": "end", "font-size": 12, fill: theme.text, "font-weight": "bold" }),
     text(right, TOP - 14, "to (keys)", { "font-size": 12, fill: theme.text, "font-weight": "bold" }),
   ];
-  // the lines in one group: a move changes how many there are, never what follows them
+  // the lines in one group, set in place by a move (svg.js groupPart): a move changes how many
+  // there are and every one's weight, never what follows them
   const drawn = [];
   weights.forEach((rowW, i) => {
     rowW.forEach((w, j) => {
       if (w < 0.005) return; // invisible anyway; keeps the picture light
-      drawn.push(
-        element("line", {
+      drawn.push({
+        tag: "line",
+        attrs: {
           x1: left + 6,
           y1: y(i),
           x2: right - 6,
@@ -142,11 +143,11 @@ function lines(weights, tokens, theme, names, layout) {
           "data-row-label": tokens[i],
           "data-col-label": tokens[j],
           "data-value": String(w),
-        }),
-      );
+        },
+      });
     });
   });
-  parts.push(element("g", {}, drawn.join("")));
+  parts.push(groupPart("lines", drawn));
   const best = strongest(weights);
   tokens.forEach((token, i) => {
     const label = clip === Infinity ? token : clipped(names[i], clip);
@@ -163,7 +164,7 @@ function lines(weights, tokens, theme, names, layout) {
   parts.push(text(weightX, TOP - 14, "largest weight", { "font-size": 12, fill: theme.tick }));
   const caption = linesOf(["each line: a query's weight on a key ", "(opacity = weight); rows sum to 1"], layout.stacked);
   caption.forEach((line, k) => parts.push(text(layout.width / 2, TOP + n * ROW + 30 + 16 * k, line.trimEnd(), { "text-anchor": "middle", "font-size": 12, fill: theme.text })));
-  return parts.join("");
+  return parts;
 }
 
 /**
@@ -176,27 +177,11 @@ function narrowHeatmap(weights, tokens, theme, table, names) {
   const n = tokens.length;
   const cell = narrowCell(n);
   const side = cell * n;
-  const fontSize = Math.max(12, Math.min(13, cell / 4));
   const parts = [
     text(GRID_X + side / 2, GRID_TOP - 26, "attention weights", { "text-anchor": "middle", "font-weight": "bold", "font-size": 14, fill: theme.text }),
     text(GRID_X + side / 2, GRID_TOP - 9, "rows: queries, columns: keys", { "text-anchor": "middle", "font-size": 12, fill: theme.text }),
+    groupPart("cells", heatmapCells({ x: GRID_X, y: GRID_TOP }, cell, weights, { rowLabels: tokens, colLabels: tokens, table, quantity: "weight", theme, lo: 0, hi: 1 })),
   ];
-  weights.forEach((row, i) => {
-    row.forEach((value, j) => {
-      const x = GRID_X + j * cell;
-      const y = GRID_TOP + i * cell;
-      const fill = colormapColor(table, value, 0, 1);
-      parts.push(element("rect", { x, y, width: cell, height: cell, fill, stroke: theme.background, "stroke-width": 1 }));
-      const where = { quantity: "weight", row: i, col: j, rowLabel: String(tokens[i]), colLabel: String(tokens[j]) };
-      parts.push(
-        numberText(x + cell / 2, y + cell / 2 + fontSize / 3, value, formatNumber(value, 2), where, {
-          "text-anchor": "middle",
-          "font-size": fontSize,
-          fill: textColorOn(fill, theme.annotationDark, theme.annotationLight),
-        }),
-      );
-    });
-  });
   const bottom = GRID_TOP + side;
   names.forEach((name, k) => {
     const label = clipped(name, GRID_CLIP);
@@ -205,7 +190,7 @@ function narrowHeatmap(weights, tokens, theme, table, names) {
     parts.push(text(x, bottom + 6, label, { "text-anchor": "end", "font-size": 12, fill: theme.tick, transform: `rotate(-90 ${x} ${bottom + 6})` }));
   });
   parts.push(colorbarAcross({ x: GRID_X, y: bottom + 64, width: side, height: 12 }, table, theme));
-  return { markup: parts.join(""), bottom: bottom + 64 + 12 + 20 };
+  return { parts, bottom: bottom + 64 + 12 + 20 };
 }
 
 /** The colour bar of weights 0 … 1 laid across (its ticks below it), named "weight" on its left. */
@@ -231,8 +216,9 @@ function colorbarAcross(box, table, theme) {
 }
 
 /**
- * The picture for one head, as SVG markup, its height and width: wide (WIDE, 1 unit = 1 px on a
- * desktop) or, where `narrow`, for a phone (NARROW): the same numbers, drawn in less width.
+ * The picture for one head: its `parts` for draw(parts) (markup, and the lines view's lines as
+ * svg.js's groupPart), their whole `markup`, its `height` and `width`: wide (WIDE, 1 unit = 1 px on
+ * a desktop) or, where `narrow`, for a phone (NARROW): the same numbers, drawn in less width.
  */
 export function drawHeads(state, theme, colormaps, narrow = false) {
   const { sentences, sentence, layer, head, view, modelName, markSink = false } = state;
@@ -248,7 +234,7 @@ export function drawHeads(state, theme, colormaps, narrow = false) {
   let height;
   if (narrow && view === "heatmap") {
     const grid = narrowHeatmap(weights, tokens, theme, colormaps.viridis, names);
-    picture = grid.markup;
+    picture = grid.parts;
     height = grid.bottom + 20 + 17 * sinkLines.length;
   } else if (narrow) {
     picture = lines(weights, tokens, theme, names, layout);
@@ -258,7 +244,7 @@ export function drawHeads(state, theme, colormaps, narrow = false) {
     height = view === "heatmap" ? Math.max(pictureHeight(n), TOP + size + 120) : pictureHeight(n);
     picture =
       view === "heatmap"
-        ? heatmap({ x: 150, y: TOP, size }, weights, {
+        ? heatmapParts({ x: 150, y: TOP, size }, weights, {
             rowLabels: tokens,
             colLabels: tokens,
             table: colormaps.viridis,
@@ -268,6 +254,7 @@ export function drawHeads(state, theme, colormaps, narrow = false) {
             vmax: 1,
             decimals: 2,
             title: "attention weights (rows: queries, columns: keys)",
+            key: "cells",
           })
         : lines(weights, tokens, theme, names, layout);
   }
@@ -280,8 +267,8 @@ export function drawHeads(state, theme, colormaps, narrow = false) {
     const y = height - 18 - 17 * (sinkLines.length - 1);
     parts.push(sinkLines.length === 1 ? numberText(width / 2, y, sink, sinkLines[0], what, attrs) : numberLines(width / 2, y, sink, sinkLines, what, attrs));
   }
-  parts.push(picture);
-  return { markup: parts.join(""), height, width };
+  parts.push(...picture);
+  return { parts, markup: parts.map(markupOf).join(""), height, width };
 }
 
 /** numberText's number shown in lines, 17 units apart: the same attributes, its text the lines joined. */
@@ -391,9 +378,9 @@ function render({ model, el }) {
     if (waiting !== null && sentences.some((entry) => entry.text === waiting.trim())) waiting = null;
     message.textContent = error || (waiting !== null ? `Python runs the model on "${waiting}": waiting for the kernel\u2026 (with no kernel, pick one of the precomputed ${noun}s)` : "");
     applyTheme(root, theme);
-    const { markup, height, width } = drawHeads(state, theme, model.get("colormaps"), narrow());
+    const { parts, height, width } = drawHeads(state, theme, model.get("colormaps"), narrow());
     reshape(width, height, null); // one panel, the whole picture
-    draw([markup]);
+    draw(parts);
   };
   const narrow = narrowWhen(WIDTH, () => redraw());
   return bind(model, ["sentences", "sentence", "layer", "head", "view", "error", "style_name"], redraw);

@@ -7,7 +7,7 @@
 // head's weights over the cache, and the cache's size step by step.
 
 import { colormapColor } from "../kit/widgets/js/colors.js";
-import { axes, colorbar, element, escapeXml, hatch, niceTicks, numberText, text, tickLabel, title } from "../kit/widgets/js/svg.js";
+import { axes, colorbar, element, escapeXml, groupPart, hatch, niceTicks, numberText, text, tickLabel, title } from "../kit/widgets/js/svg.js";
 import { applyTheme, bind, button, explorerRoot, html, markupOf, row, sender, slider, styleNameOf, styleSelect, themeOf } from "../kit/widgets/js/controls.js";
 
 const WIDTH = 900; // the book's text column at 1280 px is about 917 px: drawn at 1:1, 12 px stays 12 px
@@ -189,37 +189,9 @@ export function moveSentence(was, now) {
   return sentence[0].toUpperCase() + sentence.slice(1);
 }
 
-/** An attribute's value as svg.js's element() writes it (a number to a hundredth). */
-const shownValue = (value) => String(typeof value === "number" ? Math.round(value * 100) / 100 : value);
-
-/**
- * A group of rects (`cells`: each one's attributes) as an updatable part of the explorer's
- * draw(parts) (controls.js markupOf): its one element is the <g>, so the same `key` from move to
- * move even where the cache grew or shrank; a move sets on the rects shown only the attributes that
- * changed, adding or removing rects at the end, with no markup made or parsed (a step changes the
- * weights of every head: parsing them all again was most of a move's work on a phone).
- */
-export function rectsPart(key, cells) {
-  return {
-    key,
-    markup: () => element("g", {}, cells.map((attrs) => element("rect", attrs)).join("")),
-    update([group]) {
-      const shown = group.children;
-      cells.forEach((attrs, k) => {
-        const node = shown[k] ?? group.appendChild(document.createElementNS("http://www.w3.org/2000/svg", "rect"));
-        for (const name in attrs) {
-          const value = shownValue(attrs[name]);
-          if (node.getAttribute(name) !== value) node.setAttribute(name, value);
-        }
-      });
-      while (shown.length > cells.length) group.lastElementChild.remove();
-    },
-  };
-}
-
 /**
  * The sequence with each position's role, and every head's weights over the cache, as parts of
- * draw(parts) (markup, and each head's weights as a rectsPart), laid out by gridLayout (wide: one
+ * draw(parts) (markup, and each head's weights as svg.js's groupPart), laid out by gridLayout (wide: one
  * line of positions; narrow: several, each with its head rows).
  */
 function grid(state, theme, table, narrow) {
@@ -286,7 +258,7 @@ function grid(state, theme, table, narrow) {
       });
       parts.push(element("g", {}, evicted.join("")));
       const row = weightsOf(weights[layer][head], state.decimals);
-      const cells = kept.map((pos, k) => ({
+      const cells = kept.map((pos, k) => ({ tag: "rect", attrs: {
         x: xOf(pos),
         y: gridTopOf(pos) + r * HEAD_ROW,
         width: cell,
@@ -300,8 +272,8 @@ function grid(state, theme, table, narrow) {
         "data-row-label": `head ${head}`,
         "data-col-label": label(pos),
         "data-value": String(row[k]),
-      }));
-      parts.push(rectsPart(`weights ${r}`, cells));
+      } }));
+      parts.push(groupPart(`weights ${r}`, cells));
     }
     if (layer > 0) {
       gridTops.forEach((gridTop, k) => {

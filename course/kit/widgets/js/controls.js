@@ -3,6 +3,9 @@
 
 import { announcement, holding, numbersIn, numberTables, regionOf } from "./a11y.js";
 import { pageStyle, watchPageStyle } from "./page.js";
+import { markupOf } from "./parts.js";
+
+export { markupOf }; // parts.js's, for the explorers
 
 const SVG_NS = "http://www.w3.org/2000/svg";
 // JupyterLab and Notebook 7 (Lumino) match their keyboard shortcuts (arrow keys, Home, End, ...)
@@ -307,16 +310,6 @@ export function explorerRoot(el, kind, width, height, label, regions = null, say
   observer.observe(svg, { childList: true });
   for (const event of ["input", "change", "click"]) controls.addEventListener(event, () => (moved = true));
   return { root, controls, message, svg, draw, reshape, narrowWhen };
-}
-
-/**
- * The markup of a part of draw(parts): a string is its own markup; an updatable part
- * `{key, markup, update}` gives it by `markup()`. Its `key` names all that its elements share
- * from draw to draw (their number, kinds and the attributes that `update` leaves alone), and
- * `update(nodes)` makes the elements `markup()` would make out of those last drawn for that key.
- */
-export function markupOf(part) {
-  return typeof part === "string" ? part : part.markup();
 }
 
 /**

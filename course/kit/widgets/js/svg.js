@@ -5,6 +5,7 @@
 // the same and are patched in place (controls.js).
 
 import { colormapColor, textColorOn } from "./colors.js";
+import { markupOf } from "./parts.js";
 
 const MINUS = "\u2212";
 
@@ -69,6 +70,46 @@ export function numberText(x, y, value, shown, what, attrs = {}) {
     },
     escapeXml(shown),
   );
+}
+
+/** An attribute's value as element() writes it (a number to a hundredth of a pixel). */
+const shownValue = (value) => String(typeof value === "number" ? Math.round(value * 100) / 100 : value);
+
+/**
+ * A group of many elements that a move changes all at once (every weight of a head, every line of
+ * a pattern), as an updatable part of an explorer's draw(parts) (controls.js markupOf): `items` are
+ * its children, each `{tag, attrs, text}` (text: plain, escaped here; omitted: none; the children
+ * of a tag always carry the same attributes, so none is left over from a move before). Its one
+ * element is the <g>, so its `key` stays the same from move to move even where the number of
+ * children changes; a move sets on the children shown only the attributes and texts that changed,
+ * adding or removing children at the end, with no markup made or parsed (in a browser: `update`
+ * makes the elements it adds). Making and parsing the markup of hundreds of elements was most of
+ * a move's work on a phone.
+ */
+export function groupPart(key, items) {
+  return {
+    key,
+    markup: () => element("g", {}, items.map(({ tag, attrs, text: words = "" }) => element(tag, attrs, escapeXml(words))).join("")),
+    update([group]) {
+      const shown = group.children;
+      items.forEach(({ tag, attrs, text: words = "" }, k) => {
+        let node = shown[k];
+        if (node?.tagName !== tag) {
+          const made = document.createElementNS("http://www.w3.org/2000/svg", tag);
+          if (node) node.replaceWith(made);
+          else group.append(made);
+          node = made;
+        }
+        for (const name in attrs) {
+          if (attrs[name] === undefined || attrs[name] === null) continue;
+          const value = shownValue(attrs[name]);
+          if (node.getAttribute(name) !== value) node.setAttribute(name, value);
+        }
+        if (node.textContent !== words) node.textContent = words;
+      });
+      while (shown.length > items.length) group.lastElementChild.remove();
+    },
+  };
 }
 
 /** Colour limits of a heatmap: the given ones, else the range of the finite values (widened if flat). */
@@ -169,6 +210,15 @@ export function axes(box, { xlim, ylim, xticks, yticks, xlabels, ylabels, xlabel
  *          xlabel?, ylabel?, masked?: boolean[][]}} options
  */
 export function heatmap(box, matrix, options) {
+  return heatmapParts(box, matrix, options).map(markupOf).join("");
+}
+
+/**
+ * heatmap's drawing as parts of draw(parts): its cells (each a rect and its number) in one
+ * groupPart keyed by `options.key` where it is given and no cell is hidden (a move then sets their
+ * colours and numbers in place), else in markup; the labels and colour bar as markup.
+ */
+export function heatmapParts(box, matrix, options) {
   const { rowLabels, colLabels, table, quantity, theme, decimals = 2 } = options;
   const [lo, hi] = colorLimits(matrix, options.vmin, options.vmax);
   const nRows = matrix.length;
@@ -176,26 +226,20 @@ export function heatmap(box, matrix, options) {
   const cell = box.size / Math.max(nRows, nCols);
   const width = cell * nCols;
   const height = cell * nRows;
-  const fontSize = Math.max(12, Math.min(13, cell / 4));
   const parts = [title({ x: box.x, y: box.y, width }, options.title, theme)];
-  matrix.forEach((row, i) => {
-    row.forEach((value, j) => {
-      const x = box.x + j * cell;
-      const y = box.y + i * cell;
-      const hidden = !Number.isFinite(value) || Boolean(options.masked?.[i]?.[j]);
-      const fill = hidden ? theme.background : colormapColor(table, value, lo, hi);
-      parts.push(element("rect", { x, y, width: cell, height: cell, fill, stroke: theme.background, "stroke-width": 1 }));
-      if (hidden) parts.push(hatch(x, y, cell, cell, theme.grid));
-      const where = { quantity, row: i, col: j, rowLabel: String(rowLabels[i]), colLabel: String(colLabels[j]) };
-      parts.push(
-        numberText(x + cell / 2, y + cell / 2 + fontSize / 3, value, formatNumber(value, decimals), where, {
-          "text-anchor": "middle",
-          "font-size": fontSize,
-          fill: textColorOn(fill, theme.annotationDark, theme.annotationLight),
-        }),
-      );
-    });
-  });
+  const hidden = (i, j) => !Number.isFinite(matrix[i][j]) || Boolean(options.masked?.[i]?.[j]);
+  const cells = heatmapCells(box, cell, matrix, { ...options, lo, hi }, hidden);
+  if (options.key !== undefined && !matrix.some((row, i) => row.some((_, j) => hidden(i, j)))) {
+    parts.push(groupPart(options.key, cells));
+  } else {
+    // in markup, each hidden cell hatched over its square
+    for (let k = 0; k < cells.length; k += 2) {
+      const [square, number] = [cells[k], cells[k + 1]];
+      parts.push(element("rect", square.attrs));
+      if (square.hidden) parts.push(hatch(square.attrs.x, square.attrs.y, cell, cell, theme.grid));
+      parts.push(element("text", number.attrs, escapeXml(number.text)));
+    }
+  }
   const crowded = Math.max(...colLabels.map((label) => String(label).length)) * 7 > cell;
   colLabels.forEach((label, j) => {
     const x = box.x + (j + 0.5) * cell;
@@ -214,7 +258,42 @@ export function heatmap(box, matrix, options) {
     text(yx, yy, options.ylabel ?? "queries", { "text-anchor": "middle", "font-size": 12, fill: theme.text, transform: `rotate(-90 ${yx} ${yy})` }),
   );
   parts.push(colorbar({ x: box.x + width + 8, y: box.y, width: 12, height }, table, lo, hi, theme));
-  return parts.join("");
+  return parts;
+}
+
+/**
+ * A heatmap's cells from its top left corner `box` ({x, y}), `cell` units each: for each value,
+ * row by row, its square (`hidden(i, j)`: filled with the background, marked `hidden`, for the
+ * caller to hatch) and its number, as groupPart items. `options` as heatmap's, with the colour
+ * limits `lo` and `hi`.
+ */
+export function heatmapCells(box, cell, matrix, options, hidden = () => false) {
+  const { rowLabels, colLabels, table, quantity, theme, decimals = 2, lo, hi } = options;
+  const fontSize = Math.max(12, Math.min(13, cell / 4));
+  return matrix.flatMap((row, i) =>
+    row.flatMap((value, j) => {
+      const x = box.x + j * cell;
+      const y = box.y + i * cell;
+      const shade = hidden(i, j) ? theme.background : colormapColor(table, value, lo, hi);
+      const number = {
+        x: x + cell / 2,
+        y: y + cell / 2 + fontSize / 3,
+        "data-quantity": quantity,
+        "data-row": i,
+        "data-col": j,
+        "data-row-label": String(rowLabels[i]),
+        "data-col-label": String(colLabels[j]),
+        "data-value": value === null || value === undefined ? "" : String(value), // as numberText's
+        "text-anchor": "middle",
+        "font-size": fontSize,
+        fill: textColorOn(shade, theme.annotationDark, theme.annotationLight),
+      };
+      return [
+        { tag: "rect", attrs: { x, y, width: cell, height: cell, fill: shade, stroke: theme.background, "stroke-width": 1 }, hidden: hidden(i, j) },
+        { tag: "text", attrs: number, text: formatNumber(value, decimals) },
+      ];
+    }),
+  );
 }
 
 /**
