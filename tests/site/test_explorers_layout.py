@@ -132,6 +132,14 @@ PHONE_LAYOUT = """(floor) => [...document.querySelectorAll('.attnlib-explorer')]
     const width = document.documentElement.clientWidth;
     return { kind: root.className, left: box.left, right: box.right, width, panels, text, which };
 })""".replace("SMALLEST_TEXT", SMALLEST_TEXT)
+# Each explorer's pictures: the viewBox of each panel, and every element drawn (its tag, its
+# attributes sorted, its own text).
+DRAWN_ELEMENTS = """() => [...document.querySelectorAll('.attnlib-explorer .attnlib-pictures')].map(p => ({
+    boxes: [...p.querySelectorAll(':scope > .attnlib-panel > svg')].map(s => s.getAttribute('viewBox')),
+    elements: [...p.querySelectorAll('svg > g *')].map(e => [e.tagName,
+        ...[...e.attributes].map(a => `${a.name}=${a.value}`).sort(),
+        e.children.length ? '' : e.textContent].join(' ')),
+}))"""
 # Each explorer's numbers, as its tables read them out (made from the numbers its pictures draw).
 NUMBERS = "() => [...document.querySelectorAll('.attnlib-explorer .attnlib-numbers')].map(n => n.textContent)"
 TABLES_SETTLE = 600  # ms: the tables follow a redraw (a narrow one, once laid out) 250 ms later
@@ -213,6 +221,42 @@ def test_on_a_phone_each_explorer_shows_every_number_of_the_desktop(browser, boo
     assert len(desktop) == explorers_in(path) and all(desktop), f"{path}: an explorer has no numbers"
     for k, (wide, narrow) in enumerate(zip(desktop, phone, strict=True)):
         assert narrow == wide, f"explorer {k + 1} on {path}: its numbers on a phone are not the desktop's"
+
+
+@pytest.mark.parametrize("path", WITH_EXPLORERS)
+def test_after_moves_each_explorer_draws_what_a_fresh_drawing_would(browser, book_site, path):  # noqa: F811
+    """A move patches the picture shown (controls.js draw(parts), svg.js groupPart): the picture it
+    leaves must be what drawing that state anew makes. Each explorer's first slider is moved on a
+    desktop, then the window is made a phone's (the explorer draws narrow, anew) and a desktop's
+    again (it draws wide, anew): the elements drawn, their attributes and texts, must be the same."""
+    context, page = open_lesson(browser, book_site, path, **SCREENS["1280px"])
+    try:
+        for k in range(explorers_in(path)):
+            page.locator(".attnlib-explorer").nth(k).locator("input[type=range]").first.focus()
+            for key in ("End", "ArrowLeft", "ArrowLeft", "Home", "ArrowRight", "ArrowRight"):
+                page.keyboard.press(key)
+        states = []
+        for screen in ("1280px", "phone", "1280px"):
+            page.set_viewport_size(SCREENS[screen]["viewport"])
+            page.wait_for_timeout(TABLES_SETTLE)
+            states.append(page.evaluate(DRAWN_ELEMENTS))
+    finally:
+        context.close()
+    moved, narrow, fresh = states
+    redrawn = [
+        k
+        for k, (wide, phone) in enumerate(zip(moved, narrow, strict=True))
+        if wide["boxes"] != phone["boxes"]
+    ]
+    if not redrawn:
+        pytest.skip(
+            f"{path}: no explorer has a narrow drawing (it fits a phone as it is), so none draws anew"
+        )
+    for k in redrawn:
+        where = f"explorer {k + 1} on {path}"
+        assert moved[k]["elements"] == fresh[k]["elements"], (
+            f"{where}: after moves it differs from a fresh drawing"
+        )
 
 
 @pytest.mark.parametrize("screen", ["1024px", "1280px"])
