@@ -6,6 +6,7 @@ import { computeSoftmax, drawSoftmax, REGIONS as SOFTMAX_REGIONS } from "../../.
 import { computeSimilarity, drawSimilarity, NARROW as SIMILARITY_NARROW } from "../../../course/l01_embeddings/similarity.js";
 import { drawScaling, NARROW as SCALING_NARROW, statisticsParts, WIDE as SCALING_WIDE } from "../../../course/l04_scaling/scaling.js";
 import { assertClose, entropyScale, fixtures } from "./fixtures.mjs";
+import { PHONE_UNITS } from "./phone_layout.mjs";
 
 /** Every element with data-quantity in an SVG string: {quantity, row, col, value, shown} (shown: a text's text). */
 function numbersIn(svg) {
@@ -23,8 +24,6 @@ function numbersIn(svg) {
   return found;
 }
 
-// A panel shows whole on a 390 px phone, its 12-unit text at 11 px, where it is at most this wide.
-const PHONE_UNITS = 424;
 
 /** The x of every <text> in an SVG string and its anchor: {x, anchor}. */
 function textAnchors(svg) {

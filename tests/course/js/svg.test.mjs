@@ -2,7 +2,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { colorLimits, escapeXml, formatNumber, labelPlacements, niceTicks } from "../../../course/kit/widgets/js/svg.js";
-import { holding, regionOf } from "../../../course/kit/widgets/js/a11y.js";
 import {
   NARROW,
   WIDE,
@@ -13,9 +12,8 @@ import {
   playgroundRegions,
 } from "../../../course/l07_whole_picture/playground.js";
 import { fixtures, withInfinity } from "./fixtures.mjs";
+import { grownRegions, PHONE_UNITS } from "./phone_layout.mjs";
 
-// A phone shows a panel whole when it is at most 424 units wide (390 px, its 12-unit text at 11 px).
-const PHONE_UNITS = 424;
 
 /** Every <text data-quantity=...> of an SVG string: {quantity, row, col, value, shown}. */
 function numbersIn(svg) {
@@ -89,26 +87,6 @@ test("the playground's arrow panels hold every value and the origin with a 15 % 
   near(squareLimits([-1, -2]), [-2.3, 0.3]);
 });
 
-/**
- * Each region's box grown to hold its texts, as controls.js grows it: a text goes to the region
- * holding the centre of its box, estimated from its anchor, size and length (0.6 em a character,
- * a rotated label as wide as it is tall).
- */
-function grownRegions(svg, regions) {
-  const at = regions.map((r) => r.at);
-  const texts = at.map(() => []);
-  for (const [, attrs, shown] of svg.matchAll(/<text([^>]*)>([^<]*)<\/text>/g)) {
-    const get = (name) => attrs.match(new RegExp(` ${name}="([^"]*)"`))?.[1];
-    const size = Number(get("font-size"));
-    const long = shown.replace(/&#\d+;/g, "x").length * 0.6 * size;
-    const width = get("transform") ? size : long;
-    const anchor = get("text-anchor") ?? "start";
-    const x = Number(get("x")) - { start: 0, middle: width / 2, end: width }[anchor];
-    const box = { x, y: Number(get("y")) - size, width, height: size * 1.2 };
-    texts[regionOf(at, box.x + box.width / 2, box.y + box.height / 2)].push(box);
-  }
-  return at.map((r, k) => holding(r, texts[k]));
-}
 
 /** A playground state of n tokens from a fixture, every token named "Token-k". */
 function playgroundState(c) {

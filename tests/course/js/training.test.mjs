@@ -3,33 +3,8 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { drawTraining, logDecades, replayRow, trainingLayout, WIDEST_PANEL } from "../../../course/l11_learning_to_attend/training.js";
 import { fixtures } from "./fixtures.mjs";
+import { PHONE_UNITS, textsBeyond } from "./phone_layout.mjs";
 
-// The widest panel a 390 px phone shows whole with its 12-unit text at 11 px (controls.js: a
-// panel is never drawn narrower than 11/12 of its units, plus a pixel).
-const PHONE_UNITS = 424;
-
-/** A text's width in units, estimated from DejaVu Sans's advances (em): wide, narrow and other characters. */
-function textWidth(label, size, { mono = false, bold = false } = {}) {
-  const em = [...label].reduce((sum, c) => sum + (mono ? 0.602 : /[ .,:;()|]/.test(c) ? 0.32 : /[mwMW]/.test(c) ? 0.98 : /[=+\u2212]/.test(c) ? 0.84 : 0.62), 0);
-  return em * size * (bold ? 1.1 : 1);
-}
-
-/**
- * The texts of an SVG string that reach beyond the region ([x, y, w, h]) holding their anchor, in
- * x (their width estimated; a turned text, only its anchor): a panel grows to hold those on the page.
- */
-function textsBeyond(svg, regions) {
-  const beyond = [];
-  for (const [, attrs, label] of svg.matchAll(/<text([^>]*)>([^<]*)<\/text>/g)) {
-    const get = (name) => attrs.match(new RegExp(` ${name}="([^"]*)"`))?.[1];
-    const [x, y, size] = ["x", "y", "font-size"].map((name) => Number(get(name)));
-    const region = regions.find(([rx, ry, w, h]) => x >= rx && x <= rx + w && y >= ry && y <= ry + h);
-    const width = get("transform") ? 0 : textWidth(label, size, { mono: /Mono/.test(get("font-family") ?? ""), bold: get("font-weight") === "bold" });
-    const start = { start: x, middle: x - width / 2, end: x - width }[get("text-anchor") ?? "start"];
-    if (!region || start < region[0] || start + width > region[0] + region[2]) beyond.push(label);
-  }
-  return beyond;
-}
 
 function numbersIn(svg) {
   const found = [];
