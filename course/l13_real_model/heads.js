@@ -217,7 +217,7 @@ function colorbarAcross(box, table, theme) {
 
 /**
  * The picture for one head: its `parts` for draw(parts) (markup, and the lines view's lines as
- * svg.js's groupPart), their whole `markup`, its `height` and `width`: wide (WIDE, 1 unit = 1 px on
+ * svg.js's groupPart), their whole `markup` (made when read), its `height` and `width`: wide (WIDE, 1 unit = 1 px on
  * a desktop) or, where `narrow`, for a phone (NARROW): the same numbers, drawn in less width.
  */
 export function drawHeads(state, theme, colormaps, narrow = false) {
@@ -268,7 +268,15 @@ export function drawHeads(state, theme, colormaps, narrow = false) {
     parts.push(sinkLines.length === 1 ? numberText(width / 2, y, sink, sinkLines[0], what, attrs) : numberLines(width / 2, y, sink, sinkLines, what, attrs));
   }
   parts.push(...picture);
-  return { parts, markup: parts.map(markupOf).join(""), height, width };
+  // the whole markup only where it is read (the tests): a move draws the parts
+  return {
+    parts,
+    get markup() {
+      return parts.map(markupOf).join("");
+    },
+    height,
+    width,
+  };
 }
 
 /** numberText's number shown in lines, 17 units apart: the same attributes, its text the lines joined. */
