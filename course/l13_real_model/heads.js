@@ -109,11 +109,12 @@ export function strongest(weights) {
 }
 
 /**
- * The lines view, laid out by `layout` (WIDE or NARROW): the tokens' labels as `tokens` where they
- * are whole (the sink's "… (sink)"), else cut short from `names` (the sink's "sink"), as the
- * largest weights name their keys.
+ * The lines view, laid out by `layout` (WIDE or NARROW): a line for each of the `keys[i]` weights
+ * of each query i (the keys the model let it see: all n, or a causal model's 0 … i), however
+ * faint; the tokens' labels as `tokens` where they are whole (the sink's "… (sink)"), else cut
+ * short from `names` (the sink's "sink"), as the largest weights name their keys.
  */
-function lines(weights, tokens, theme, names, layout) {
+function lines(weights, keys, tokens, theme, names, layout) {
   const n = tokens.length;
   const { left, right, weightX, clip } = layout;
   const y = (i) => TOP + i * ROW + ROW / 2;
@@ -121,12 +122,11 @@ function lines(weights, tokens, theme, names, layout) {
     text(left, TOP - 14, "from (queries)", { "text-anchor": "end", "font-size": 12, fill: theme.text, "font-weight": "bold" }),
     text(right, TOP - 14, "to (keys)", { "font-size": 12, fill: theme.text, "font-weight": "bold" }),
   ];
-  // the lines in one group, set in place by a move (svg.js groupPart): a move changes how many
-  // there are and every one's weight, never what follows them
+  // the lines in one group, set in place by a move (svg.js groupPart): the same lines in the same
+  // order for every head of a sentence, so that a move sets only each one's opacity and number
   const drawn = [];
   weights.forEach((rowW, i) => {
-    rowW.forEach((w, j) => {
-      if (w < 0.005) return; // invisible anyway; keeps the picture light
+    rowW.slice(0, keys[i]).forEach((w, j) => {
       drawn.push({
         tag: "line",
         attrs: {
@@ -225,6 +225,7 @@ export function drawHeads(state, theme, colormaps, narrow = false) {
   const layout = narrow ? NARROW : WIDE;
   const entry = sentences[sentence];
   const weights = headWeights(sentences, sentence, layer, head);
+  const keys = entry.attentions[layer][head].map((row) => row.length); // each query's keys, as shipped
   const tokens = shownTokens(entry.tokens, markSink);
   const names = markSink ? ["sink", ...tokens.slice(1)] : tokens;
   const n = tokens.length;
@@ -237,7 +238,7 @@ export function drawHeads(state, theme, colormaps, narrow = false) {
     picture = grid.parts;
     height = grid.bottom + 20 + 17 * sinkLines.length;
   } else if (narrow) {
-    picture = lines(weights, tokens, theme, names, layout);
+    picture = lines(weights, keys, tokens, theme, names, layout);
     height = TOP + n * ROW + (sinkLines.length ? 75 + 17 * sinkLines.length : 66);
   } else {
     const size = heatmapSize(n);
@@ -256,7 +257,7 @@ export function drawHeads(state, theme, colormaps, narrow = false) {
             title: "attention weights (rows: queries, columns: keys)",
             key: "cells",
           })
-        : lines(weights, tokens, theme, names, layout);
+        : lines(weights, keys, tokens, theme, names, layout);
   }
   const { width } = layout;
   const parts = [element("rect", { x: 0, y: 0, width, height, fill: theme.background })];
