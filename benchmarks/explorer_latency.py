@@ -93,6 +93,9 @@ MEASURE = """
   }).observe(pictures, { subtree: true, childList: true, attributes: true, characterData: true });
   window.__latency = {
     arm() {
+      // a press whose frame came before its wait() left that wait's timer running: it must not
+      // end this press
+      clearTimeout(lat.timer);
       Object.assign(lat, { armed: true, t0: null, changed: false });
       lat.promise = new Promise((resolve) => {
         lat.resolve = resolve;
