@@ -142,7 +142,8 @@ def test_the_page_draws_the_shipped_weights(explorer, tmp_path):
     assert len(cells) == n * n
     assert all(v == W[i, j] for i, j, v in cells)
     shown = [(i, j, v) for q, i, j, v in drawn["lines"] if q == "weight"]
-    assert [(i, j) for i, j, _ in shown] == [(i, j) for i in range(n) for j in range(n)]  # every weight, in order
+    every_weight_in_order = [(i, j) for i in range(n) for j in range(n)]
+    assert [(i, j) for i, j, _ in shown] == every_weight_in_order
     assert all(v == W[i, j] for i, j, v in shown)
     assert drawn["strongest"] == np.argmax(W, axis=1).tolist()
     largest = [(i, j, v) for q, i, j, v in drawn["lines"] if q == "largest_weight"]
