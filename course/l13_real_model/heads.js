@@ -29,7 +29,6 @@ export const NARROW = { width: 400, weightX: 4, left: 204, right: 298, clip: 10,
 const GRID_X = 50;
 const GRID_TOP = 76;
 const GRID_CLIP = 5;
-const NUMBER = 27; // the width of a cell's number, "0.00" at 12 units
 
 /** The weights of one head: sentences[s].attentions[layer][head], an n × n matrix.
  *
@@ -94,13 +93,10 @@ export function sinkSentence(first, n, weight) {
 
 /**
  * The side of a cell of the narrow heatmap for n tokens: as wide as the phone's picture allows, at
- * most 34; where a cell is narrower than its number (NUMBER units, "0.00" at 12), the last column's
- * number, wider than its cell, still ends within the picture.
+ * most 34 (where a cell is narrower than its number, the kit's heatmapCells shows no number).
  */
 export function narrowCell(n) {
-  const room = NARROW.width - GRID_X;
-  const cell = room / Math.max(1, n);
-  return Math.min(34, cell >= NUMBER ? cell : (room - NUMBER / 2) / (n - 0.5));
+  return Math.min(34, (NARROW.width - GRID_X) / Math.max(1, n));
 }
 
 /** The key each query attends to most: argmax of each row (the first, on ties). */

@@ -113,8 +113,15 @@ test("the phone's drawing keeps within its width: labels cut short, the heatmap'
   assert.ok(narrowCell(12) >= 29, String(narrowCell(12)));
   assert.ok(50 + 12 * narrowCell(12) <= NARROW.width);
   assert.equal(narrowCell(3), 34); // few tokens: cells as on a desktop
-  // 32 tokens: the cells narrower than their numbers, the last column's number ends in the picture
-  assert.ok(50 + 31.5 * narrowCell(32) + 27 / 2 <= NARROW.width + 1e-9);
+  // 32 tokens: the grid takes the picture's width, its cells narrower than their numbers, which it
+  // does not show (their values stay for the tables); 12 tokens: every number shown
+  assert.equal(50 + 32 * narrowCell(32), NARROW.width);
+  const weightTexts = (state) => [...drawHeads({ ...state, view: "heatmap" }, THEME, COLORMAPS, true).markup.matchAll(/<text[^>]*data-quantity="weight"[^>]*>/g)].map((m) => m[0]);
+  for (const [state, n] of FIXTURES.map((state) => [state, state.sentences[0].tokens.length])) {
+    const numbers = weightTexts(state);
+    assert.equal(numbers.length, n * n);
+    assert.ok(numbers.every((tag) => tag.includes('display="none"') === (n === 32)), `${n} tokens`);
+  }
 });
 
 test("labels are cut with an ellipsis; the sentences below come in lines on a phone, joined on a desktop", () => {

@@ -1,7 +1,7 @@
 // Drawing helpers (course/kit/widgets/js/svg.js) and what the playground's SVG carries.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { colorLimits, escapeXml, formatNumber, labelPlacements, niceTicks } from "../../../course/kit/widgets/js/svg.js";
+import { colorLimits, escapeXml, formatNumber, heatmapCells, labelPlacements, niceTicks, numberWidth } from "../../../course/kit/widgets/js/svg.js";
 import {
   NARROW,
   WIDE,
@@ -39,6 +39,20 @@ test("numbers are shown as course.kit.plots.format_cell shows them", () => {
   for (const [value, decimals, expected] of fixtures.formatCell) {
     assert.equal(formatNumber(withInfinity(value), decimals), expected, `${value} with ${decimals} decimals`);
   }
+});
+
+test("a heatmap shows its numbers where its cells hold the widest, else none; the values stay for the tables", () => {
+  const theme = { background: "#ffffff", annotationDark: "#111111", annotationLight: "#eeeeee" };
+  const options = { rowLabels: ["a", "b"], colLabels: ["a", "b"], table: ["#000000", "#ffffff"], quantity: "w", theme, lo: -1, hi: 1 };
+  const matrix = [[0.5, -0.25], [1, 0]];
+  assert.ok(numberWidth("\u22120.25", 12) > numberWidth("0.25", 12));
+  const numbers = (cell) => heatmapCells({ x: 0, y: 0 }, cell, matrix, options).filter((item) => item.tag === "text");
+  const wide = numbers(40); // "−0.25" at 12 units: 31.2 wide
+  assert.ok(wide.every((item) => item.attrs.display === undefined));
+  const narrow = numbers(30);
+  assert.ok(narrow.every((item) => item.attrs.display === "none"));
+  assert.deepEqual(narrow.map((item) => [item.text, item.attrs["data-value"]]), wide.map((item) => [item.text, item.attrs["data-value"]]));
+  assert.deepEqual(wide.map((item) => item.text), ["0.50", "\u22120.25", "1.00", "0.00"]);
 });
 
 test("labels of tips that end close together go to either side; a lone tip's above right", () => {

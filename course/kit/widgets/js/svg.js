@@ -262,14 +262,26 @@ export function heatmapParts(box, matrix, options) {
 }
 
 /**
+ * The width of a number as formatNumber writes it, at `size` (DejaVu Sans's advances: a digit
+ * 0.636 em, the point 0.318, the minus sign 0.838).
+ */
+export function numberWidth(shown, size) {
+  return [...shown].reduce((sum, c) => sum + (c === "." ? 0.318 : c === MINUS ? 0.838 : 0.636), 0) * size;
+}
+
+/**
  * A heatmap's cells from its top left corner `box` ({x, y}), `cell` units each: for each value,
  * row by row, its square (`hidden(i, j)`: filled with the background, marked `hidden`, for the
  * caller to hatch) and its number, as groupPart items. `options` as heatmap's, with the colour
- * limits `lo` and `hi`.
+ * limits `lo` and `hi`. Where the widest number is wider than a cell, no number is shown (each is
+ * drawn with display none, its value still read into the tables): numbers running into each other
+ * read as none; the colours and the colour bar carry them.
  */
 export function heatmapCells(box, cell, matrix, options, hidden = () => false) {
   const { rowLabels, colLabels, table, quantity, theme, decimals = 2, lo, hi } = options;
   const fontSize = Math.max(12, Math.min(13, cell / 4));
+  const shown = matrix.map((row) => row.map((value) => formatNumber(value, decimals)));
+  const crowded = shown.some((row) => row.some((words) => numberWidth(words, fontSize) > cell - 2));
   return matrix.flatMap((row, i) =>
     row.flatMap((value, j) => {
       const x = box.x + j * cell;
@@ -287,10 +299,11 @@ export function heatmapCells(box, cell, matrix, options, hidden = () => false) {
         "text-anchor": "middle",
         "font-size": fontSize,
         fill: textColorOn(shade, theme.annotationDark, theme.annotationLight),
+        display: crowded ? "none" : undefined,
       };
       return [
         { tag: "rect", attrs: { x, y, width: cell, height: cell, fill: shade, stroke: theme.background, "stroke-width": 1 }, hidden: hidden(i, j) },
-        { tag: "text", attrs: number, text: formatNumber(value, decimals) },
+        { tag: "text", attrs: number, text: shown[i][j] },
       ];
     }),
   );
