@@ -213,8 +213,9 @@ function colorbarAcross(box, table, theme) {
 
 /**
  * The picture for one head: its `parts` for draw(parts) (markup, and the lines view's lines as
- * svg.js's groupPart), their whole `markup` (made when read), its `height` and `width`: wide (WIDE, 1 unit = 1 px on
- * a desktop) or, where `narrow`, for a phone (NARROW): the same numbers, drawn in less width.
+ * svg.js's groupPart), their whole `markup` (made when read), its `height` and `width`: wide
+ * (WIDE, 1 unit = 1 px on a desktop) or, where `narrow`, for a phone (NARROW): the same numbers,
+ * drawn in less width.
  */
 export function drawHeads(state, theme, colormaps, narrow = false) {
   const { sentences, sentence, layer, head, view, modelName, markSink = false } = state;
