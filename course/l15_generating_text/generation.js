@@ -191,8 +191,8 @@ export function moveSentence(was, now) {
 
 /**
  * The sequence with each position's role, and every head's weights over the cache, as parts of
- * draw(parts) (markup, and each head's weights as svg.js's groupPart), laid out by gridLayout (wide: one
- * line of positions; narrow: several, each with its head rows).
+ * draw(parts) (markup, and each head's weights as svg.js's groupPart), laid out by gridLayout
+ * (wide: one line of positions; narrow: several, each with its head rows).
  */
 function grid(state, theme, table, narrow) {
   const { run, step, setting, nLayers, nHeads } = state;

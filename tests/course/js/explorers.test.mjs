@@ -24,7 +24,6 @@ function numbersIn(svg) {
   return found;
 }
 
-
 /** The x of every <text> in an SVG string and its anchor: {x, anchor}. */
 function textAnchors(svg) {
   return [...svg.matchAll(/<text([^>]*)>/g)].map(([, attrs]) => ({

@@ -17,7 +17,6 @@ import {
 import { assertClose, fixtures } from "./fixtures.mjs";
 import { grownRegions, PHONE_UNITS } from "./phone_layout.mjs";
 
-
 /** Every element with data-quantity in an SVG string: {quantity, row, col, value}. */
 function numbersIn(svg) {
   const found = [];
@@ -99,7 +98,6 @@ test("the concatenation and W_o share one colour scale: a 0 has the same colour 
   assert.ok(fills.concat.has(0) && fills.W_o.has(0));
   assert.equal(fills.concat.get(0), fills.W_o.get(0));
 });
-
 
 /** The explorer's state for a two-head fixture of 2D tokens, the tokens named "sleeps-k". */
 function twoHeadStates() {

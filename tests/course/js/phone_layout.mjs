@@ -1,16 +1,11 @@
 // Shared by the Node tests of the explorers' narrow drawings: how wide a panel a phone shows whole,
 // and where an SVG string's texts reach (their widths estimated).
 import { holding, regionOf } from "../../../course/kit/widgets/js/a11y.js";
+import { textWidth } from "../../../course/kit/widgets/js/svg.js"; // the kit's estimate, as heatmapCells uses it
 
 // The widest panel a 390 px phone shows whole with its 12-unit text at 11 px (controls.js: a
 // panel is never drawn narrower than 11/12 of its units, plus a pixel).
 export const PHONE_UNITS = 424;
-
-/** A text's width in units, estimated from DejaVu Sans's advances (em): wide, narrow and other characters. */
-export function textWidth(label, size, { mono = false, bold = false } = {}) {
-  const em = [...label].reduce((sum, c) => sum + (mono ? 0.602 : /[ .,:;()|]/.test(c) ? 0.32 : /[mwMW]/.test(c) ? 0.98 : /[=+\u2212]/.test(c) ? 0.84 : 0.62), 0);
-  return em * size * (bold ? 1.1 : 1);
-}
 
 /**
  * The texts of an SVG string that reach beyond the region ([x, y, w, h]) holding their anchor, in

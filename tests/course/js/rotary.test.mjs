@@ -6,7 +6,6 @@ import { drawRope, formatScore, ropeLayout, scoreCurve, WIDEST_PANEL } from "../
 import { assertClose, fixtures } from "./fixtures.mjs";
 import { PHONE_UNITS, textsBeyond } from "./phone_layout.mjs";
 
-
 /** Every <text data-quantity=...> of an SVG string: {quantity, col, value}. */
 function numbersIn(svg) {
   const found = [];

@@ -1,7 +1,7 @@
 // Drawing helpers (course/kit/widgets/js/svg.js) and what the playground's SVG carries.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { colorLimits, escapeXml, formatNumber, heatmapCells, labelPlacements, niceTicks, numberWidth } from "../../../course/kit/widgets/js/svg.js";
+import { colorLimits, escapeXml, formatNumber, heatmapCells, labelPlacements, niceTicks, textWidth } from "../../../course/kit/widgets/js/svg.js";
 import {
   NARROW,
   WIDE,
@@ -13,7 +13,6 @@ import {
 } from "../../../course/l07_whole_picture/playground.js";
 import { fixtures, withInfinity } from "./fixtures.mjs";
 import { grownRegions, PHONE_UNITS } from "./phone_layout.mjs";
-
 
 /** Every <text data-quantity=...> of an SVG string: {quantity, row, col, value, shown}. */
 function numbersIn(svg) {
@@ -45,9 +44,9 @@ test("a heatmap shows its numbers where its cells hold the widest, else none; th
   const theme = { background: "#ffffff", annotationDark: "#111111", annotationLight: "#eeeeee" };
   const options = { rowLabels: ["a", "b"], colLabels: ["a", "b"], table: ["#000000", "#ffffff"], quantity: "w", theme, lo: -1, hi: 1 };
   const matrix = [[0.5, -0.25], [1, 0]];
-  assert.ok(numberWidth("\u22120.25", 12) > numberWidth("0.25", 12));
+  assert.ok(Math.abs(textWidth("\u22120.25", 12) - 12 * (0.84 + 0.32 + 3 * 0.636)) < 1e-9); // 36.5
   const numbers = (cell) => heatmapCells({ x: 0, y: 0 }, cell, matrix, options).filter((item) => item.tag === "text");
-  const wide = numbers(40); // "−0.25" at 12 units: 31.2 wide
+  const wide = numbers(40); // "−0.25" at 12 units: 36.5 wide, within 40 − 2
   assert.ok(wide.every((item) => item.attrs.display === undefined));
   const narrow = numbers(30);
   assert.ok(narrow.every((item) => item.attrs.display === "none"));
@@ -100,7 +99,6 @@ test("the playground's arrow panels hold every value and the origin with a 15 % 
   near(squareLimits([0.1]), [-0.075, 0.175]); // the span counts as at least 0.5
   near(squareLimits([-1, -2]), [-2.3, 0.3]);
 });
-
 
 /** A playground state of n tokens from a fixture, every token named "Token-k". */
 function playgroundState(c) {

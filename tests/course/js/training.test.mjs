@@ -5,7 +5,6 @@ import { drawTraining, logDecades, replayRow, trainingLayout, WIDEST_PANEL } fro
 import { fixtures } from "./fixtures.mjs";
 import { PHONE_UNITS, textsBeyond } from "./phone_layout.mjs";
 
-
 function numbersIn(svg) {
   const found = [];
   for (const [, attrs] of svg.matchAll(/<text([^>]*data-quantity[^>]*)>/g)) {
