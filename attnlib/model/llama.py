@@ -213,19 +213,21 @@ def forward(
     if len(t) > c.n_ctx:
         raise ValueError(f"ids has {len(t):,} tokens, more than the model's context of {c.n_ctx:,}")
     n = len(t)
-    positions = np.arange(n)
-    i, j = positions[:, None], positions[None, :]
-    mask = j <= i
+    sinks = as_count(sinks, "sinks", 0)
     if window is not None:
         window = as_count(window, "window", 1)
-        mask &= (j > i - window) | (j < sinks)
-    sinks = as_count(sinks, "sinks", 0)
     if sinks and window is None:
         raise ValueError(f"sinks={sinks} needs a window (pass window=…)")
     if not isinstance(keep_weights, bool):
         raise TypeError(f"keep_weights must be True or False, got {keep_weights!r:.60}")
-    if keys_at not in ("cache", "original"):
-        raise ValueError(f"keys_at must be 'cache' or 'original', got {keys_at!r}")
+    if not isinstance(keys_at, str) or keys_at not in ("cache", "original"):
+        raise ValueError(f"keys_at must be 'cache' or 'original', got {keys_at!r:.60}")
+    sinks = min(sinks, n)  # more sinks than tokens: every token is a sink
+    positions = np.arange(n)
+    i, j = positions[:, None], positions[None, :]
+    mask = j <= i
+    if window is not None:
+        mask &= (j > i - window) | (j < sinks)
     p = _Pass(model, _as_parts(parts), positions, mask, _as_ablate(c, ablate))
     if sinks and keys_at == "cache" and window is not None:
         outside = (j < sinks) & (j <= i - window)  # the sinks a query sees only as sinks
@@ -238,10 +240,18 @@ def forward(
 
 
 def _as_ablate(c: LlamaConfig, ablate: Iterable[tuple[int, int]]) -> frozenset[tuple[int, int]]:
+    def whole(value: object) -> bool:
+        return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+    if isinstance(ablate, (str, bytes)):
+        raise TypeError(f"ablate must be (layer, head) pairs of whole numbers, got {ablate!r:.80}")
     try:
-        pairs = frozenset((int(layer), int(head)) for layer, head in ablate)
-    except (TypeError, ValueError):
-        raise TypeError(f"ablate must be (layer, head) pairs, got {ablate!r:.80}") from None
+        listed = [tuple(pair) for pair in ablate]
+    except TypeError:
+        raise TypeError(f"ablate must be (layer, head) pairs of whole numbers, got {ablate!r:.80}") from None
+    if not all(len(pair) == 2 and whole(pair[0]) and whole(pair[1]) for pair in listed):
+        raise TypeError(f"ablate must be (layer, head) pairs of whole numbers, got {ablate!r:.80}")
+    pairs = frozenset((int(layer), int(head)) for layer, head in listed)
     bad = [(at, h) for at, h in pairs if not (0 <= at < c.n_layers and 0 <= h < c.n_heads)]
     if bad:
         raise ValueError(

@@ -163,6 +163,13 @@ class LlamaModel:
         """
         if not isinstance(text, str):
             raise TypeError(f"text must be a str, got {type(text).__name__}")
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise ValueError(
+                f"text holds {exc.object[exc.start]!r} at index {exc.start}, half of a surrogate pair and "
+                "not a character (UTF-8 cannot encode it)"
+            ) from None
         return np.array(self.tokenizer.encode(text).ids, dtype=np.int64)
 
     def decode(self, ids: npt.ArrayLike, *, skip_special: bool = False) -> str:
@@ -170,6 +177,8 @@ class LlamaModel:
 
         Lesson 16 · 1. The file: its tokenizer.
         """
+        if not isinstance(skip_special, bool):
+            raise TypeError(f"skip_special must be True or False, got {skip_special!r:.60}")
         return self.tokenizer.decode(
             as_ids(self, ids, "ids", allow_empty=True).tolist(), skip_special_tokens=skip_special
         )

@@ -134,6 +134,11 @@ def grouped_query_attention(
     H_kv, n_k = K.shape[0], K.shape[1]
     if mask is None:
         mask = np.arange(n_k)[None, :] <= np.arange(n_k - n, n_k)[:, None]
+    elif not (isinstance(mask, np.ndarray) and mask.dtype == bool and mask.shape == (n, n_k)):
+        raise ValueError(
+            f"mask must be None (causal) or a ({n}, {n_k}) bool array, True where a query may attend; "
+            f"got {mask!r:.60}"
+        )
     grouped = Q.reshape(H_kv, (H // H_kv) * n, d)  # a group's query heads one after another
     scores = (grouped @ K.swapaxes(-1, -2)).reshape(H, n, n_k) * (1.0 / math.sqrt(d))  # stays float32
     scores = np.where(mask, scores, -np.inf)
@@ -207,7 +212,8 @@ def next_token_probabilities(
 ) -> np.ndarray:
     """The distribution a token is drawn from: temperature, then top-k, then top-p (nucleus).
 
-    Lesson 16 · 4. Sampling.
+    Lesson 16 · 4. Sampling. The filters apply in turn, as transformers' logits processors and
+    llama.cpp's sampler chain apply them: top-p keeps the nucleus of what top-k kept, renormalised.
 
     Parameters
     ----------
@@ -248,6 +254,7 @@ def next_token_probabilities(
     keep = np.ones(z.size, dtype=bool)
     if top_k is not None:
         keep[order[top_k:]] = False
+        probs = np.where(keep, probs, 0.0) / probs[order[:top_k]].sum()
     if top_p is not None:
         ranked = probs[order]
         keep[order[(np.cumsum(ranked) - ranked) >= top_p]] = False  # the mass before a token reaches p

@@ -292,6 +292,17 @@ def test_next_token_probabilities_greedy_temperature_top_k_top_p():
     assert np.count_nonzero(llama.next_token_probabilities(z, temperature=1.0, top_p=1.0)) == 5
 
 
+def test_top_p_keeps_the_nucleus_of_what_top_k_kept():
+    # T 1.7, top-k 10, top-p 0.5: the nucleus of the 10 kept, renormalised, as transformers and
+    # llama.cpp apply their filters in turn (of the whole distribution it would keep all 10)
+    z = np.array([3.0, 2.9, 2.8, 2.0, 1.9, 1.8, 1.7, 1.6, 1.5, 1.4] + [1.3] * 40)
+    p = llama.next_token_probabilities(z, temperature=1.7, top_k=10, top_p=0.5)
+    kept = np.exp(z[:10] / 1.7) / np.exp(z[:10] / 1.7).sum()
+    n = int(np.searchsorted(np.cumsum(kept), 0.5) + 1)  # the fewest whose share of the 10 reaches 0.5
+    assert np.count_nonzero(p) == n < 10
+    np.testing.assert_allclose(p[:n], kept[:n] / kept[:n].sum(), rtol=1e-12)
+
+
 def test_sampling_is_seeded_and_follows_top_k(model):
     prompt = tokens(4)
     a = llama.generate(model, prompt, 10, temperature=1.0, seed=7, stop_at_eos=False)
@@ -375,6 +386,15 @@ BAD_FORWARD = [
     (dict(ablate=[1, 2]), TypeError, r"\(layer, head\) pairs"),
     (dict(parts=object()), TypeError, "parts must be"),
     (dict(keep_weights="all"), TypeError, "keep_weights"),
+    (dict(window=3, sinks="2"), TypeError, "sinks must be a whole number"),
+    (dict(window=3, sinks=None), TypeError, "sinks must be a whole number"),
+    (dict(keys_at=["cache"]), ValueError, "keys_at"),
+    (dict(ablate=[(1.9, 0)]), TypeError, "pairs of whole numbers"),  # not layer 1
+    (dict(ablate=[("1", 0)]), TypeError, "pairs of whole numbers"),
+    (dict(ablate=[(True, 0)]), TypeError, "pairs of whole numbers"),
+    (dict(ablate="01"), TypeError, "pairs of whole numbers"),
+    (dict(ablate=[(0, 1, 2)]), TypeError, "pairs of whole numbers"),
+    (dict(ablate=3), TypeError, "pairs of whole numbers"),
 ]
 
 
@@ -384,7 +404,33 @@ def test_bad_forward_settings_are_named(model, kwargs, error, message):
         llama.forward(model, [1, 2, 3, 4, 5], **kwargs)
 
 
+@pytest.mark.parametrize("keys_at", ["cache", "original"])
+def test_more_sinks_than_tokens_make_every_token_a_sink(model, keys_at):
+    ids = tokens(5)
+    np.testing.assert_array_equal(
+        llama.forward(model, ids, window=2, sinks=9, keys_at=keys_at),
+        llama.forward(model, ids, window=2, sinks=5, keys_at=keys_at),
+    )
+
+
+@pytest.mark.parametrize(
+    "mask", ["causal", np.ones((3, 3)), np.ones((2, 3), bool), [[True, False, False]] * 3], ids=str
+)
+def test_grouped_query_attention_refuses_what_is_not_a_mask(mask):
+    Q = np.ones((4, 3, 8), np.float32)
+    K = np.ones((2, 3, 8), np.float32)
+    with pytest.raises(ValueError, match=r"mask must be None \(causal\) or a \(3, 3\) bool array"):
+        llama.grouped_query_attention(Q, K, K, mask=mask)
+
+
 @pytest.mark.parametrize("logits", [np.array([1.0, np.nan]), np.zeros((2, 3)), np.array([])])
 def test_next_token_probabilities_wants_one_finite_row(logits):
     with pytest.raises(ValueError, match="one finite row"):
         llama.next_token_probabilities(logits, temperature=1.0)
+
+
+def test_the_tokenizers_entries_name_bad_text_and_flags(model):
+    with pytest.raises(ValueError, match="half of a surrogate pair"):
+        model.encode("caf\ud800e")
+    with pytest.raises(TypeError, match="skip_special must be True or False"):
+        model.decode([1, 2], skip_special="yes")
