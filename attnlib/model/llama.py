@@ -176,6 +176,7 @@ def forward(
     sinks: int = 0,
     keys_at: str = "cache",
     keep_weights: bool = False,
+    positions: npt.ArrayLike | None = None,
 ) -> np.ndarray | tuple[np.ndarray, list[np.ndarray]]:
     """The model's next-token logits at every position of ``ids``.
 
@@ -202,6 +203,12 @@ def forward(
         it is given, as :func:`grouped_query_attention` does.
     keep_weights : bool
         Also return every layer's attention weights (memory: ``n_layers · n_heads · n²`` floats).
+    positions : (n,) int or None
+        Where RoPE puts each token: increasing whole numbers from 0 (``None``: ``0 … n − 1``). RoPE
+        sees only distances, so moving the tokens after the sinks ``D`` places later shows the
+        model distances up to ``n + D``, past its trained context (lesson 16 · 5). Windows and
+        sinks still count tokens, not positions; with sinks, ``keys_at="original"`` (a rolling
+        cache rotates by places in the cache, which no position changes).
 
     Returns
     -------
@@ -223,8 +230,21 @@ def forward(
     if not isinstance(keys_at, str) or keys_at not in ("cache", "original"):
         raise ValueError(f"keys_at must be 'cache' or 'original', got {keys_at!r:.60}")
     sinks = min(sinks, n)  # more sinks than tokens: every token is a sink
-    positions = np.arange(n)
-    i, j = positions[:, None], positions[None, :]
+    index = np.arange(n)
+    if positions is None:
+        positions = index
+    else:
+        positions = np.asarray(positions)
+        if positions.shape != (n,) or positions.dtype.kind not in "iu":
+            raise ValueError(f"positions must be ({n},) whole numbers, one per token, got {positions.shape}")
+        if positions[0] < 0 or (np.diff(positions) <= 0).any():
+            raise ValueError("positions must increase from 0 or more: each token after the one before")
+        if sinks and keys_at == "cache":
+            raise ValueError(
+                "positions with sinks needs keys_at='original': with keys_at='cache' RoPE rotates by the "
+                "places in a rolling cache, which do not depend on positions"
+            )
+    i, j = index[:, None], index[None, :]
     mask = j <= i
     if window is not None:
         mask &= (j > i - window) | (j < sinks)
@@ -232,7 +252,7 @@ def forward(
     if sinks and keys_at == "cache" and window is not None:
         outside = (j < sinks) & (j <= i - window)  # the sinks a query sees only as sinks
         p.mask = np.concatenate([outside[:, :sinks], mask & ~outside], axis=1)
-        p.sink_places, p.sinks = np.minimum(positions, sinks + window - 1), sinks
+        p.sink_places, p.sinks = np.minimum(index, sinks + window - 1), sinks
     if keep_weights:
         p.weights = []
     logits = _run(p, t) @ model.params["embed"].T

@@ -434,3 +434,32 @@ def test_the_tokenizers_entries_name_bad_text_and_flags(model):
         model.encode("caf\ud800e")
     with pytest.raises(TypeError, match="skip_special must be True or False"):
         model.decode([1, 2], skip_special="yes")
+
+
+def test_positions_move_tokens_and_only_distances_matter(model):
+    ids = tokens(6)
+    same = llama.forward(model, ids, positions=np.arange(6))
+    np.testing.assert_array_equal(same, llama.forward(model, ids))
+    shifted = llama.forward(model, ids, positions=np.arange(6) + 40)  # every distance the same
+    np.testing.assert_allclose(shifted, llama.forward(model, ids), atol=1e-4)
+    gap = np.arange(6) + 30 * (np.arange(6) >= 2)  # the tokens after two sinks, 30 places later
+    moved = llama.forward(model, ids, window=2, sinks=2, keys_at="original", positions=gap)
+    assert not np.allclose(moved[3:], llama.forward(model, ids, window=2, sinks=2, keys_at="original")[3:])
+    np.testing.assert_allclose(  # before the gap, nothing changes
+        moved[:2], llama.forward(model, ids, window=2, sinks=2, keys_at="original")[:2], atol=1e-6
+    )
+
+
+@pytest.mark.parametrize(
+    ("positions", "message"),
+    [(np.arange(5), r"\(6,\) whole numbers"), (np.arange(6.0), "whole numbers"),
+     ([0, 1, 1, 2, 3, 4], "increase"), (np.arange(6) - 1, "increase from 0")],
+)  # fmt: skip
+def test_bad_positions_are_named(model, positions, message):
+    with pytest.raises(ValueError, match=message):
+        llama.forward(model, tokens(6), positions=positions)
+
+
+def test_positions_with_sinks_in_the_cache_are_refused(model):
+    with pytest.raises(ValueError, match="needs keys_at='original'"):
+        llama.forward(model, tokens(6), window=2, sinks=2, positions=np.arange(6) + 9)
