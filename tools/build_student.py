@@ -4,13 +4,15 @@
 
 Each lesson is written to ``<out>/notebooks/`` under its own name, so the links between lessons
 still work, without the cells tagged ``solution`` (the hidden answers, and the cells that print or
-draw a right answer). Everything else stays as the lesson was saved, outputs included: the copy
-reads like the lesson, and its self-checks already say "No answer yet", because their answer
-cells hold ``...``. The execution counts of the remaining cells are renumbered 1, 2, 3, …, as a
-fresh run of the copy numbers them. A short note after the title tells the learner that the
-solutions are left out (and not where they are). The files each lesson reads from the repository
-(its manifest's ``data``, ``course/lNN_slug/lesson.toml``) are copied beside them, at the same
-relative paths.
+draw a right answer). A cell tagged ``learners-output`` keeps its code but not its output, which
+the lesson's run made from the solutions (lesson 16's "rms_norm: yours"): a copy never says a
+student's answer was used before the student wrote one. Everything else stays as the lesson was
+saved, outputs included: the copy reads like the lesson, and its self-checks already say "No answer
+yet", because their answer cells hold ``...``. The execution counts of the remaining cells are
+renumbered 1, 2, 3, …, as a fresh run of the copy numbers them. A short note after the title tells
+the learner that the solutions are left out (and not where they are). The files each lesson reads
+from the repository (its manifest's ``data``, ``course/lNN_slug/lesson.toml``) are copied beside
+them, at the same relative paths.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from course.manifest import lessons
 
 ROOT = Path(__file__).resolve().parents[1]
 SOLUTION_TAG = "solution"
+LEARNERS_OUTPUT_TAG = "learners-output"
 NOTE_ID = "student-copy"
 NOTE = (
     "> **Student copy:** the answers and solutions of this lesson's questions and exercises are left "
@@ -46,6 +49,9 @@ def student_copy(lesson: nbformat.NotebookNode) -> nbformat.NotebookNode:
     note = nbformat.v4.new_markdown_cell(NOTE)
     note.id = NOTE_ID
     copy.cells = [cells[0], note, *cells[1:]]
+    for cell in copy.cells:
+        if LEARNERS_OUTPUT_TAG in cell.metadata.get("tags", []):
+            cell.outputs, cell.execution_count = [], None
     count = 0
     for cell in copy.cells:
         if cell.cell_type == "code" and cell.execution_count is not None:

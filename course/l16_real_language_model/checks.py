@@ -10,13 +10,18 @@ model's tensors) and compares what it returns with :mod:`attnlib.model.llama`'s.
 - :func:`passed_functions`: the learner's functions that passed their check, by the part of
   :class:`attnlib.model.llama.Parts` each one is (what the lesson then runs the model on).
 
-Each row of a table *makes* its mistake on the exercise's inputs
+Each check runs the learner's function on several cases: the lesson's prompt pass (``n`` queries,
+positions ``0 … n − 1``) and what the model also runs, decoding with the KV cache (one query, the
+last token's, at a later position) and, for the rotation, scattered positions, for the attention,
+a mask it is given. A function right on the prompt only would pass a prompt-only check and then
+break the model's answer. Each row of a table *makes* its mistake on a case's inputs
 (:class:`~course.kit.checks.mistakes.Mistake`); when the learner's function returns what a row
 returns, the check names that mistake. The right numbers are never shown.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -58,7 +63,9 @@ def passed_functions() -> dict[str, Callable]:
     """The learner's functions that passed their check, by part: ``{"rms_norm": my_rms_norm, …}``.
 
     A check that passes records the function (``my_rms_norm`` is the part ``rms_norm``), replacing
-    any earlier one; a part whose check has not passed is absent.
+    any earlier one; a check of the same part that fails later withdraws it (the learner has
+    changed the function since), so the model never runs on a function whose last check failed. A
+    part whose check has not passed is absent.
     """
     return dict(_PASSED)
 
@@ -79,6 +86,12 @@ class FunctionExercise:
         The keyword inputs.
     right : np.ndarray
         attnlib's result on these inputs.
+    case : str
+        Which of the check's cases this is, for the messages: ``""`` for the lesson's own inputs
+        (the prompt pass), else a phrase such as ``"decoding (one query at position 37)"``.
+    weights : np.ndarray or None
+        For a function that returns ``(output, weights)``: attnlib's weights; ``None`` for a
+        function that returns one array.
     """
 
     name: str
@@ -86,6 +99,8 @@ class FunctionExercise:
     args: tuple
     kwargs: dict = field(default_factory=dict)
     right: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    case: str = ""
+    weights: np.ndarray | None = None
 
     @property
     def atol(self) -> float:
@@ -101,85 +116,145 @@ def _one_line(text: str) -> str:
     return " ".join(str(text).split())
 
 
-def _result(returned: object, ex: FunctionExercise) -> np.ndarray | CheckResult:
-    """The learner's result as a float64 array (the first of an ``(output, weights)`` pair), or why not."""
-    if isinstance(returned, tuple) and ex.right.ndim and len(returned) == 2:
-        returned = returned[0]
+def _in_case(ex: FunctionExercise, lead: str, rest: str) -> CheckResult:
+    """``lead: rest``, with the case after ``lead`` unless it is the lesson's own inputs."""
+    return failed(f"{lead}, {ex.case}: {rest}" if ex.case else f"{lead}: {rest}")
+
+
+def _result(returned: object, ex: FunctionExercise) -> tuple[np.ndarray, np.ndarray | None] | CheckResult:
+    """The learner's result as float64 arrays (the output; the weights where a pair is due), or why not."""
     if returned is None:
         return failed(f"Nothing returned: {ex.name} returns None; end it with `return` and the {ex.what}.")
+    weights = None
+    if ex.weights is not None:
+        if not (isinstance(returned, (tuple, list)) and len(returned) == 2):
+            return failed(
+                f"Return the pair (output, weights): {ex.name} returned {type(returned).__name__}, "
+                "and the model reads both (it keeps the weights to draw them), so end with "
+                "`return output, weights`."
+            )
+        returned, weights = returned
     try:
         arr = np.asarray(returned, dtype=np.float64)
+        if weights is not None:
+            weights = np.asarray(weights, dtype=np.float64)
     except (TypeError, ValueError):
         return failed(f"Not an array: {ex.name} returned {type(returned).__name__}, not numbers.")
-    return arr
+    return arr, weights
+
+
+def _close(a: np.ndarray, b: np.ndarray, atol: float) -> bool:
+    return bool(a.shape == b.shape and np.allclose(a, b, rtol=RTOL, atol=atol))
+
+
+def _check_case(
+    answer: Callable, ex: FunctionExercise, mistakes: Sequence[Mistake[FunctionExercise]]
+) -> CheckResult | None:
+    """``None`` when the learner's function gives attnlib's result on this case, else why not."""
+    try:
+        returned = answer(*_copies(ex.args), **{k: _copies([v])[0] for k, v in ex.kwargs.items()})
+    except Exception as error:  # a learner's function may raise anything; the message says what
+        return _in_case(ex, f"Your {ex.name} raised {type(error).__name__}", _one_line(error))
+    read = _result(returned, ex)
+    if isinstance(read, CheckResult):
+        return read
+    arr, weights = read
+    if arr.shape != ex.right.shape:
+        return _in_case(
+            ex,
+            "Wrong shape",
+            f"{ex.what} of these inputs has shape {shape_text(ex.right.shape)}; "
+            f"{ex.name} returned {shape_text(arr.shape)}.",
+        )
+    if not np.isfinite(arr).all():
+        return _in_case(
+            ex,
+            "Not finite",
+            f"{ex.name} returned NaN or an infinity; every entry of {ex.what} is finite here.",
+        )
+    if not _close(arr, ex.right, ex.atol):
+
+        def fits(wrong: object) -> bool:
+            candidate = np.asarray(wrong, dtype=np.float64)
+            return _close(arr, candidate, ex.atol) and not _close(candidate, ex.right, ex.atol)
+
+        found = matching(mistakes, ex, fits)
+        if found:
+            return failed(describe("", found, ex))
+        off = np.unravel_index(int(np.argmax(np.abs(arr - ex.right))), arr.shape)
+        return _in_case(
+            ex,
+            "Not yet",
+            f"{ex.name} differs from attnlib's {ex.what}, most at numpy index {numpy_index(off)}; "
+            "compare it with the formula line by line.",
+        )
+    if ex.weights is not None and not _close(weights, ex.weights, RTOL):
+        if weights.shape != ex.weights.shape:
+            return _in_case(
+                ex,
+                "The weights have the wrong shape",
+                f"{shape_text(weights.shape)}, not {shape_text(ex.weights.shape)} (heads, queries, keys); "
+                "return (output, weights) in that order.",
+            )
+        return _in_case(
+            ex,
+            "Your output is right but your weights are not",
+            "return the softmax of the masked, scaled "
+            "scores (each row summing to 1), the weights your output was made with.",
+        )
+    return None
 
 
 def check_function(
-    answer: object, ex: FunctionExercise, mistakes: Sequence[Mistake[FunctionExercise]]
+    answer: object, cases: Sequence[FunctionExercise], mistakes: Sequence[Mistake[FunctionExercise]]
 ) -> CheckResult:
-    """Call the learner's function on the exercise's inputs and compare its result with ``ex.right``.
+    """Call the learner's function on each case and compare its result with ``case.right``.
 
     Parameters
     ----------
     answer : callable
         The learner's function.
-    ex : FunctionExercise
-        The inputs and the right result.
+    cases : sequence of FunctionExercise
+        The inputs and the right results: the lesson's own inputs first, then what else the model
+        runs the function on (decoding with the cache, other positions, a mask).
     mistakes : sequence of Mistake
-        The table whose rows make the likely mistakes on ``ex``.
+        The table whose rows make the likely mistakes on a case.
 
     Returns
     -------
     CheckResult
-        Passed when every entry is within ``ex.atol`` of attnlib's; otherwise the shape, the error
-        the function raised, the mistake of the table that gives these numbers, or the first entry
-        that is off.
+        Passed when every entry of every case is within ``case.atol`` of attnlib's (the function is
+        then recorded for :func:`passed_functions`); otherwise, for the first case that fails, the
+        shape, the error the function raised, the mistake of the table that gives these numbers,
+        or the first entry that is off (and the function is withdrawn from
+        :func:`passed_functions`).
     """
-    missing = placeholder(answer, ex.name)
+    first = cases[0]
+    part = first.name.removeprefix("my_")
+    missing = placeholder(answer, first.name)
+    if missing is None and not callable(answer):
+        missing = failed(
+            f"Not a function: {first.name} is a {type(answer).__name__}; "
+            f"define it with `def {first.name}(…):`."
+        )
+    for ex in cases if missing is None else ():
+        missing = _check_case(answer, ex, mistakes)
+        if missing is not None:
+            break
     if missing is not None:
+        _PASSED.pop(part, None)
         return missing
-    if not callable(answer):
-        return failed(
-            f"Not a function: {ex.name} is a {type(answer).__name__}; define it with `def {ex.name}(…):`."
-        )
-    try:
-        returned = answer(*_copies(ex.args), **{k: _copies([v])[0] for k, v in ex.kwargs.items()})
-    except Exception as error:  # a learner's function may raise anything; the message says what
-        return failed(f"Your {ex.name} raised {type(error).__name__}: {_one_line(error)}")
-    arr = _result(returned, ex)
-    if isinstance(arr, CheckResult):
-        return arr
-    if arr.shape != ex.right.shape:
-        return failed(
-            f"Wrong shape: {ex.what} of these inputs has shape {shape_text(ex.right.shape)}; "
-            f"{ex.name} returned {shape_text(arr.shape)}."
-        )
-    if not np.isfinite(arr).all():
-        return failed(
-            f"Not finite: {ex.name} returned NaN or an infinity; every entry of {ex.what} is finite here."
-        )
-    if np.allclose(arr, ex.right, rtol=RTOL, atol=ex.atol):
-        _PASSED[ex.name.removeprefix("my_")] = answer
-        return passed(
-            f"Correct: {ex.name} gives attnlib's {ex.what} on these inputs, every entry within {RTOL:g}."
-        )
-
-    def fits(wrong: object) -> bool:
-        candidate = np.asarray(wrong, dtype=np.float64)
-        return bool(
-            candidate.shape == arr.shape
-            and np.allclose(arr, candidate, rtol=RTOL, atol=ex.atol)
-            and not np.allclose(candidate, ex.right, rtol=RTOL, atol=ex.atol)
-        )
-
-    found = matching(mistakes, ex, fits)
-    if found:
-        return failed(describe("", found, ex))
-    off = np.unravel_index(int(np.argmax(np.abs(arr - ex.right))), arr.shape)
-    return failed(
-        f"Not yet: {ex.name} differs from attnlib's {ex.what}, most at numpy index {numpy_index(off)}; "
-        "compare it with the formula line by line."
+    _PASSED[part] = answer
+    also = [ex.case for ex in cases[1:]]
+    return passed(
+        f"Correct: {first.name} gives attnlib's {first.what} on these inputs"
+        + (f" and {also[0]}" if len(also) == 1 else f", {_listed(also)}" if also else "")
+        + f", every entry within {RTOL:g}."
     )
+
+
+def _listed(phrases: Sequence[str]) -> str:
+    return phrases[0] if len(phrases) == 1 else ", ".join(phrases[:-1]) + " and " + phrases[-1]
 
 
 def _float32(value: object, name: str) -> np.ndarray:
@@ -187,6 +262,15 @@ def _float32(value: object, name: str) -> np.ndarray:
     if arr.dtype.kind not in "iuf" or not np.isfinite(arr).all():
         raise ValueError(f"{name} must be finite real numbers, got dtype {arr.dtype}")
     return arr.astype(np.float32)
+
+
+def _positive(value: object, name: str) -> float:
+    """A finite number above 0 that the exercise passes (ε, the rotation's base), or an error naming it."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{name} must be a number, got {value!r:.60}")
+    if not (math.isfinite(value) and value > 0):
+        raise ValueError(f"{name} must be a finite number above 0, got {value}")
+    return float(value)
 
 
 # --- RMSNorm ------------------------------------------------------------------------------------
@@ -237,6 +321,16 @@ RMS_NORM_MISTAKES: tuple[Mistake[FunctionExercise], ...] = (
         "each token's vector is normalised on its own: the mean is over the last axis.",
         _rms_wrong(lambda x, eps: x / np.sqrt(_mean_square(x, axis=0) + eps)),
     ),
+    Mistake(
+        "You divided by the standard deviation (x.std()), which subtracts the mean inside",
+        "RMSNorm's root is of the mean of x² itself, not of the variance: sqrt(mean(x²) + eps).",
+        _rms_wrong(lambda x, eps: x / np.sqrt(x.var(-1, keepdims=True) + eps)),
+    ),
+    Mistake(
+        "You added eps outside the square root",
+        "eps goes under the root, sqrt(mean(x²) + eps); it matters for rows as small as √eps, as here.",
+        _rms_wrong(lambda x, eps: x / (np.sqrt(_mean_square(x)) + eps)),
+    ),
 )
 
 
@@ -257,11 +351,16 @@ def check_rms_norm(answer: object, x: object, weight: object, eps: float) -> Che
     x32, w32 = _float32(x, "x"), _float32(weight, "weight")
     if x32.ndim != 2 or w32.shape != x32.shape[-1:]:
         raise ValueError(f"x must be (n, d_model) and weight (d_model,), got {x32.shape} and {w32.shape}")
-    ex = FunctionExercise("my_rms_norm", "RMSNorm", (x32, w32, float(eps)))
-    ex = FunctionExercise(
-        ex.name, ex.what, ex.args, right=np.asarray(llama.rms_norm(x32, w32, float(eps)), np.float64)
-    )
-    return check_function(answer, ex, RMS_NORM_MISTAKES)
+    eps = _positive(eps, "eps")
+    small = x32 / np.sqrt(_mean_square(x32) / eps).astype(np.float32)  # every row's RMS is √eps
+    cases = [
+        FunctionExercise(
+            "my_rms_norm", "RMSNorm", (rows, w32, eps),
+            right=np.asarray(llama.rms_norm(rows, w32, eps), np.float64), case=case,
+        )
+        for rows, case in ((x32, ""), (small, "on rows as small as √eps (the same rows, scaled)"))
+    ]  # fmt: skip
+    return check_function(answer, cases, RMS_NORM_MISTAKES)
 
 
 # --- SwiGLU -------------------------------------------------------------------------------------
@@ -269,6 +368,13 @@ def check_rms_norm(answer: object, x: object, weight: object, eps: float) -> Che
 
 def _silu(z: np.ndarray) -> np.ndarray:
     return z / (1 + np.exp(-z))
+
+
+def _gelu(z: np.ndarray, *, tanh: bool = False) -> np.ndarray:
+    """GELU, exact (``z · Φ(z)``) or GPT-2's tanh approximation: two ways a learner writes it."""
+    if tanh:
+        return 0.5 * z * (1 + np.tanh(math.sqrt(2 / math.pi) * (z + 0.044715 * z**3)))
+    return 0.5 * z * (1 + np.vectorize(math.erf)(z / math.sqrt(2)))
 
 
 def _mlp_wrong(combine: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> Callable:
@@ -306,6 +412,21 @@ SWIGLU_MISTAKES: tuple[Mistake[FunctionExercise], ...] = (
         "the gate multiplies the up projection element by element: silu(x W_gate) ⊙ (x W_up).",
         _mlp_wrong(lambda g, u: _silu(g) + u),
     ),
+    Mistake(
+        "You used GELU (GPT-2's activation) instead of SiLU",
+        "Llama's gate is SiLU(z) = z · sigmoid(z) = z / (1 + e^(−z)); GELU is z · Φ(z), close but not equal.",
+        _mlp_wrong(lambda g, u: _gelu(g) * u),
+    ),
+    Mistake(
+        "You used GELU (GPT-2's activation) instead of SiLU",
+        "Llama's gate is SiLU(z) = z · sigmoid(z) = z / (1 + e^(−z)); GELU is z · Φ(z), close but not equal.",
+        _mlp_wrong(lambda g, u: _gelu(g, tanh=True) * u),
+    ),
+    Mistake(
+        "You took the SiLU of the product",
+        "only the gate goes through SiLU, then it multiplies the up projection: silu(x W_gate) ⊙ (x W_up).",
+        _mlp_wrong(lambda g, u: _silu(g * u)),
+    ),
 )
 
 
@@ -323,8 +444,21 @@ def check_swiglu(answer: object, x: object, W_gate: object, W_up: object, W_down
     args = tuple(
         _float32(a, name) for a, name in ((x, "x"), (W_gate, "W_gate"), (W_up, "W_up"), (W_down, "W_down"))
     )
+    x32, g32, u32, d32 = args
+    if (
+        x32.ndim != 2
+        or g32.shape != u32.shape
+        or g32.shape[:1] != x32.shape[1:]
+        or d32.shape != g32.shape[::-1]
+    ):
+        raise ValueError(
+            "x must be (n, d_model), W_gate and W_up (d_model, d_mlp), W_down (d_mlp, d_model); got "
+            f"{x32.shape}, {g32.shape}, {u32.shape}, {d32.shape}"
+        )
     right = np.asarray(llama.swiglu(*args), np.float64)
-    return check_function(answer, FunctionExercise("my_swiglu", "SwiGLU", args, right=right), SWIGLU_MISTAKES)
+    return check_function(
+        answer, [FunctionExercise("my_swiglu", "SwiGLU", args, right=right)], SWIGLU_MISTAKES
+    )
 
 
 # --- the rotation -------------------------------------------------------------------------------
@@ -337,8 +471,11 @@ def _rotated(
     base: float | None = None,
     shift: float = 0.0,
     sign: float = 1.0,
+    counted: bool = False,
 ) -> np.ndarray:
     x, positions, right_base = ex.args
+    if counted:  # the positions 0 … n − 1 the prompt has, whatever was given
+        positions = np.arange(x.shape[-2])
     angle_positions = sign * (np.asarray(positions, np.float64) + shift)
     return rope(
         x.astype(np.float64), angle_positions, base=right_base if base is None else base, pairing=pairing
@@ -379,7 +516,23 @@ ROTATE_MISTAKES: tuple[Mistake[FunctionExercise], ...] = (
         "pair i turns by θᵢ = base^(−2i/d_head), i = 0 … d_head/2 − 1.",
         _slow_frequencies,
     ),
+    Mistake(
+        "Your frequencies are base^(−2i/(d/2)), not base^(−2i/d)",
+        "pair i turns by θᵢ = base^(−2i/d_head) with d_head the whole width (i counts the d_head/2 pairs).",
+        lambda ex: _rotated(ex, base=ex.args[2] ** 2),
+    ),
+    Mistake(
+        "You ignored positions (you rotated by 0, 1, …, n − 1)",
+        "rotate row k by positions[k], the position you are given; with the KV cache the one new "
+        "token's query is at a later position than 0.",
+        lambda ex: _rotated(ex, counted=True),
+    ),
 )
+
+#: Where the rotation check also puts the queries: the one token decoding writes, and scattered
+#: positions (up to 1,000: float32 angles stay within the check's tolerance).
+DECODE_POSITION = 37
+SCATTERED_SEED = 16
 
 
 def check_rotate(answer: object, x: object, positions: object, base: float) -> CheckResult:
@@ -396,33 +549,65 @@ def check_rotate(answer: object, x: object, positions: object, base: float) -> C
     """
     x32 = _float32(x, "x")
     pos = np.asarray(positions)
-    if x32.ndim != 3 or pos.shape != x32.shape[1:2] or pos.dtype.kind not in "iu":
+    if x32.ndim != 3 or x32.shape[-1] % 2 or pos.shape != x32.shape[1:2] or pos.dtype.kind not in "iu":
         raise ValueError(
-            f"x must be (H, n, d_head) and positions (n,) integers, got {x32.shape} and {pos.shape}"
+            f"x must be (H, n, d_head) with d_head even and positions (n,) integers, got {x32.shape} and "
+            f"{pos.shape} {pos.dtype}"
         )
-    right = np.asarray(llama.rotate(x32, pos, float(base)), np.float64)
-    ex = FunctionExercise("my_rotate", "rotation", (x32, pos, float(base)), right=right)
-    return check_function(answer, ex, ROTATE_MISTAKES)
+    base = _positive(base, "base")
+    n = x32.shape[1]
+    scattered = np.sort(np.random.default_rng(SCATTERED_SEED).choice(np.arange(1, 1000), n, replace=False))
+    cases = [
+        (x32, pos, ""),
+        (
+            x32[:, -1:],
+            np.array([DECODE_POSITION]),
+            f"when decoding (one query, at position {DECODE_POSITION})",
+        ),
+        (x32, scattered, f"at scattered positions ({_positions_text(scattered)})"),
+    ]
+    exercises = [
+        FunctionExercise(
+            "my_rotate", "rotation", (rows, at, base),
+            right=np.asarray(llama.rotate(rows, at, base), np.float64), case=case,
+        )
+        for rows, at, case in cases
+    ]  # fmt: skip
+    return check_function(answer, exercises, ROTATE_MISTAKES)
+
+
+def _positions_text(positions: np.ndarray) -> str:
+    shown = ", ".join(str(int(p)) for p in positions[:4])
+    return shown + (", …" if len(positions) > 4 else "")
 
 
 # --- grouped-query attention --------------------------------------------------------------------
 
 
 def _gqa(
-    ex: FunctionExercise, *, kv_of: str = "repeat", masked: bool = True, scale: str = "sqrt", axis: int = -1
+    ex: FunctionExercise,
+    *,
+    kv_of: str = "repeat",
+    masked: str = "-inf",
+    scale: str = "sqrt",
+    axis: int = -1,
+    causal_from: str = "end",
+    given_mask: bool = True,
 ) -> np.ndarray:
     Q, K, V = (a.astype(np.float64) for a in ex.args)
-    mask = ex.kwargs.get("mask")
-    if mask is None:  # causal: the n queries are the last n of the n_k tokens
+    mask = ex.kwargs.get("mask") if given_mask else None
+    if mask is None:  # causal: the n queries are the last n of the n_k tokens (or, wrongly, the first n)
         n, n_k = Q.shape[1], K.shape[1]
-        mask = np.arange(n_k)[None, :] <= np.arange(n_k - n, n_k)[:, None]
+        mask = np.arange(n_k)[None, :] <= np.arange(n_k - n, n_k)[:, None] + (n - n_k) * (
+            causal_from == "start"
+        )
     group = Q.shape[0] // K.shape[0]
     index = np.arange(Q.shape[0]) // group if kv_of == "repeat" else np.arange(Q.shape[0]) % K.shape[0]
     K, V = K[index], V[index]
     d = Q.shape[-1]
     s = Q @ np.swapaxes(K, -1, -2) * {"sqrt": 1 / np.sqrt(d), "none": 1.0, "d": 1 / d}[scale]
-    if masked:
-        s = np.where(mask, s, -np.inf)
+    if masked != "no":
+        s = np.where(mask, s, -np.inf if masked == "-inf" else 0.0)
     return softmax(s, axis=axis) @ V
 
 
@@ -438,7 +623,26 @@ ATTENTION_MISTAKES: tuple[Mistake[FunctionExercise], ...] = (
         "You left out the mask",
         "set the scores where the mask is False to −∞ before the softmax (mask=None: causal, each "
         "query sees the keys up to its own token), so no query sees a later key.",
-        lambda ex: _gqa(ex, masked=False),
+        lambda ex: _gqa(ex, masked="no"),
+    ),
+    Mistake(
+        "You masked by multiplying by 0 (a masked score of 0 still gets weight)",
+        "e⁰ = 1, so a key whose score is 0 keeps its share; set masked scores to −∞ "
+        "(np.where(mask, scores, -np.inf)), whose exponential is 0.",
+        lambda ex: _gqa(ex, masked="zero"),
+    ),
+    Mistake(
+        "Your mask assumes the queries are the first n tokens; with a cache they are the last n",
+        "np.tril(np.ones((n, n_k))) lets query i see keys 0 … i; decoding with the KV cache, the one "
+        "query is the newest token and sees every cached key. Query i is token n_k − n + i: it sees "
+        "keys j ≤ n_k − n + i.",
+        lambda ex: _gqa(ex, causal_from="start"),
+    ),
+    Mistake(
+        "You ignored the mask you were given",
+        "when mask is an array, use it as it is (True: may attend); build the causal mask only when "
+        "mask is None. The model passes windows and sinks as masks.",
+        lambda ex: _gqa(ex, given_mask=False) if "mask" in ex.kwargs else None,
     ),
     Mistake(
         "You did not scale the scores",
@@ -457,15 +661,22 @@ ATTENTION_MISTAKES: tuple[Mistake[FunctionExercise], ...] = (
     ),
 )
 
+#: The window of the mask the attention check also passes in (the model's windows and sinks are masks).
+CHECK_WINDOW = 4
+
 
 def check_attention(answer: object, Q: object, K: object, V: object, mask: object = None) -> CheckResult:
     """Check the learner's ``attention(Q, K, V, mask=...)`` against
-    :func:`attnlib.model.llama.grouped_query_attention` (the output; the weights are not compared).
+    :func:`attnlib.model.llama.grouped_query_attention`: the output and the weights.
+
+    Besides the inputs given, the check runs the two other calls the model makes: decoding with
+    the KV cache (the last query alone against every key) and, when the inputs given are a whole
+    prompt without a mask, a mask passed in (a window of the :data:`CHECK_WINDOW` latest keys).
 
     Parameters
     ----------
     answer : callable
-        ``answer(Q, K, V, mask=mask)`` → output (H, n, d_head), or ``(output, weights)``.
+        ``answer(Q, K, V, mask=mask)`` → ``(output, weights)``: (H, n, d_head) and (H, n, n_k).
     Q : (H, n, d_head)
     K, V : (H_kv, n_k, d_head), H a multiple of H_kv
     mask : (n, n_k) bool, optional
@@ -474,21 +685,45 @@ def check_attention(answer: object, Q: object, K: object, V: object, mask: objec
         :func:`attnlib.model.llama.generate` calls it.
     """
     Q32, K32, V32 = _float32(Q, "Q"), _float32(K, "K"), _float32(V, "V")
-    if Q32.ndim != 3 or K32.shape != V32.shape or K32.ndim != 3 or Q32.shape[0] % K32.shape[0]:
+    if (
+        Q32.ndim != 3 or K32.shape != V32.shape or K32.ndim != 3 or Q32.shape[0] % K32.shape[0]
+        or Q32.shape[-1] != K32.shape[-1] or Q32.shape[1] > K32.shape[1]
+    ):  # fmt: skip
         raise ValueError(
-            f"Q must be (H, n, d_head) and K, V (H_kv, n_k, d_head) with H a multiple of H_kv, got "
-            f"{Q32.shape}, {K32.shape}, {V32.shape}"
+            f"Q must be (H, n, d_head) and K, V (H_kv, n_k, d_head) with H a multiple of H_kv and n ≤ n_k, "
+            f"got {Q32.shape}, {K32.shape}, {V32.shape}"
         )
-    kwargs = {} if mask is None else {"mask": np.asarray(mask, dtype=bool)}
-    right, _ = llama.grouped_query_attention(Q32, K32, V32, **kwargs)
-    ex = FunctionExercise(
-        "my_attention",
-        "grouped-query attention",
-        (Q32, K32, V32),
-        kwargs,
-        right=np.asarray(right, np.float64),
+    n, n_k = Q32.shape[1], K32.shape[1]
+    given = {}
+    if mask is not None:
+        m = np.asarray(mask)
+        if m.dtype != bool or m.shape != (n, n_k):
+            raise ValueError(f"mask must be None or a ({n}, {n_k}) bool array, got {m.shape} {m.dtype}")
+        given = {"mask": m}
+    calls = [((Q32, K32, V32), given, "")]
+    calls.append(
+        (
+            (Q32[:, -1:], K32, V32),
+            {},
+            f"when decoding with the KV cache (one query, the newest token's, against {n_k} keys)",
+        )
     )
-    return check_function(answer, ex, ATTENTION_MISTAKES)
+    if mask is None and n == n_k > CHECK_WINDOW:
+        i, j = np.arange(n)[:, None], np.arange(n)[None, :]
+        calls.append(
+            ((Q32, K32, V32), {"mask": (j <= i) & (j > i - CHECK_WINDOW)},
+             f"with a mask passed in (a window of the {CHECK_WINDOW} latest keys)")
+        )  # fmt: skip
+    cases = []
+    for args, kwargs, case in calls:
+        right, weights = llama.grouped_query_attention(*args, **kwargs)
+        cases.append(
+            FunctionExercise(
+                "my_attention", "grouped-query attention", args, kwargs, right=np.asarray(right, np.float64),
+                case=case, weights=np.asarray(weights, np.float64),
+            )
+        )  # fmt: skip
+    return check_function(answer, cases, ATTENTION_MISTAKES)
 
 
 # --- the block ----------------------------------------------------------------------------------
@@ -522,7 +757,11 @@ def _block_wrong(
     residual: tuple[bool, bool] = (True, True),
     post_norm: bool = False,
     mlp_weight: str = "mlp_norm",
+    normed_stream: int = 0,
 ) -> Callable[[FunctionExercise], np.ndarray]:
+    """A wrong block; ``normed_stream``: how many of the sublayers (1: attention's, 2: both) add
+    their output to the normalised row instead of to the stream (``x = norm(x); x = x + attn(x)``)."""
+
     def wrong(ex: FunctionExercise) -> np.ndarray:
         x, w, attn, _, eps = ex.args
         norm = lambda v, name: llama.rms_norm(v, w[name], eps)  # noqa: E731
@@ -530,8 +769,16 @@ def _block_wrong(
         if post_norm:
             h = norm(x + attn(x), "attn_norm")
             return norm(h + mlp(h), "mlp_norm")
-        a = attn(norm(x, "attn_norm") if attn_input == "norm" else x)
+        if normed_stream:
+            x = norm(x, "attn_norm")
+            h = x + attn(x)
+            h = norm(h, "mlp_norm") if normed_stream == 2 else h
+            return h + mlp(h if normed_stream == 2 else norm(h, "mlp_norm"))
+        normed = norm(x, "attn_norm") if attn_input == "norm" else x
+        a = attn(normed)
         h = x + a if residual[0] else a
+        if mlp_input == "attention's input":
+            return h + mlp(normed)
         source = h if mlp_input != "parallel" else x
         m = mlp(norm(source, mlp_weight) if mlp_input != "raw" else source)
         return h + m if residual[1] else m
@@ -571,6 +818,23 @@ BLOCK_MISTAKES: tuple[Mistake[FunctionExercise], ...] = (
         "normalise each sublayer's input with parts.rms_norm and the layer's weight.",
         _block_wrong(attn_input="raw", mlp_input="raw"),
     ),
+    Mistake(
+        "You wrote the norm into the residual stream (x = norm(x), then x = x + attn(x))",
+        "the norm is only the sublayer's input; the stream itself is never normalised inside a block: "
+        "x = x + attn(rms_norm(x, …)).",
+        _block_wrong(normed_stream=1),
+    ),
+    Mistake(
+        "You wrote the norm into the residual stream (x = norm(x), then x = x + attn(x))",
+        "the norm is only the sublayer's input; the stream itself is never normalised inside a block: "
+        "x = x + attn(rms_norm(x, …)).",
+        _block_wrong(normed_stream=2),
+    ),
+    Mistake(
+        "Your MLP reads the attention's normalised input, not the stream after attention",
+        "after x = x + attn(…), normalise the new x with w['mlp_norm'] and give that to the MLP.",
+        _block_wrong(mlp_input="attention's input"),
+    ),
 )
 
 
@@ -599,4 +863,4 @@ def check_block(answer: object, x: object, w: dict, config: llama.LlamaConfig) -
     attn = attention_sublayer(w, config)
     args = (x32, dict(w), attn, llama.Parts(), float(config.norm_eps))
     right = np.asarray(llama.block(*args), np.float64)
-    return check_function(answer, FunctionExercise("my_block", "block", args, right=right), BLOCK_MISTAKES)
+    return check_function(answer, [FunctionExercise("my_block", "block", args, right=right)], BLOCK_MISTAKES)

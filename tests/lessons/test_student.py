@@ -46,6 +46,11 @@ def _is_solution(cell: nbformat.NotebookNode) -> bool:
     return SOLUTION_TAG in cell.metadata.get("tags", [])
 
 
+def _learners_output(cell: nbformat.NotebookNode) -> bool:
+    """A cell whose output the lesson's run made from its solutions (``learners-output``)."""
+    return "learners-output" in cell.metadata.get("tags", [])
+
+
 def _output_texts(cell: nbformat.NotebookNode) -> list[str]:
     """The text outputs of a cell, one string per output (a widget's view shows as its text)."""
     texts = []
@@ -194,8 +199,18 @@ def test_a_copy_has_no_solution_cell_and_no_answer_block(name: str) -> None:
     assert hidden_answers(_text(copy.cells)) == 0
     kept = [cell.id for cell in lesson.cells if not _is_solution(cell)]
     assert [cell.id for cell in copy.cells if cell.id != NOTE_ID] == kept, "only the solutions are left out"
-    counts = [cell.execution_count for cell in copy.cells if cell.cell_type == "code"]
+    run = [cell for cell in copy.cells if cell.cell_type == "code" and not _learners_output(cell)]
+    counts = [cell.execution_count for cell in run]
     assert counts == list(range(1, len(counts) + 1)), "numbered as a fresh run of the copy numbers them"
+    for cell in copy.cells:  # its output was made from the solutions: the student's run makes it anew
+        assert not _learners_output(cell) or (cell.outputs == [] and cell.execution_count is None)
+
+
+@pytest.mark.usefixtures("built")
+def test_lesson_16s_copy_never_says_the_students_functions_ran() -> None:
+    copy = _copy("16_real_language_model.ipynb")
+    assert "yours" in _text([c for c in _lesson("16_real_language_model.ipynb").cells if _learners_output(c)])
+    assert ": yours" not in "".join(text for cell in copy.cells for text in _output_texts(cell))
 
 
 @pytest.mark.usefixtures("built")
