@@ -232,11 +232,15 @@ def tokenizer_from_metadata(metadata: Mapping[str, Any]) -> Any:
     Lesson 16 · 1. The file: its tokenizer.
 
     The vocabulary and merges are the file's; the pre-tokenizer follows llama.cpp for the file's
-    ``tokenizer.ggml.pre`` (``"smollm"``): every digit is its own piece first (``\\p{N}``), then
-    GPT-2's byte-level rule. transformers' GGUF loader skips the digit rule, so a space before a
-    digit differs: llama.cpp (and this tokenizer) makes ``" 2"`` two tokens, ``" "`` and ``"2"``;
-    transformers one, ``" 2"`` (tested). Control and user-defined tokens (``<|im_start|>`` …) are
-    special: matched whole, never split.
+    ``tokenizer.ggml.pre`` (``"smollm"``): every number character is its own piece first
+    (``\\p{N}``), then GPT-2's byte-level rule. transformers' GGUF loader skips that first rule,
+    and GPT-2's `` ?\\p{N}+`` then takes one space with the number, so two cases differ (tested):
+    a run of spaces before a digit (``"x  2"``: here ``"ĠĠ"``, ``"2"``; transformers ``"Ġ"``,
+    ``"Ġ"``, ``"2"``), and a single space before a number character outside ASCII, whose bytes
+    the space then merges with (``" ½"``: here ``"Ġ"``, ``"Â½"``; transformers ``"ĠÂ"``, ``"½"``;
+    also ``²``, ``١٢٣``, ``Ⅻ``). A single space before an ASCII digit gives ``"Ġ"``, ``"2"`` in
+    both. Control and user-defined tokens (``<|im_start|>`` …) are special: matched whole, never
+    split.
     """
     from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, pre_tokenizers
 

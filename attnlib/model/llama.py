@@ -296,8 +296,9 @@ def generate(
 ) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
     """Up to ``n_new`` tokens after ``ids``, one at a time, with the KV cache.
 
-    Lesson 16 · 3 and · 4. The prompt runs in one pass (prefill) that fills every layer's cache;
-    then each new token runs the model on itself alone (decode), its query attending over the cache.
+    Lesson 16 · 3 and · 4. The prompt runs first (prefill, :data:`PREFILL_BLOCK` tokens a pass)
+    and fills every layer's cache; then each new token runs the model on itself alone (decode),
+    its query attending over the cache.
 
     Parameters
     ----------
@@ -341,10 +342,13 @@ def generate(
     p = _Pass(model, _as_parts(parts), np.arange(len(t)), None, frozenset(), _Cache(c, len(t) + new))
     out: list[int] = []
     chosen_from: list[np.ndarray] = []
-    step = t
-    for _ in range(new):
-        h = _run(p, step)[-1]
-        p.cache.length += len(step)
+    for i in range(new):
+        if i == 0:
+            h = _prefill(p, t)
+        else:  # decode: the newest token alone, at the next position, against the cache
+            p.positions = np.array([p.cache.length])
+            h = _run(p, np.array([out[-1]]))[-1]
+            p.cache.length += 1
         logits = h @ model.params["embed"].T
         if return_logits:
             chosen_from.append(logits)
@@ -356,12 +360,29 @@ def generate(
         out.append(token)
         if stop_at_eos and token == model.eos_id:
             break
-        step = np.array([token])
-        p.positions = np.array([p.cache.length])
     new_ids = np.array(out, dtype=np.int64)
     if return_logits:
         return new_ids, np.array(chosen_from, dtype=np.float32).reshape(len(out), c.vocab_size)
     return new_ids
+
+
+#: The prompt's tokens that one pass of the prefill takes: each layer's scores are then at most
+#: ``n_heads × PREFILL_BLOCK × n_ctx`` floats (75 MB for SmolLM2's whole context), not ``n_heads × n²``.
+PREFILL_BLOCK = 256
+
+
+def _prefill(p: _Pass, ids: np.ndarray) -> np.ndarray:
+    """The prompt's last row after the final norm, filling the cache ``PREFILL_BLOCK`` tokens at a time.
+
+    Lesson 16 · 7: each block's queries attend over the cache so far (the causal mask for the last
+    rows of the keys, as a decode step's), so memory grows with the prompt, not with its square.
+    """
+    for start in range(0, len(ids), PREFILL_BLOCK):
+        block = ids[start : start + PREFILL_BLOCK]
+        p.positions = np.arange(start, start + len(block))
+        h = _run(p, block)[-1]
+        p.cache.length += len(block)
+    return h
 
 
 def float32_tolerance(config: LlamaConfig, n_tokens: int, largest: float = 1.0) -> float:

@@ -463,3 +463,11 @@ def test_bad_positions_are_named(model, positions, message):
 def test_positions_with_sinks_in_the_cache_are_refused(model):
     with pytest.raises(ValueError, match="needs keys_at='original'"):
         llama.forward(model, tokens(6), window=2, sinks=2, positions=np.arange(6) + 9)
+
+
+def test_a_prompt_longer_than_a_prefill_block_gives_the_whole_pass_logits(model, monkeypatch):
+    monkeypatch.setattr(llama, "PREFILL_BLOCK", 3)  # 10 tokens: blocks of 3, 3, 3, 1
+    prompt = tokens(10)
+    new, logits = llama.generate(model, prompt, 4, stop_at_eos=False, return_logits=True)
+    whole = llama.forward(model, np.concatenate([prompt, new[:-1]]))[len(prompt) - 1 :]
+    np.testing.assert_allclose(logits, whole, atol=llama.float32_tolerance(CONFIG, 14, np.abs(whole).max()))

@@ -117,6 +117,21 @@ def test_token_ids_match_transformers(smollm2, reference_tokenizer, text):
     assert smollm2.encode(text).tolist() == reference_tokenizer(text)["input_ids"]
 
 
+@pytest.mark.parametrize(
+    ("text", "ours", "theirs"),
+    [("x 2", ["x", "Ġ", "2"], ["x", "Ġ", "2"]),  # one space before an ASCII digit: the same
+     ("x  2", ["x", "ĠĠ", "2"], ["x", "Ġ", "Ġ", "2"]),
+     (" ½", ["Ġ", "Â½"], ["ĠÂ", "½"]),
+     ("x ١٢٣", ["x", "Ġ", "Ù", "¡", "Ù", "¢", "Ù", "£"], ["x", "ĠÙ", "¡", "Ù", "¢", "Ù", "£"])],
+)  # fmt: skip
+def test_where_the_smollm_rule_and_transformers_differ(smollm2, reference_tokenizer, text, ours, theirs):
+    """The docstring of attnlib.model.gguf.tokenizer_from_metadata, case by case; the text decodes
+    back whole either way."""
+    assert smollm2.tokenizer.encode(text).tokens == ours
+    assert reference_tokenizer.convert_ids_to_tokens(reference_tokenizer(text)["input_ids"]) == theirs
+    assert smollm2.decode(smollm2.encode(text)) == text
+
+
 def test_the_known_difference_spaces_before_a_digit(smollm2, reference_tokenizer):
     """The file's pre-tokenizer rule "smollm" splits every digit first (llama.cpp's
     LLAMA_VOCAB_PRE_TYPE_SMOLLM: ``\\p{N}``, then GPT-2's rule); attnlib follows it, and so keeps
