@@ -23,6 +23,7 @@ import numpy.typing as npt
 from gguf import GGUFReader  # requirements-model.txt, as attnlib.model.llama's loader
 
 from attnlib.model import llama
+from attnlib.validation import is_number
 
 __all__ = [
     "first_token_weights",
@@ -105,10 +106,9 @@ def first_token_weights(weights: Sequence[npt.ArrayLike]) -> np.ndarray:
 def top_heads(scores: npt.ArrayLike, k: int) -> list[tuple[int, int]]:
     """The ``k`` (layer, head) pairs of the largest ``scores`` (n_layers, n_heads), largest first."""
     s = np.asarray(scores, dtype=np.float64)
-    if s.ndim != 2 or not 1 <= k <= s.size:
-        raise ValueError(
-            f"scores must be (n_layers, n_heads) and 1 ≤ k ≤ its size, got {s.shape} and k = {k}"
-        )
+    if s.ndim != 2 or not np.isfinite(s).all():
+        raise ValueError(f"scores must be finite numbers (n_layers, n_heads), got shape {s.shape}")
+    _check_count(k, s.size)
     flat = np.argsort(-s, axis=None, kind="stable")[:k]
     return [(int(layer), int(head)) for layer, head in zip(*np.unravel_index(flat, s.shape), strict=True)]
 
@@ -117,16 +117,28 @@ def random_heads(
     shape: tuple[int, int], k: int, *, avoid: Sequence[tuple[int, int]] = (), seed: int = 0
 ) -> list[tuple[int, int]]:
     """``k`` distinct (layer, head) pairs drawn at random (seeded), none of ``avoid``, sorted."""
+    if not (
+        isinstance(shape, tuple)
+        and len(shape) == 2
+        and all(is_number(n, whole=True) and n > 0 for n in shape)
+    ):
+        raise ValueError(f"shape must be (n_layers, n_heads), two whole numbers above 0, got {shape!r:.60}")
+    if not is_number(seed, whole=True) or seed < 0:
+        raise ValueError(f"seed must be a whole number of at least 0, got {seed!r:.60}")
     pool = [
         (layer, head)
         for layer in range(shape[0])
         for head in range(shape[1])
         if (layer, head) not in set(avoid)
     ]
-    if not 1 <= k <= len(pool):
-        raise ValueError(f"k must be from 1 to the {len(pool)} heads left, got {k}")
+    _check_count(k, len(pool))
     chosen = np.random.default_rng(seed).choice(len(pool), size=k, replace=False)
     return sorted(pool[i] for i in chosen)
+
+
+def _check_count(k: object, available: int) -> None:
+    if not is_number(k, whole=True) or not 1 <= k <= available:
+        raise ValueError(f"k must be a whole number from 1 to the {available} heads there are, got {k!r:.60}")
 
 
 def learners_parts(**functions: Callable | None) -> tuple[llama.Parts, list[str]]:

@@ -36,6 +36,19 @@ SYSTEM = "Be brief."
 PROMPTS = ("What is the capital of France?", "Name three colours.")
 
 
+#: The sizes a learner may set: (lowest, highest) of ``n_new`` and of ``max_tokens`` (the
+#: explorer's traits hold the same bounds).
+SIZES = {"n_new": (1, 32), "max_tokens": (16, 48)}
+
+
+def _check_sizes(**sizes: object) -> None:
+    """A ValueError naming the first of ``n_new`` or ``max_tokens`` outside :data:`SIZES`."""
+    for name, value in sizes.items():
+        low, high = SIZES[name]
+        if not is_number(value, whole=True) or not low <= value <= high:
+            raise ValueError(f"{name} must be a whole number from {low} to {high}, got {value!r:.60}")
+
+
 def _short(text: str) -> str:
     """``text`` quoted, its first 40 characters only."""
     return repr(text if len(text) <= 40 else text[:40] + "…")
@@ -73,6 +86,7 @@ def answer_entry(
         weights of keys 0 … i times ``scale``, rounded to whole numbers: the keys after it have
         weight 0).
     """
+    _check_sizes(n_new=n_new, max_tokens=max_tokens)
     if not isinstance(prompt, str):
         raise TypeError(f"a prompt must be a string, got {prompt!r:.60}")
     try:
@@ -117,7 +131,8 @@ class AnswerExplorer(HeadExplorer):
 
     mark_sink = traitlets.Bool(True).tag(sync=True)
     noun = traitlets.Unicode("prompt").tag(sync=True)
-    n_new = WholeNumber(N_NEW).tag(sync=True)
+    n_new = WholeNumber(N_NEW, min=1, max=32).tag(sync=True)  # SIZES
+    max_tokens = WholeNumber(MAX_TOKENS, min=16, max=48).tag(sync=True)
 
     def _entry(self, text: str) -> dict[str, Any]:
         return answer_entry(self._model, text, n_new=self.n_new, max_tokens=self.max_tokens)
@@ -157,9 +172,7 @@ def answer_explorer(
     """
     if model is None:
         model = llama.load_smollm2()
-    for name, value, low, high in (("n_new", n_new, 1, 32), ("max_tokens", max_tokens, 16, 48)):
-        if not is_number(value, whole=True) or not low <= value <= high:
-            raise ValueError(f"{name} must be a whole number from {low} to {high}, got {value!r}")
+    _check_sizes(n_new=n_new, max_tokens=max_tokens)
     if isinstance(prompts, str) or not prompts or not all(isinstance(p, str) for p in prompts):
         raise TypeError(f"prompts must be a non-empty list of prompts (str), got {prompts!r:.80}")
     c = model.config

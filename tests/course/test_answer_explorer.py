@@ -92,3 +92,13 @@ def test_bad_arguments_are_named(smollm2):
         answer_entry(smollm2, None)
     with pytest.raises(ValueError, match="the prompt is empty"):
         answer_entry(smollm2, " ")
+    with pytest.raises(ValueError, match="n_new must be a whole number from 1 to 32"):
+        answer_entry(smollm2, "Hi!", n_new=1000)  # a long answer, and megabytes of widget state
+    with pytest.raises(ValueError, match="max_tokens must be a whole number from 16 to 48"):
+        answer_entry(smollm2, "Hi!", max_tokens=1000)
+
+
+def test_the_explorers_sizes_stay_bounded_after_it_is_made(explorer):
+    for name, value in (("n_new", 1000), ("max_tokens", 1000), ("n_new", 0)):
+        with pytest.raises(traitlets.TraitError):
+            setattr(explorer, name, value)

@@ -299,3 +299,12 @@ def test_the_measurements() -> None:
     assert len(set(drawn)) == 4 and (0, 0) not in drawn and drawn == sorted(drawn)
     with pytest.raises(ValueError, match="k must be"):
         analysis.random_heads((2, 2), 4, avoid=[(0, 0)])
+    for k in ("3", 2.5, True, 0):
+        with pytest.raises(ValueError, match="k must be a whole number"):
+            analysis.top_heads(np.ones((2, 2)), k)
+    with pytest.raises(ValueError, match="finite"):
+        analysis.top_heads(np.array([[np.nan, 1.0]]), 1)
+    with pytest.raises(ValueError, match="shape must be"):
+        analysis.random_heads([3, 3], 2)
+    with pytest.raises(ValueError, match="seed must be"):
+        analysis.random_heads((3, 3), 2, seed=-1)
