@@ -23,7 +23,7 @@ import numpy.typing as npt
 from gguf import GGUFReader  # requirements-model.txt, as attnlib.model.llama's loader
 
 from attnlib.model import llama
-from attnlib.validation import is_number
+from attnlib.validation import as_seed, is_number
 
 __all__ = [
     "first_token_weights",
@@ -123,8 +123,7 @@ def random_heads(
         and all(is_number(n, whole=True) and n > 0 for n in shape)
     ):
         raise ValueError(f"shape must be (n_layers, n_heads), two whole numbers above 0, got {shape!r:.60}")
-    if not is_number(seed, whole=True) or seed < 0:
-        raise ValueError(f"seed must be a whole number of at least 0, got {seed!r:.60}")
+    seed = as_seed(seed)
     pool = [
         (layer, head)
         for layer in range(shape[0])

@@ -30,6 +30,7 @@ import numpy as np
 from attnlib.core import softmax
 from attnlib.model import llama
 from attnlib.positions import rope
+from attnlib.validation import as_real
 from course.kit.checks.answers import placeholder
 from course.kit.checks.mistakes import Mistake, describe, matching
 from course.kit.checks.result import CheckResult, failed, passed
@@ -266,11 +267,10 @@ def _float32(value: object, name: str) -> np.ndarray:
 
 def _positive(value: object, name: str) -> float:
     """A finite number above 0 that the exercise passes (ε, the rotation's base), or an error naming it."""
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{name} must be a number, got {value!r:.60}")
-    if not (math.isfinite(value) and value > 0):
+    number = as_real(value, name)
+    if number <= 0:
         raise ValueError(f"{name} must be a finite number above 0, got {value}")
-    return float(value)
+    return number
 
 
 # --- RMSNorm ------------------------------------------------------------------------------------
