@@ -48,6 +48,7 @@ from attnlib.model.llama_parts import (
     rotate,
     swiglu,
 )
+from attnlib.validation import is_number
 
 __all__ = [
     "LlamaConfig",
@@ -260,16 +261,16 @@ def forward(
 
 
 def _as_ablate(c: LlamaConfig, ablate: Iterable[tuple[int, int]]) -> frozenset[tuple[int, int]]:
-    def whole(value: object) -> bool:
-        return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
-
     if isinstance(ablate, (str, bytes)):
         raise TypeError(f"ablate must be (layer, head) pairs of whole numbers, got {ablate!r:.80}")
     try:
         listed = [tuple(pair) for pair in ablate]
     except TypeError:
         raise TypeError(f"ablate must be (layer, head) pairs of whole numbers, got {ablate!r:.80}") from None
-    if not all(len(pair) == 2 and whole(pair[0]) and whole(pair[1]) for pair in listed):
+    if not all(
+        len(pair) == 2 and is_number(pair[0], whole=True) and is_number(pair[1], whole=True)
+        for pair in listed
+    ):
         raise TypeError(f"ablate must be (layer, head) pairs of whole numbers, got {ablate!r:.80}")
     pairs = frozenset((int(layer), int(head)) for layer, head in listed)
     bad = [(at, h) for at, h in pairs if not (0 <= at < c.n_layers and 0 <= h < c.n_heads)]

@@ -39,6 +39,8 @@ PROMPTS = ("What is the capital of France?", "Name three colours.")
 #: The sizes a learner may set: (lowest, highest) of ``n_new`` and of ``max_tokens`` (the
 #: explorer's traits hold the same bounds).
 SIZES = {"n_new": (1, 32), "max_tokens": (16, 48)}
+_N_NEW_LOW, _N_NEW_HIGH = SIZES["n_new"]
+_MAX_TOKENS_LOW, _MAX_TOKENS_HIGH = SIZES["max_tokens"]
 
 
 def _check_sizes(**sizes: object) -> None:
@@ -131,8 +133,8 @@ class AnswerExplorer(HeadExplorer):
 
     mark_sink = traitlets.Bool(True).tag(sync=True)
     noun = traitlets.Unicode("prompt").tag(sync=True)
-    n_new = WholeNumber(N_NEW, min=1, max=32).tag(sync=True)  # SIZES
-    max_tokens = WholeNumber(MAX_TOKENS, min=16, max=48).tag(sync=True)
+    n_new = WholeNumber(N_NEW, min=_N_NEW_LOW, max=_N_NEW_HIGH).tag(sync=True)
+    max_tokens = WholeNumber(MAX_TOKENS, min=_MAX_TOKENS_LOW, max=_MAX_TOKENS_HIGH).tag(sync=True)
 
     def _entry(self, text: str) -> dict[str, Any]:
         return answer_entry(self._model, text, n_new=self.n_new, max_tokens=self.max_tokens)
