@@ -14,6 +14,7 @@ from the environment, so that a test or a second course can use folders of its o
 """
 
 import os
+import sys
 from pathlib import Path
 
 c = get_config()  # noqa: F821 (nbgrader runs this file with get_config defined)
@@ -21,5 +22,30 @@ c = get_config()  # noqa: F821 (nbgrader runs this file with get_config defined)
 c.CourseDirectory.course_id = os.environ.get("ATTN_COURSE_ID", "attention-lessons")
 c.CourseDirectory.root = os.environ.get("ATTN_GRADING_ROOT", str(Path.home() / "attention-grading"))
 c.Exchange.root = os.environ.get("ATTN_EXCHANGE", "/srv/nbgrader/exchange")
-# A student's notebook runs for at most a minute when it is graded (the assignments take seconds).
-c.Execute.timeout = 60
+
+# Autograding judges each submission with its code in a sandbox (tools/grading/judge.py), never in a
+# kernel of the teacher's: nbgrader's Execute step is replaced, its other steps stay.
+sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[2])]
+from judge import SandboxedGrading  # noqa: E402
+from nbconvert.preprocessors import ClearMetadataPreprocessor  # noqa: E402
+from nbgrader.preprocessors import (  # noqa: E402
+    AssignLatePenalties,
+    CheckCellMetadata,
+    IgnorePattern,
+    LimitOutput,
+    SaveAutoGrades,
+)
+
+c.Autograde.autograde_preprocessors = [
+    SandboxedGrading,
+    IgnorePattern,
+    ClearMetadataPreprocessor,
+    LimitOutput,
+    SaveAutoGrades,
+    AssignLatePenalties,
+    CheckCellMetadata,
+]
+# The whole notebook runs for at most two minutes (the assignments take seconds;
+# ATTN_GRADING_BUDGET_S sets another); the exchange is hidden from it, with the course folder.
+c.SandboxedGrading.budget_s = float(os.environ.get("ATTN_GRADING_BUDGET_S", 120))
+c.SandboxedGrading.hidden = [c.Exchange.root]

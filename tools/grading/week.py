@@ -27,9 +27,12 @@ pipeline test uses for simulated students.
 from __future__ import annotations
 
 import argparse
+import csv
+import json
 import os
 import pwd
 import shutil
+import stat
 import sys
 import time
 from collections.abc import Iterator
@@ -37,7 +40,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+import nbformat
 from assignments import ASSIGNMENTS
+from judge import REPORT, record, status
 from make_source import default_root, write
 from nbgrader.api import Gradebook
 from nbgrader.auth import Authenticator
@@ -52,12 +57,14 @@ from nbgrader.exchange.default import (
     ExchangeSubmit,
 )
 from nbgrader.plugins import CsvExportPlugin
+from nbgrader.utils import parse_utc
 from traitlets.config import Config, PyFileConfigLoader
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG_DIR = Path(__file__).resolve().parent
 CONFIG = "nbgrader_config.py"
 CACHE = Path(".local", "share", "jupyter", "nbgrader_cache")  # in a student's home, as on their server
+MAX_NOTEBOOK = 10 * 2**20  # bytes: a submitted notebook over this is refused
 STEPS = ("source", "release", "collect", "autograde", "feedback", "export", "grade")
 
 
@@ -150,36 +157,47 @@ class Course:
         for name in ids:
             self._convert(GenerateAssignment, name, force=True)
             self._exchange(ExchangeReleaseAssignment, name, Exchange={"force": True})
+        inbound = self.exchange / self.config().CourseDirectory.course_id / "inbound"
+        for folder in (self.exchange, inbound):  # writable by all: no one renames or deletes another's
+            if folder.stat().st_uid == os.geteuid() and folder.stat().st_mode & stat.S_IWOTH:
+                folder.chmod(folder.stat().st_mode | stat.S_ISVTX)
 
     def collect(self, ids: list[str]) -> None:
-        """Collect every student's latest submission (``collect --update``), none made in another's name."""
+        """Collect every student's latest submission (``collect --update``) that passes
+        :meth:`refuse_unsafe`."""
         for name in ids:
-            self.refuse_forged(name)
+            self.refuse_unsafe(name)
             self._exchange(ExchangeCollect, name, ExchangeCollect={"update": True})
 
-    def refuse_forged(self, name: str) -> list[Path]:
-        """Move aside each submission of ``name`` that a student made in another student's name.
+    def refuse_unsafe(self, name: str) -> list[Path]:
+        """Move aside each submission of ``name`` that cannot be graded safely, with the reason.
 
         The exchange's inbound folder is writable by every student, and nbgrader takes a
-        submission's student from its folder's name (``student+assignment+time``): on a hub where
-        each student is a system user of their own name, a folder whose owner is neither the
-        teacher nor that student was forged. It goes to ``refused/`` in the course folder, where
-        the teacher sees it, and is not graded. Returns the folders moved there.
+        submission's student from its folder's name (``student+assignment+time``) and copies its
+        files following links. Refused, each into ``refused/`` of the course folder and reported
+        by student in ``grades.csv``: a folder made by another account than the student it names
+        (neither the teacher nor that student), a link or anything but a plain file inside it (a
+        link to the teacher's ``source/`` would be collected as the model answers), a missing or
+        unreadable ``timestamp.txt``, and a partial submission (a notebook of the assignment
+        missing, unreadable or over 10 MiB: a server stopped mid-submit). The student's previous
+        submission, if complete, is then the one graded. Returns the folders moved.
         """
         course_id = self.config().CourseDirectory.course_id
         inbound = self.exchange / course_id / "inbound"
+        released = sorted(p.name for p in (self.exchange / course_id / "outbound" / name).glob("*.ipynb"))
         refused = []
         for folder in sorted(inbound.glob(f"*+{name}+*")):
             student = folder.name.split("+", 1)[0]
-            owner = folder.stat().st_uid
-            if owner != os.geteuid() and _user_name(owner) != student:
-                target = self.root / "refused" / folder.name
-                target.parent.mkdir(parents=True, exist_ok=True)
-                shutil.move(folder, target)
-                print(
-                    f"refused {folder.name}: made by {_user_name(owner)}, not by {student}", file=sys.stderr
-                )
-                refused.append(target)
+            reason = _unsafe(folder, student, released)
+            if reason is None:
+                continue
+            target = self.root / "refused" / folder.name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.move(folder, target)
+            print(f"refused {folder.name}: {reason}", file=sys.stderr)
+            stamp = folder.name.split("+")[2] if folder.name.count("+") >= 2 else "?"
+            record(self.root, student, name, "refused", f"refused the submission of {stamp}: {reason}")
+            refused.append(target)
         return refused
 
     def autograde(self, ids: list[str]) -> None:
@@ -194,13 +212,31 @@ class Course:
             self._exchange(ExchangeReleaseFeedback, name)
 
     def export(self) -> Path:
-        """The gradebook as ``<root>/grades.csv``: one row per student and assignment."""
-        csv = self.root / "grades.csv"
-        config = self.config(ExportPlugin={"to": str(csv)})
+        """The gradebook as ``<root>/grades.csv``: one row per student and assignment, nbgrader's
+        columns and a ``status``: graded, not submitted, or "not graded: " and why (a row is added
+        for a student whose every submission was refused)."""
+        path = self.root / "grades.csv"
+        config = self.config(ExportPlugin={"to": str(path)})
         coursedir = CourseDirectory(config=config)
         with self._env(), Gradebook(coursedir.db_url, coursedir.course_id) as gradebook:
             CsvExportPlugin(config=config).export(gradebook)
-        return csv
+        with path.open(newline="", encoding="utf-8") as file:
+            rows = list(csv.DictReader(file))
+        columns = [*(rows[0] if rows else ["assignment", "student_id", "score", "max_score"]), "status"]
+        seen = {(row["student_id"], row["assignment"]) for row in rows}
+        report = self.root / REPORT
+        for key in json.loads(report.read_text()) if report.exists() else {}:
+            student, assignment = key.split("/", 1)
+            if (student, assignment) not in seen:
+                rows.append({"assignment": assignment, "student_id": student, "score": 0.0})
+        for row in rows:
+            submitted = bool(row.get("timestamp"))
+            row["status"] = status(self.root, row["student_id"], row["assignment"], submitted)
+        with path.open("w", newline="", encoding="utf-8") as file:
+            writer = csv.DictWriter(file, columns, restval="")
+            writer.writeheader()
+            writer.writerows(rows)
+        return path
 
     def grade(self, ids: list[str]) -> Path:
         """Collect, autograde, feedback, export."""
@@ -230,6 +266,36 @@ class Course:
         """Student ``student`` fetches the feedback on ``name``; the folder it lands in."""
         self._exchange(ExchangeFetchFeedback, name, student, Exchange=self._student(home))
         return home / name / "feedback"
+
+
+def _unsafe(folder: Path, student: str, notebooks: list[str]) -> str | None:
+    """Why the submission ``folder`` (made in ``student``'s name) cannot be graded; None when it can."""
+    status = folder.lstat()
+    if not stat.S_ISDIR(status.st_mode):
+        return "it is not a folder"
+    if status.st_uid != os.geteuid() and _user_name(status.st_uid) != student:
+        return f"made by {_user_name(status.st_uid)}, not by {student}"
+    for path in sorted(folder.rglob("*")):
+        kind = path.lstat().st_mode
+        if stat.S_ISLNK(kind) or not (stat.S_ISREG(kind) or stat.S_ISDIR(kind)):
+            return f"it holds {path.relative_to(folder)}, which is a link or not a plain file"
+        if path.lstat().st_uid not in (status.st_uid, os.geteuid()):
+            return f"it holds {path.relative_to(folder)}, made by {_user_name(path.lstat().st_uid)}"
+    try:
+        parse_utc((folder / "timestamp.txt").read_text().strip())
+    except (OSError, ValueError, OverflowError, TypeError) as error:
+        return f"its timestamp.txt is missing or unreadable ({type(error).__name__})"
+    for notebook in notebooks:
+        path = folder / notebook
+        if not path.is_file():
+            return f"it is partial: {notebook} is missing"
+        if path.stat().st_size > MAX_NOTEBOOK:
+            return f"{notebook} is over {MAX_NOTEBOOK >> 20} MiB"
+        try:
+            nbformat.validate(nbformat.read(path, as_version=4))
+        except Exception as error:  # nbformat raises several kinds for a broken file
+            return f"{notebook} is not a readable notebook ({type(error).__name__})"
+    return None
 
 
 def _user_name(uid: int) -> str:

@@ -30,9 +30,9 @@ out. Servers (``spawner.py``): each student's server runs as the student's own s
 0700, with the memory limit of ``settings.py`` enforced per process. The hub's files (database,
 cookie secret, password sheet) are the hub's user's alone (umask 077); the environment and the
 repository the servers run are not writable by the students' users. nbgrader reads
-``tools/grading/nbgrader_config.py`` with this hub's exchange, ``<state>/exchange`` (mode 0777, as
-nbgrader's documentation asks; nbgrader sets its folders' modes: a student can submit but not read
-another's submission), and the course ``COURSE_ID``; the teacher's course folder is
+``tools/grading/nbgrader_config.py`` with this hub's exchange, ``<state>/exchange`` (mode 1777: writable
+by all, as nbgrader's documentation asks, and sticky, so that no student renames the course's folder;
+nbgrader sets its folders' modes: a student can submit but not read another's submission), and the course ``COURSE_ID``; the teacher's course folder is
 ``~/attention-grading`` in the teacher's home. JupyterLab reads
 ``binder/jupyterlab-settings/overrides.json`` (no news prompt), as the image does.
 """
@@ -74,7 +74,7 @@ for folder, mode in ((STATE, 0o711), (STATE / "homes", 0o711)):
     folder.chmod(mode)  # the students' users pass through to their own homes, and list nothing
 EXCHANGE = STATE / "exchange"
 EXCHANGE.mkdir(exist_ok=True)
-EXCHANGE.chmod(0o777)
+EXCHANGE.chmod(0o1777)  # sticky: no student renames the course's folder or another's
 
 # Where students connect: 127.0.0.1, or the classroom's network with TLS.
 ip = os.environ.get("ATTN_HUB_IP") or "127.0.0.1"
