@@ -30,7 +30,7 @@ help:
 	@echo "make student-branch  the student copies as the branch 'student' (repository.toml), to push for"
 	@echo "                     Binder, the hub's nbgitpuller link and the student edition's buttons"
 	@echo "make assignments     the graded assignments (nbgrader): written from the lessons and released"
-	@echo "make grades          collect, autograde, feedback, grades.csv (docs/instructor_guide.md, 'A graded week')"
+	@echo "make grades          collect, autograde (in a sandbox: as root), feedback, grades.csv (the guide, 'A graded week')"
 	@echo "make slides          one reveal.js deck per lesson in build/slides"
 	@echo "make handouts        each deck as PDFs to print, in build/handouts: NN_name-student-a4.pdf,"
 	@echo "                     -student-letter, -teacher-a4, -teacher-letter (the teacher's with the"

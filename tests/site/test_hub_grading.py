@@ -146,6 +146,32 @@ def _nbgrader(teacher_kernel, *args: str) -> str:
     return output
 
 
+def _nbgrader_as_root(hub, *args: str) -> None:
+    """``sudo nbgrader args`` in the teacher's course folder, with the hub's settings; what it wrote
+    goes back to the teacher (``week.give_back``)."""
+    import subprocess
+    import sys
+
+    from week import give_back
+
+    folder = hub.state / "homes" / "teacher" / COURSE_FOLDER
+    env = {
+        **os.environ,
+        "JUPYTER_CONFIG_PATH": str(ROOT / "tools" / "grading"),
+        "ATTN_GRADING_ROOT": str(folder),
+        "ATTN_EXCHANGE": str(hub.state / "exchange"),
+        "ATTN_COURSE_ID": COURSE,
+        "ATTN_HUB_DIR": str(hub.state),
+    }
+    result = subprocess.run(
+        [sys.executable, "-m", "nbgrader", *args], cwd=folder, env=env, capture_output=True, text=True
+    )
+    assert result.returncode == 0, (
+        f"nbgrader {' '.join(args)}: {result.stdout[-3000:]}{result.stderr[-3000:]}"
+    )
+    give_back(folder)
+
+
 @pytest.fixture(scope="module")
 def week():
     """A running hub: the teacher and four students logged in with their own passwords, servers up."""
@@ -359,11 +385,24 @@ def test_submit_collect_autograde_feedback_and_the_csv(week: dict) -> None:
     fixed = _answer(users["student04"].contents(NOTEBOOK)["content"], SOFTMAX, SCALED)
     users["student04"].save(NOTEBOOK, fixed)
     users["student04"].nbgrader("submit", COURSE, WEEK)  # resubmits: the latest one counts
-    _nbgrader(kernel, "collect", WEEK, "--update")
-    _nbgrader(kernel, "autograde", WEEK, "--force")
-    _nbgrader(kernel, "generate_feedback", WEEK, "--force")
-    _nbgrader(kernel, "release_feedback", WEEK)
-    _nbgrader(kernel, "export", "--to", "grades.csv")
+    _nbgrader_as_root(week["hub"], "collect", WEEK, "--update")
+    # Autograding from the teacher's own notebook is refused: it would run the students' code as
+    # the teacher. The server's administrator grades (sudo), each submission in the sandbox.
+    refused = _python(
+        kernel,
+        "import subprocess, sys, os\n"
+        "r = subprocess.run([sys.executable, '-m', 'nbgrader', 'autograde', 'week1', '--force'], "
+        f"cwd=os.path.expanduser('~/{COURSE_FOLDER}'), capture_output=True, text=True)\n"
+        "print(r.returncode)\nprint(r.stdout[-3000:] + r.stderr[-3000:])\n",
+    )
+    assert not refused.startswith("0\n") and "run the grading step with sudo" in refused, refused
+    for step in (
+        ("autograde", WEEK, "--force"),
+        ("generate_feedback", WEEK, "--force"),
+        ("release_feedback", WEEK),
+        ("export", "--to", "grades.csv"),
+    ):
+        _nbgrader_as_root(week["hub"], *step)
     table = users["teacher"].contents(f"{COURSE_FOLDER}/grades.csv")["content"]
     # nbgrader's student id is the system user's name: the account's, with this test's prefix.
     prefix = week["hub"].user_prefix
@@ -408,12 +447,36 @@ def test_lesson_08s_assignment_through_the_teachers_tool_on_the_hub(week: dict) 
                 )
             for name in STUDENTS[:3]:  # student03 submits it blank
                 users[name].nbgrader("submit", COURSE, assignment.id)
-        output = _python(
-            kernel,
-            "import subprocess, sys\n"
-            f"r = subprocess.run([sys.executable, {str(tool)!r}, {step!r}, {assignment.id!r}], "
-            "capture_output=True, text=True)\nprint(r.returncode)\nprint(r.stdout + r.stderr[-3000:])\n",
-        )
+        if step == "grade":  # as the server's administrator (sudo): the sandbox needs root
+            folder = week["hub"].state / "homes" / "teacher" / COURSE_FOLDER
+            exchange = week["hub"].state / "exchange"
+            env = {**os.environ, "ATTN_COURSE_ID": COURSE, "ATTN_HUB_DIR": str(week["hub"].state)}
+            import subprocess
+            import sys
+
+            result = subprocess.run(
+                [
+                    sys.executable,
+                    str(tool),
+                    step,
+                    assignment.id,
+                    "--root",
+                    str(folder),
+                    "--exchange",
+                    str(exchange),
+                ],
+                capture_output=True,
+                text=True,
+                env=env,
+            )
+            output = f"{result.returncode}\n{result.stdout}{result.stderr[-3000:]}"
+        else:
+            output = _python(
+                kernel,
+                "import subprocess, sys\n"
+                f"r = subprocess.run([sys.executable, {str(tool)!r}, {step!r}, {assignment.id!r}], "
+                "capture_output=True, text=True)\nprint(r.returncode)\nprint(r.stdout + r.stderr[-3000:])\n",
+            )
         assert output.startswith("0\n"), f"week.py {step}: {output}"
         if step == "release":
             for name in STUDENTS[:3]:

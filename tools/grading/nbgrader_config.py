@@ -46,6 +46,7 @@ c.Autograde.autograde_preprocessors = [
     CheckCellMetadata,
 ]
 # The whole notebook runs for at most two minutes (the assignments take seconds;
-# ATTN_GRADING_BUDGET_S sets another); the exchange is hidden from it, with the course folder.
+# ATTN_GRADING_BUDGET_S sets another); the exchange and a hub's state (ATTN_HUB_DIR) are hidden
+# from it, with the course folder.
 c.SandboxedGrading.budget_s = float(os.environ.get("ATTN_GRADING_BUDGET_S", 120))
-c.SandboxedGrading.hidden = [c.Exchange.root]
+c.SandboxedGrading.hidden = [c.Exchange.root, *filter(None, [os.environ.get("ATTN_HUB_DIR")])]

@@ -30,10 +30,11 @@ out. Servers (``spawner.py``): each student's server runs as the student's own s
 0700, with the memory limit of ``settings.py`` enforced per process. The hub's files (database,
 cookie secret, password sheet) are the hub's user's alone (umask 077); the environment and the
 repository the servers run are not writable by the students' users. nbgrader reads
-``tools/grading/nbgrader_config.py`` with this hub's exchange, ``<state>/exchange`` (mode 1777: writable
-by all, as nbgrader's documentation asks, and sticky, so that no student renames the course's folder;
-nbgrader sets its folders' modes: a student can submit but not read another's submission), and the course ``COURSE_ID``; the teacher's course folder is
-``~/attention-grading`` in the teacher's home. JupyterLab reads
+``tools/grading/nbgrader_config.py`` with this hub's exchange, ``<state>/exchange`` (mode
+1777: writable by all, as nbgrader's documentation asks, and sticky, so that no student renames
+the course's folder; nbgrader sets its folders' modes: a student can submit but not read another's
+submission), and the course ``COURSE_ID``; the teacher's course folder is ``~/attention-grading``
+in the teacher's home. JupyterLab reads
 ``binder/jupyterlab-settings/overrides.json`` (no news prompt), as the image does.
 """
 
@@ -46,7 +47,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from accounts import ClassroomAuthenticator
-from settings import COURSE_ID, CULL, HUB, MEMORY_LIMIT, SPAWNER, TEACHER
+from settings import AUTH, COURSE_ID, CULL, HUB, MEMORY_LIMIT, SPAWNER, TEACHER
 from spawner import ClassroomSpawner, blocked_for_others
 
 c = get_config()  # noqa: F821 (JupyterHub's config loader provides it)
@@ -114,6 +115,8 @@ c.JupyterHub.authenticator_class = ClassroomAuthenticator
 c.ClassroomAuthenticator.roster = roster
 c.ClassroomAuthenticator.teacher = os.environ.get("ATTN_HUB_TEACHER", TEACHER)
 c.ClassroomAuthenticator.sheet = str(STATE / "passwords.csv")
+for name, value in AUTH.items():
+    setattr(c.ClassroomAuthenticator, name, value)
 
 # Every student's server: `jupyterhub-singleuser` of this environment (the pins of `make lab`, with
 # nbgitpuller and nbgrader), as the student's own system user, in their home under the state folder.

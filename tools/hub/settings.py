@@ -10,9 +10,22 @@ from __future__ import annotations
 
 #: Options of every student's server (``c.Spawner.<name>``): JupyterLab first, no terminals (a
 #: lesson needs no shell, and on a hub a terminal is a shell on the server).
+#: Kernels talk over IPC sockets in the student's own runtime folder (home 0700), not TCP on
+#: 127.0.0.1, where any account of the machine could connect to another's kernel. No user config: a
+#: student's ``~/.jupyter`` cannot load server extensions that serve their own pages on the hub's origin.
 SPAWNER: dict[str, object] = {
     "default_url": "/lab",
-    "args": ["--ServerApp.terminals_enabled=False"],
+    "args": ["--ServerApp.terminals_enabled=False", "--KernelManager.transport=ipc"],
+    "disable_user_config": True,
+}
+
+#: Logins (NativeAuthenticator): five wrong passwords lock an account for a minute; a password a
+#: student sets has at least 10 characters and is not one of the common ones.
+AUTH: dict[str, object] = {
+    "allowed_failed_logins": 5,
+    "seconds_before_next_try": 60,
+    "minimum_password_length": 10,
+    "check_common_password": True,
 }
 
 #: Memory per student: ``benchmarks/results/classroom.json`` and ``kernel_memory.json`` measure

@@ -51,6 +51,10 @@ def _run(command: list[str]) -> None:
         raise RuntimeError(f"{' '.join(command)} failed: {result.stderr.strip()}")
 
 
+#: The students' runtime folders (``/run/attn-hub/<system user>``, 0700 each).
+RUNTIME = Path("/run/attn-hub")
+
+
 class ClassroomSpawner(LocalProcessSpawner):
     """LocalProcessSpawner with a system user per account, made by the hub, and a memory limit."""
 
@@ -99,6 +103,15 @@ class ClassroomSpawner(LocalProcessSpawner):
         home.mkdir(parents=True, exist_ok=True)
         os.chown(home, entry.pw_uid, entry.pw_gid)
         home.chmod(0o700)
+        # The server's and its kernels' runtime files (the IPC sockets, the connection files with
+        # their keys): a short path, since a socket's path is at most 107 bytes, in root's /run, so
+        # that no other account can make the folder first.
+        RUNTIME.mkdir(mode=0o711, parents=True, exist_ok=True)
+        RUNTIME.chmod(0o711)
+        runtime = RUNTIME / self.system_user
+        runtime.mkdir(exist_ok=True)
+        os.chown(runtime, entry.pw_uid, entry.pw_gid)
+        runtime.chmod(0o700)
         return entry
 
     def make_preexec_fn(self, name: str):
@@ -117,6 +130,7 @@ class ClassroomSpawner(LocalProcessSpawner):
         """The environment of the system user: ``USER``, ``HOME``, ``SHELL``."""
         entry = pwd.getpwnam(self.system_user)
         env |= {"USER": self.system_user, "HOME": entry.pw_dir, "SHELL": entry.pw_shell}
+        env["JUPYTER_RUNTIME_DIR"] = str(RUNTIME / self.system_user)
         return env
 
     async def start(self):

@@ -27,7 +27,7 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from settings import COURSE_ID, CULL, HUB, MEMORY_GUARANTEE, MEMORY_LIMIT, SPAWNER, TEACHER
+from settings import AUTH, COURSE_ID, CULL, HUB, MEMORY_GUARANTEE, MEMORY_LIMIT, SPAWNER, TEACHER
 from sizing import CLASS_SIZE, runs, sizing
 
 #: The image of the guide's "The image" (repo2docker from binder/), at its registry.
@@ -59,13 +59,8 @@ def config() -> dict[str, object]:
             "config": {
                 "JupyterHub": {**HUB, "authenticator_class": "nativeauthenticator.NativeAuthenticator"},
                 "Authenticator": {"admin_users": [TEACHER]},
-                "NativeAuthenticator": {
-                    "open_signup": False,
-                    "minimum_password_length": 10,
-                    "check_common_password": True,
-                    "allowed_failed_logins": 5,
-                },
-                "Spawner": {"args": SPAWNER["args"]},
+                "NativeAuthenticator": {"open_signup": False, **AUTH},
+                "Spawner": {"args": SPAWNER["args"], "disable_user_config": SPAWNER["disable_user_config"]},
             }
         },
         "proxy": {"https": {"enabled": True, "hosts": [HOST], "letsencrypt": {"contactEmail": CONTACT}}},
