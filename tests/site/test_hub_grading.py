@@ -1,21 +1,27 @@
-"""A graded week on the hub of ``make hub``, end to end, with a teacher and four students on 127.0.0.1.
+"""A graded week on the hub of ``make hub``, end to end, with a teacher and four students on 127.0.0.1,
+and the students attacking it.
 
 One hub (``tools/hub/jupyterhub_config.py``, as root: each account's server runs as its own system
 user) serves the module, the tests in the order a week goes: the teacher, logged in with their own
 password, writes an nbgrader assignment in their course folder and releases it; the students, each
 with their own password, fetch it from their own servers (nbgrader's server API, what the
 *Assignments* tab does); one works and runs it right, one makes a named mistake, one leaves it
-blank, one submits a mistake and then resubmits; the teacher collects, autogrades, releases the
-feedback and exports the CSV, which holds the expected points; the students fetch the feedback,
-which names the mistake. Between the steps: a student's code is refused another's files, the
-hub's secrets, the teacher's course and the shared environment; a student is refused the admin
-page; a kernel past the memory limit gets MemoryError and its server runs on; a killed kernel, a
-killed hub and the teacher's fix of the released assignment lose no student's work. Then lesson
-08's assignment goes the same way through the teacher's tool (``tools/grading/week.py``, in the
-teacher's kernel): the right answers get every point, a named mistake loses its one, a blank copy
-none. JupyterLab opens without its news prompt. A second,
-short-lived hub speaks HTTPS with a certificate made here; a hub asked to listen beyond 127.0.0.1
-without TLS, or to keep its state under ``build/``, refuses to start.
+blank, one submits a mistake and then resubmits; the server's administrator (root) collects and
+autogrades, each submission in the grading sandbox (the teacher's own notebook is refused
+autograding), releases the feedback and exports the CSV, which holds the expected points; the
+students fetch the feedback, which names the mistake. Between the steps, the students attack:
+guessing passwords (the account locks; the class's API stays as fast), reading another's files,
+the hub's secrets, the teacher's course and the shared environment, the admin page; a shared mmap,
+three big children, a /dev/shm file and 300 processes (one control group per student stops them;
+nothing is left when the server stops); another's kernel (IPC sockets in a folder of their own, no
+TCP port), their own server config (not read), the teacher's nbgrader tools (not shown). A kernel
+past the memory limit gets MemoryError and its server runs on; a killed kernel, a killed hub and
+the teacher's fix of the released assignment lose no student's work. Then lesson 08's assignment
+goes the same way through the teacher's tool (``tools/grading/week.py``: written and released in
+the teacher's kernel, graded as root): the right answers get every point, a named mistake loses
+its one, a blank copy none. JupyterLab opens without its news prompt. A second, short-lived hub
+speaks HTTPS with a certificate made here; a hub asked to listen beyond 127.0.0.1 without TLS, or
+to keep its state under ``build/``, refuses to start.
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ import io
 import ipaddress
 import json
 import os
+import re
 import shutil
 import signal
 import time
@@ -217,6 +224,54 @@ def test_each_account_has_its_own_password_and_the_teacher_is_separate(week: dic
     assert week["users"]["student01"].model()["admin"] is False
 
 
+def test_password_guessing_locks_the_account_and_does_not_slow_the_class(week: dict) -> None:
+    """Five wrong passwords lock an account (the right one is refused for a minute); six clients
+    guessing passwords for 20 s leave the class's API calls as fast as before (the password check
+    runs off the hub's event loop, and a guessing address is slowed: tools/hub/accounts.py)."""
+    import statistics
+    import threading
+
+    from hub.client import HubError, HubUser
+
+    hub, student = week["hub"], week["users"]["student01"]
+    for _ in range(5):
+        with pytest.raises(HubError, match="could not log in"):
+            HubUser(hub.url, "student04").log_in("not-the-password")
+    with pytest.raises(HubError, match="could not log in"):
+        HubUser(hub.url, "student04").log_in(hub.passwords["student04"])  # locked
+
+    def latencies(seconds: float) -> list[float]:
+        found, end = [], time.perf_counter() + seconds
+        while time.perf_counter() < end:
+            start = time.perf_counter()
+            student.model()
+            found.append(time.perf_counter() - start)
+        return found
+
+    before = statistics.median(latencies(5))
+    stop = threading.Event()
+    guesses = []
+
+    def guess(number: int) -> None:
+        names = ["teacher", *STUDENTS]
+        while not stop.is_set():
+            try:
+                HubUser(hub.url, names[(number + len(guesses)) % len(names)]).log_in(f"guess{len(guesses)}")
+            except (HubError, requests.RequestException):
+                pass
+            guesses.append(1)
+
+    threads = [threading.Thread(target=guess, args=(number,), daemon=True) for number in range(6)]
+    for thread in threads:
+        thread.start()
+    try:
+        during = statistics.median(latencies(20))
+    finally:
+        stop.set()
+    print(f"API median {before * 1000:.0f} ms before, {during * 1000:.0f} ms during {len(guesses)} guesses")
+    assert during < max(3 * before, 0.2), (before, during)
+
+
 def test_the_teacher_releases_and_each_student_fetches_without_the_hidden_tests(week: dict) -> None:
     users = week["users"]
     teacher = users["teacher"]
@@ -299,6 +354,137 @@ def test_a_kernel_past_the_memory_limit_gets_memory_error_and_the_server_runs_on
     assert _python(kernel, "print(1 + 1)").strip() == "2", "the kernel itself runs on"
     assert user.server_ready()
     kernel.close()
+
+
+def test_a_students_processes_share_one_memory_limit_and_one_process_limit(week: dict) -> None:
+    """A shared mmap, three big children, a /dev/shm file and hundreds of processes: each stopped by
+    the student's control group (tools/hub/limits.py); the kernel runs on, and when the server stops
+    nothing of the student's is left running or in /dev/shm."""
+    import pwd
+
+    from hub import limits
+
+    hub, user = week["hub"], week["users"]["student03"]
+    system_user = f"{hub.user_prefix}student03"
+    group = limits.find(system_user)
+    from conftest import require_build
+
+    require_build(
+        None if group else "this machine's control groups cannot be written", "a machine with cgroups"
+    )
+    kernel = user.open_notebook(NOTEBOOK)
+    children = (
+        "import subprocess, sys\n"
+        "code = 'b = bytearray(3 << 29); b[::4096] = bytes(len(b[::4096]))'  # 1.5 GiB each, touched\n"
+        "ps = [subprocess.Popen([sys.executable, '-c', code]) for _ in range(3)]\n"
+        "codes = [p.wait() for p in ps]\nassert all(c == 0 for c in codes), codes"
+    )
+    attacks = {
+        "processes": "import subprocess\nps = [subprocess.Popen(['sleep', '60']) for _ in range(300)]",
+        "shared mmap": "import mmap\nm = mmap.mmap(-1, 3 << 30, flags=mmap.MAP_SHARED)\n"
+        "for i in range(0, 3 << 30, 4096): m[i] = 1",
+        "three children": children,
+    }
+    outcomes = {}
+    for what, code in attacks.items():
+        probe = (
+            "import subprocess, sys\n"
+            f"r = subprocess.run([sys.executable, '-c', {code!r}], capture_output=True, text=True)\n"
+            "print(r.returncode, (r.stderr.strip().splitlines() or [''])[-1][:80])\n"
+        )
+        outcomes[what] = _python(kernel, probe).strip()
+    assert all(not outcome.startswith("0 ") for outcome in outcomes.values()), outcomes
+    assert _python(kernel, "print(2 + 2)").strip() == "4", "the kernel itself runs on"
+    # A /dev/shm file belongs to no process: the group counts it, so past the limit the OOM killer
+    # ends the student's own processes (their kernel, even their server), and nobody else's.
+    try:
+        kernel.execute(
+            "with open('/dev/shm/attn-fill', 'wb') as f:\n"
+            "    for _ in range(3 << 10): f.write(bytes(1 << 20))",
+            timeout=120,
+        )
+    except Exception:  # the kernel or the server was killed: the connection closes
+        pass
+    uid = pwd.getpwnam(system_user).pw_uid
+    filled = [p.stat().st_size for p in Path("/dev/shm").iterdir() if p.lstat().st_uid == uid]
+    assert sum(filled) <= 2 << 30, f"/dev/shm holds {sum(filled) >> 20} MiB of {system_user}'s"
+    assert week["users"]["student01"].server_ready(), "another student's server runs on"
+    from hub.client import HubError
+
+    try:
+        user.stop_server()
+    except HubError:  # the OOM killer ended the server itself: the hub has stopped it already
+        pass
+    for _ in range(120):
+        if not user.model().get("servers"):
+            break
+        time.sleep(1)
+    left = [  # a zombie holds nothing but its number, until whoever runs the machine's init reaps it
+        p.pid
+        for p in psutil.process_iter(["uids", "status"])
+        if p.info["uids"] and p.info["uids"].real == uid and p.info["status"] != psutil.STATUS_ZOMBIE
+    ]
+    assert left == [], f"processes of {system_user} outlived its server: {left}"
+    assert not [p for p in Path("/dev/shm").iterdir() if p.lstat().st_uid == uid], (
+        "its /dev/shm files are gone"
+    )
+    user.start_server()
+
+
+def test_no_student_reaches_another_kernel_or_the_teachers_tools(week: dict) -> None:
+    """Kernels talk over IPC sockets in each student's own runtime folder (no channel on a TCP port
+    to connect to); a student sees no formgrader, the teacher does; a student's ~/.jupyter is not read."""
+    hub, users = week["hub"], week["users"]
+    kernel = users["student02"].open_notebook(NOTEBOOK)
+    other = f"/run/attn-hub/{hub.user_prefix}student01"
+    probe = (
+        f"import os\ntry:\n    os.listdir({other!r}); print('listed')\n"
+        "except PermissionError:\n    print('refused')"
+    )
+    assert _python(kernel, probe).strip() == "refused"
+    kernels = [
+        p
+        for p in psutil.process_iter(["cmdline", "username"])
+        if "ipykernel_launcher" in " ".join(p.info["cmdline"] or [])
+        and hub.user_prefix in (p.info["username"] or "")
+    ]
+    assert kernels, "the students' kernels are running"
+    for runtime in Path("/run/attn-hub").glob(f"{hub.user_prefix}*"):
+        for connection in runtime.glob("kernel-*.json"):
+            assert json.loads(connection.read_text())["transport"] == "ipc", connection
+    # ipykernel keeps one TCP port of its own, for its forked subprocesses' output: it only
+    # receives, and drops what does not carry the kernel's 128-bit secret (ipykernel/iostream.py).
+    for process in kernels:
+        listening = [c for c in process.net_connections(kind="inet") if c.status == psutil.CONN_LISTEN]
+        assert len(listening) <= 1, f"a kernel listens on TCP: {listening}"
+    # A student writes a server config that would serve their own header on the hub's origin.
+    _python(
+        kernel,
+        "import os\nos.makedirs(os.path.expanduser('~/.jupyter'), exist_ok=True)\n"
+        "open(os.path.expanduser('~/.jupyter/jupyter_server_config.py'), 'w').write("
+        '\'c.ServerApp.tornado_settings = {"headers": {"X-Planted": "yes"}}\\n\')',
+    )
+    kernel.close()
+    student = users["student02"]
+    student.stop_server()
+    for _ in range(120):
+        if not student.model().get("servers"):
+            break
+        time.sleep(1)
+    student.start_server()
+    reply = student.http.get(f"{student.server}/api/status", timeout=60)
+    assert reply.ok and "X-Planted" not in reply.headers, "the student's own config is not read"
+    assert student.http.get(f"{student.server}/formgrader", timeout=60).status_code == 404
+    lab = student.http.get(f"{student.server}/lab", timeout=60).text
+    page = json.loads(re.search(r'id="jupyter-config-data"[^>]*>(.*?)</script>', lab, re.DOTALL)[1])
+    assert "@jupyter/nbgrader:formgrader" in str(page["disabledExtensions"]), "the formgrader's menu is off"
+    teacher = users["teacher"]
+    assert teacher.http.get(
+        f"{teacher.server}/formgrader", timeout=60, allow_redirects=False
+    ).status_code in (
+        200,
+        302,
+    )
 
 
 def test_the_students_work_and_a_killed_kernel_loses_nothing(week: dict) -> None:

@@ -26,6 +26,7 @@ c.Exchange.root = os.environ.get("ATTN_EXCHANGE", "/srv/nbgrader/exchange")
 # Autograding judges each submission with its code in a sandbox (tools/grading/judge.py), never in a
 # kernel of the teacher's: nbgrader's Execute step is replaced, its other steps stay.
 sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[2])]
+from collection import SafeCollect  # noqa: E402
 from judge import SandboxedGrading  # noqa: E402
 from nbconvert.preprocessors import ClearMetadataPreprocessor  # noqa: E402
 from nbgrader.preprocessors import (  # noqa: E402
@@ -36,6 +37,8 @@ from nbgrader.preprocessors import (  # noqa: E402
     SaveAutoGrades,
 )
 
+# Collection refuses what it cannot trust (a link, a forged owner, a partial submission; collection.py).
+c.ExchangeFactory.collect = SafeCollect
 c.Autograde.autograde_preprocessors = [
     SandboxedGrading,
     IgnorePattern,

@@ -30,8 +30,6 @@ import argparse
 import csv
 import json
 import os
-import pwd
-import shutil
 import stat
 import sys
 import time
@@ -40,16 +38,15 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-import nbformat
 from assignments import ASSIGNMENTS
-from judge import REPORT, record, status
+from collection import SafeCollect
+from judge import REPORT, status
 from make_source import default_root, write
 from nbgrader.api import Gradebook
 from nbgrader.auth import Authenticator
 from nbgrader.converters import Autograde, GenerateAssignment, GenerateFeedback
 from nbgrader.coursedir import CourseDirectory
 from nbgrader.exchange.default import (
-    ExchangeCollect,
     ExchangeFetchAssignment,
     ExchangeFetchFeedback,
     ExchangeReleaseAssignment,
@@ -57,14 +54,12 @@ from nbgrader.exchange.default import (
     ExchangeSubmit,
 )
 from nbgrader.plugins import CsvExportPlugin
-from nbgrader.utils import parse_utc
 from traitlets.config import Config, PyFileConfigLoader
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG_DIR = Path(__file__).resolve().parent
 CONFIG = "nbgrader_config.py"
 CACHE = Path(".local", "share", "jupyter", "nbgrader_cache")  # in a student's home, as on their server
-MAX_NOTEBOOK = 10 * 2**20  # bytes: a submitted notebook over this is refused
 STEPS = ("source", "release", "collect", "autograde", "feedback", "export", "grade")
 
 
@@ -163,42 +158,10 @@ class Course:
                 folder.chmod(folder.stat().st_mode | stat.S_ISVTX)
 
     def collect(self, ids: list[str]) -> None:
-        """Collect every student's latest submission (``collect --update``) that passes
-        :meth:`refuse_unsafe`."""
+        """Collect every student's latest submission (``collect --update``) that can be trusted
+        (``collection.SafeCollect``: the others are refused, and the reasons kept)."""
         for name in ids:
-            self.refuse_unsafe(name)
-            self._exchange(ExchangeCollect, name, ExchangeCollect={"update": True})
-
-    def refuse_unsafe(self, name: str) -> list[Path]:
-        """Move aside each submission of ``name`` that cannot be graded safely, with the reason.
-
-        The exchange's inbound folder is writable by every student, and nbgrader takes a
-        submission's student from its folder's name (``student+assignment+time``) and copies its
-        files following links. Refused, each into ``refused/`` of the course folder and reported
-        by student in ``grades.csv``: a folder made by another account than the student it names
-        (neither the teacher nor that student), a link or anything but a plain file inside it (a
-        link to the teacher's ``source/`` would be collected as the model answers), a missing or
-        unreadable ``timestamp.txt``, and a partial submission (a notebook of the assignment
-        missing, unreadable or over 10 MiB: a server stopped mid-submit). The student's previous
-        submission, if complete, is then the one graded. Returns the folders moved.
-        """
-        course_id = self.config().CourseDirectory.course_id
-        inbound = self.exchange / course_id / "inbound"
-        released = sorted(p.name for p in (self.exchange / course_id / "outbound" / name).glob("*.ipynb"))
-        refused = []
-        for folder in sorted(inbound.glob(f"*+{name}+*")):
-            student = folder.name.split("+", 1)[0]
-            reason = _unsafe(folder, student, released)
-            if reason is None:
-                continue
-            target = self.root / "refused" / folder.name
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.move(folder, target)
-            print(f"refused {folder.name}: {reason}", file=sys.stderr)
-            stamp = folder.name.split("+")[2] if folder.name.count("+") >= 2 else "?"
-            record(self.root, student, name, "refused", f"refused the submission of {stamp}: {reason}")
-            refused.append(target)
-        return refused
+            self._exchange(SafeCollect, name, ExchangeCollect={"update": True})
 
     def autograde(self, ids: list[str]) -> None:
         """Grade the collected submissions, the tests put back from the gradebook, hidden ones too."""
@@ -268,36 +231,6 @@ class Course:
         return home / name / "feedback"
 
 
-def _unsafe(folder: Path, student: str, notebooks: list[str]) -> str | None:
-    """Why the submission ``folder`` (made in ``student``'s name) cannot be graded; None when it can."""
-    status = folder.lstat()
-    if not stat.S_ISDIR(status.st_mode):
-        return "it is not a folder"
-    if status.st_uid != os.geteuid() and _user_name(status.st_uid) != student:
-        return f"made by {_user_name(status.st_uid)}, not by {student}"
-    for path in sorted(folder.rglob("*")):
-        kind = path.lstat().st_mode
-        if stat.S_ISLNK(kind) or not (stat.S_ISREG(kind) or stat.S_ISDIR(kind)):
-            return f"it holds {path.relative_to(folder)}, which is a link or not a plain file"
-        if path.lstat().st_uid not in (status.st_uid, os.geteuid()):
-            return f"it holds {path.relative_to(folder)}, made by {_user_name(path.lstat().st_uid)}"
-    try:
-        parse_utc((folder / "timestamp.txt").read_text().strip())
-    except (OSError, ValueError, OverflowError, TypeError) as error:
-        return f"its timestamp.txt is missing or unreadable ({type(error).__name__})"
-    for notebook in notebooks:
-        path = folder / notebook
-        if not path.is_file():
-            return f"it is partial: {notebook} is missing"
-        if path.stat().st_size > MAX_NOTEBOOK:
-            return f"{notebook} is over {MAX_NOTEBOOK >> 20} MiB"
-        try:
-            nbformat.validate(nbformat.read(path, as_version=4))
-        except Exception as error:  # nbformat raises several kinds for a broken file
-            return f"{notebook} is not a readable notebook ({type(error).__name__})"
-    return None
-
-
 def give_back(root: Path) -> None:
     """After a step run as root (``sudo``: the sandbox needs it), what it wrote in a teacher's course
     folder goes back to the folder's owner, so the teacher's own notebook can read and write it."""
@@ -306,14 +239,6 @@ def give_back(root: Path) -> None:
         return
     for path in [root, *root.rglob("*")]:
         os.lchown(path, owner.st_uid, owner.st_gid)
-
-
-def _user_name(uid: int) -> str:
-    """The system user's name of ``uid`` (the number itself where it has none)."""
-    try:
-        return pwd.getpwuid(uid).pw_name
-    except KeyError:
-        return str(uid)
 
 
 def main(argv: list[str]) -> int:

@@ -44,6 +44,7 @@ import os
 import sys
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tools/: the spawner imports hub.limits
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from accounts import ClassroomAuthenticator
@@ -139,7 +140,7 @@ c.Spawner.cmd = [str(PYTHON), "-m", "jupyterhub.singleuser"]
 c.Spawner.env_keep = ["PATH", "PYTHONPATH", "LD_LIBRARY_PATH", "LANG", "LC_ALL", "JUPYTERHUB_SINGLEUSER_APP"]
 # nbgrader's settings (tools/grading/nbgrader_config.py): this hub's exchange and course.
 c.Spawner.environment = {
-    "JUPYTER_CONFIG_PATH": str(ROOT / "tools" / "grading"),
+    "JUPYTER_CONFIG_PATH": os.pathsep.join(str(ROOT / "tools" / part) for part in ("grading", "hub/server")),
     "ATTN_EXCHANGE": str(EXCHANGE),
     "ATTN_COURSE_ID": COURSE_ID,
 }

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import psutil
 import requests
+from hub import limits
 from hub.accounts import read_sheet
 from hub.spawner import blocked_for_others
 
@@ -329,5 +330,6 @@ class LocalHub:
         with open("/etc/passwd", encoding="utf-8") as users:
             mine = [line.split(":", 1)[0] for line in users if line.startswith(self.user_prefix)]
         for name in mine:
+            limits.remove(name)
             subprocess.run(["userdel", name], capture_output=True, check=False)
         subprocess.run(["groupdel", f"{self.user_prefix}class"], capture_output=True, check=False)

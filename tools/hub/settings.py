@@ -33,6 +33,9 @@ AUTH: dict[str, object] = {
 #: stops with ``MemoryError`` under 1G) beside the student's server; the guarantee (what Zero to
 #: JupyterHub reserves for each student) holds any other lesson.
 MEMORY_LIMIT = "2G"
+#: Processes and threads per student, all together (``limits.py``): a server, a few kernels and
+#: their threads need under a hundred.
+PROCESS_LIMIT = 256
 MEMORY_GUARANTEE = "1G"
 
 #: Options of the hub (``c.JupyterHub.<name>``): a hub that restarts (an upgrade, a crash) leaves

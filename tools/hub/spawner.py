@@ -12,8 +12,12 @@ additions:
 * a memory limit per process (``RLIMIT_DATA``, set before the server drops to the student's user,
   so the student cannot raise it): the server and each of its kernels may hold at most
   ``mem_limit`` bytes of data; a kernel that asks for more gets ``MemoryError``, the server and the
-  student's other kernels run on. (This machine's cgroups are not the hub's to use; a per-student
-  total needs containers: Zero to JupyterHub's ``singleuser.memory.limit``.)
+  student's other kernels run on;
+* a control group per student (``limits.py``) where the machine has them: ``mem_limit`` for all
+  the student's processes together (shared memory and ``/dev/shm`` included) and
+  ``settings.PROCESS_LIMIT`` processes and threads; when the server stops, every process it left
+  is killed and its ``/dev/shm`` files removed;
+* its runtime files (the kernels' IPC sockets) in ``/run/attn-hub/<system user>``, 0700;
 * the umask of an ordinary login (022) for the server, not the hub's 077.
 """
 
@@ -26,6 +30,8 @@ import resource
 import subprocess
 from pathlib import Path
 
+from hub import limits
+from hub.settings import PROCESS_LIMIT
 from jupyterhub.spawner import LocalProcessSpawner, set_user_setuid
 from traitlets import Unicode
 
@@ -51,6 +57,8 @@ def _run(command: list[str]) -> None:
         raise RuntimeError(f"{' '.join(command)} failed: {result.stderr.strip()}")
 
 
+#: The settings only a student's server reads (``server/student``).
+STUDENT_CONFIG = Path(__file__).resolve().parent / "server" / "student"
 #: The students' runtime folders (``/run/attn-hub/<system user>``, 0700 each).
 RUNTIME = Path("/run/attn-hub")
 
@@ -118,8 +126,12 @@ class ClassroomSpawner(LocalProcessSpawner):
         """Limit the memory, then become the account's system user (``name`` is the hub's account)."""
         become = set_user_setuid(self.system_user)
         limit = int(self.mem_limit) if self.mem_limit else resource.RLIM_INFINITY
+        group, said = limits.make(self.system_user, limit, PROCESS_LIMIT)
+        self.log.info("%s's server: %s", self.user.name, said)
 
         def preexec() -> None:
+            if group is not None:
+                group.join()
             resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
             os.umask(0o022)
             become()
@@ -131,9 +143,38 @@ class ClassroomSpawner(LocalProcessSpawner):
         entry = pwd.getpwnam(self.system_user)
         env |= {"USER": self.system_user, "HOME": entry.pw_dir, "SHELL": entry.pw_shell}
         env["JUPYTER_RUNTIME_DIR"] = str(RUNTIME / self.system_user)
+        if not self.user.admin:  # first on the path: nbgrader's teacher's tools off for a student
+            env["JUPYTER_CONFIG_PATH"] = os.pathsep.join(
+                [str(STUDENT_CONFIG), env.get("JUPYTER_CONFIG_PATH", "")]
+            )
         return env
 
+    def end_leftovers(self) -> None:
+        """End every process of the student's control group and remove their ``/dev/shm`` files."""
+        try:
+            uid = pwd.getpwnam(self.system_user).pw_uid
+        except KeyError:  # never started: nothing of theirs to end
+            return
+        group = limits.find(self.system_user)
+        if group is not None:
+            group.end()
+        limits.remove_shared_memory(uid)
+
+    async def poll(self):
+        """The server's exit status (None while it runs); a server found dead is cleared up after."""
+        status = await super().poll()
+        if status is not None:
+            self.end_leftovers()
+        return status
+
+    async def stop(self, now: bool = False):
+        """Stop the server, then every process it left behind, and remove its ``/dev/shm`` files."""
+        await super().stop(now=now)
+        self.end_leftovers()
+
     async def start(self):
-        """Make the system user if needed, then start the server as it."""
+        """Make the system user if needed, clear what a server that died left (its processes, its
+        ``/dev/shm`` files, which its control group still counts), then start the server as it."""
         self.ensure_system_user()
+        self.end_leftovers()
         return await super().start()
