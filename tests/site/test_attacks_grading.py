@@ -15,7 +15,8 @@ students who each try one attack in their notebook instead of solving it:
 - **the clock**: a notebook that never ends, and one that ignores SIGINT and forks;
 - **collection**: a submission holding a link to the teacher's source folder, one made in a
   classmate's name, one with an unreadable timestamp, a partial submission newer than a complete
-  one, and one whose notebook is not JSON.
+  one, one whose notebook is not JSON, one whose nbgrader metadata is broken, and one that nbgrader
+  itself fails on after collection (grading, feedback and the export go on for everyone else).
 
 Each attacker earns nothing for the attack (or the points of their earlier, honest submission), the
 course folder is unchanged, no process of the sandbox account is left, and ``grades.csv`` says for
@@ -222,6 +223,12 @@ def week(tmp_path_factory: pytest.TempPathFactory) -> dict:
     (partial / EXERCISES.notebook).unlink()
     broken = _submit(course, homes, "atk-broken", {})
     (broken / EXERCISES.notebook).write_text("{ not json")
+    metadata = _submit(course, homes, "atk-metadata", {"*": "right"})
+    notebook = json.loads((metadata / EXERCISES.notebook).read_text())
+    graded = next(cell for cell in notebook["cells"] if cell["metadata"].get("nbgrader", {}).get("grade"))
+    graded["metadata"]["nbgrader"]["points"] = "all of them"
+    (metadata / EXERCISES.notebook).write_text(json.dumps(notebook))
+    _submit(course, homes, "atk-corrupt", {"*": "right"})
     _submit(course, homes, "atk-victim", {"*": "right"})
     forged = _submit(course, homes, "atk-forger", {})
     claimed = forged.name.replace("atk-forger", "atk-victim", 1).replace("2026", "2027", 1)
@@ -230,7 +237,12 @@ def week(tmp_path_factory: pytest.TempPathFactory) -> dict:
     os.environ["ATTN_GRADING_BUDGET_S"] = str(BUDGET_S)
     try:
         start = time.perf_counter()
-        exported = course.grade([NAME])
+        course.collect([NAME])
+        collected = course.root / "submitted" / "atk-corrupt" / NAME / EXERCISES.notebook
+        collected.write_text("{ the disk broke")  # after collection: nbgrader itself fails on it
+        course.autograde([NAME])
+        course.feedback([NAME])
+        exported = course.export()
         seconds = time.perf_counter() - start
     finally:
         del os.environ["ATTN_GRADING_BUDGET_S"]
@@ -302,6 +314,8 @@ def test_a_notebook_past_its_time_is_not_graded_and_the_csv_says_why(week: dict)
         ("atk-stamp", EXERCISES.points, "its timestamp.txt is missing or unreadable"),
         ("atk-partial", EXERCISES.points, "it is partial: exercises.ipynb is missing"),
         ("atk-broken", 0, "exercises.ipynb is not a readable notebook"),
+        ("atk-metadata", 0, "exercises.ipynb's nbgrader cell metadata is broken"),
+        ("atk-corrupt", 0, "nbgrader could not autograde this submission"),
         ("atk-victim", EXERCISES.points, "made by atk-forger, not by atk-victim"),
     ],
 )

@@ -11,7 +11,8 @@ aside, into ``refused/`` of the course folder, each submission that
   anything but plain files and folders, or a file another account made;
 - has a missing or unreadable ``timestamp.txt``;
 - is partial or unreadable: a notebook of the released assignment missing, not a valid notebook,
-  or over 10 MiB (a server stopped mid-submit leaves such a folder).
+  with broken nbgrader cell metadata, or over 10 MiB (a server stopped mid-submit leaves such a
+  folder).
 
 The student's previous submission, if complete, is then the one collected. Each refusal is kept with
 its reason (``judge.record``) for ``grades.csv``, and printed.
@@ -29,6 +30,7 @@ from pathlib import Path
 import nbformat
 from judge import record
 from nbgrader.exchange.default import ExchangeCollect
+from nbgrader.nbgraderformat import MetadataValidator
 from nbgrader.utils import parse_utc
 
 #: Bytes: a submitted notebook over this is refused.
@@ -67,9 +69,14 @@ def unsafe(folder: Path, student: str, notebooks: list[str]) -> str | None:
         if path.stat().st_size > MAX_NOTEBOOK:
             return f"{notebook} is over {MAX_NOTEBOOK >> 20} MiB"
         try:
-            nbformat.validate(nbformat.read(path, as_version=4))
+            submitted = nbformat.read(path, as_version=4)
+            nbformat.validate(submitted)
         except Exception as error:  # nbformat raises several kinds for a broken file
             return f"{notebook} is not a readable notebook ({type(error).__name__})"
+        try:
+            MetadataValidator().validate_nb(submitted)
+        except Exception as error:  # nbgrader's own check of its cell metadata
+            return f"{notebook}'s nbgrader cell metadata is broken ({str(error).splitlines()[0][:120]})"
     return None
 
 

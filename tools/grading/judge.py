@@ -193,15 +193,19 @@ def record(root: Path, student: str, assignment: str, step: str, reason: str | N
 
 def status(root: Path, student: str, assignment: str, submitted: bool) -> str:
     """The grades table's word on ``student``'s ``assignment``: graded, not submitted, or not
-    graded and why (with every submission refused on the way)."""
+    graded and why (with every submission refused on the way, and feedback that could not be written)."""
     path = root / REPORT
     notes = (json.loads(path.read_text()) if path.exists() else {}).get(f"{student}/{assignment}", {})
     refused = "; ".join(notes.get("refused", []))
+    feedback = f"no feedback: {notes['feedback']}" if notes.get("feedback") else ""
     if notes.get("judge"):
-        return "; ".join(filter(None, [notes["judge"], refused]))
+        judged = (
+            notes["judge"] if notes["judge"].startswith("not graded") else f"not graded: {notes['judge']}"
+        )
+        return "; ".join(filter(None, [judged, refused, feedback]))
     if not submitted:
         return f"not graded: {refused}" if refused else "not submitted"
-    return "; ".join(filter(None, ["graded", refused]))
+    return "; ".join(filter(None, ["graded", refused, feedback]))
 
 
 class SandboxedGrading(NbGraderPreprocessor):

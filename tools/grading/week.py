@@ -40,7 +40,7 @@ from pathlib import Path
 
 from assignments import ASSIGNMENTS
 from collection import SafeCollect
-from judge import REPORT, status
+from judge import REPORT, record, status
 from make_source import default_root, write
 from nbgrader.api import Gradebook
 from nbgrader.auth import Authenticator
@@ -126,12 +126,26 @@ class Course:
         coursedir.student_id = student
         return coursedir
 
-    def _convert(self, converter: type, assignment: str, **traits: object) -> None:
-        """Run one of nbgrader's converters on every student's copy of ``assignment``."""
+    def _convert(self, converter: type, assignment: str, student: str = "*", **traits: object) -> None:
+        """Run one of nbgrader's converters on ``student``'s copy of ``assignment`` (every student's)."""
         config = self.config()
         with self._env():
-            app = converter(coursedir=self._coursedir(config, assignment), config=config, **traits)
+            app = converter(coursedir=self._coursedir(config, assignment, student), config=config, **traits)
             app.start()
+
+    def _each_student(self, converter: type, assignment: str, step: str, note: str, **traits: object) -> None:
+        """Run ``converter`` for each student with a collected ``assignment``, one at a time: one
+        whose notebook nbgrader cannot handle is reported (``grades.csv``) and the others go on."""
+        folders = sorted((self.root / "submitted").glob(f"*/{assignment}"))
+        for student in (folder.parent.name for folder in folders):
+            try:
+                self._convert(converter, assignment, student, **traits)
+                if note == "feedback":
+                    record(self.root, student, assignment, note, None)
+            except Exception as error:  # nbgrader raises its own and others' errors alike
+                reason = f"nbgrader could not {step} this submission ({type(error).__name__})"
+                print(f"{student}: {reason}", file=sys.stderr)
+                record(self.root, student, assignment, note, reason)
 
     def _exchange(
         self, step: type, assignment: str, student: str = "*", **settings: dict[str, object]
@@ -166,12 +180,12 @@ class Course:
     def autograde(self, ids: list[str]) -> None:
         """Grade the collected submissions, the tests put back from the gradebook, hidden ones too."""
         for name in ids:
-            self._convert(Autograde, name, force=True, create_student=True)
+            self._each_student(Autograde, name, "autograde", "judge", force=True, create_student=True)
 
     def feedback(self, ids: list[str]) -> None:
         """Write each student's feedback (HTML) and release it into the exchange."""
         for name in ids:
-            self._convert(GenerateFeedback, name, force=True)
+            self._each_student(GenerateFeedback, name, "write the feedback of", "feedback", force=True)
             self._exchange(ExchangeReleaseFeedback, name)
 
     def export(self) -> Path:
