@@ -9,9 +9,10 @@ deploys are configured alike.
 from __future__ import annotations
 
 #: Options of every student's server (``c.Spawner.<name>``): JupyterLab first, no terminals (a
-#: lesson needs no shell, and on a hub a terminal is a shell on the server). Kernels talk over IPC sockets in the student's own runtime folder (home 0700), not TCP on
-#: 127.0.0.1, where any account of the machine could connect to another's kernel. No user config: a
-#: student's ``~/.jupyter`` cannot load server extensions that serve their own pages on the hub's origin.
+#: lesson needs no shell, and on a hub a terminal is a shell on the server). Kernels talk over IPC
+#: sockets in the student's own runtime folder (0700), not TCP on 127.0.0.1, where any account of
+#: the machine could connect to another's kernel. No user config: a student's ``~/.jupyter`` cannot
+#: load server extensions that serve their own pages on the hub's origin.
 SPAWNER: dict[str, object] = {
     "default_url": "/lab",
     "args": [
