@@ -225,7 +225,8 @@ def test_each_account_has_its_own_password_and_the_teacher_is_separate(week: dic
 
 
 def test_password_guessing_locks_the_account_and_does_not_slow_the_class(week: dict) -> None:
-    """Five wrong passwords lock an account (the right one is refused for a minute); six clients
+    """A password of fewer than 10 characters, or a common one, is refused; five wrong passwords lock
+    an account (the right one is refused for a minute); six clients
     guessing passwords for 20 s leave the class's API calls as fast as before (the password check
     runs off the hub's event loop, and a guessing address is slowed: tools/hub/accounts.py)."""
     import statistics
@@ -234,6 +235,14 @@ def test_password_guessing_locks_the_account_and_does_not_slow_the_class(week: d
     from hub.client import HubError, HubUser
 
     hub, student = week["hub"], week["users"]["student01"]
+    page = student.http.get(f"{hub.url}/hub/change-password", timeout=60)
+    xsrf = re.search(r'name="_xsrf" value="([^"]+)"', page.text)[1]
+    for weak in ("a", "1234567890"):  # too short; common
+        fields = {"old_password": hub.passwords["student01"], "new_password": weak}
+        fields |= {"new_password_confirmation": weak, "_xsrf": xsrf}
+        reply = student.http.post(f"{hub.url}/hub/change-password", data=fields, timeout=60)
+        assert "at least 10" in reply.text and "not too common" in reply.text, f"{weak!r} was accepted"
+    HubUser(hub.url, "student01").log_in(hub.passwords["student01"])  # the password is unchanged
     for _ in range(5):
         with pytest.raises(HubError, match="could not log in"):
             HubUser(hub.url, "student04").log_in("not-the-password")
