@@ -53,6 +53,7 @@ COURSE_FOLDER = "attention-grading"  # in the teacher's home (tools/grading/nbgr
 SOURCE = f"{COURSE_FOLDER}/source/{WEEK}/{WEEK}.ipynb"  # with the solutions and hidden tests
 MISTAKE = "softmax of large scores: subtract the largest score first"  # the hidden test's words
 
+QUOTA_MIB = 300  # each home's quota in this test (tools/hub/disks.py)
 SOFTMAX = "def softmax(x):\n    return np.exp(x - x.max()) / np.exp(x - x.max()).sum()\n"
 SOFTMAX_OVERFLOWS = "def softmax(x):\n    return np.exp(x) / np.exp(x).sum()\n"  # the named mistake
 SCALED = "def scaled(q, k):\n    return q @ k.T / np.sqrt(q.shape[-1])\n"
@@ -195,6 +196,7 @@ def week():
 
     top = open_folder()
     hub = LocalHub(top / "hub", students=len(STUDENTS), environment=students_environment(top))
+    hub.env |= {"ATTN_HUB_HOME_LIMIT": f"{QUOTA_MIB}M", "ATTN_HUB_DISK_EVERY": "1"}  # the disk watchdog
     hub.start()
     try:
         users = {name: HubUser(hub.url, name) for name in ("teacher", *STUDENTS)}
@@ -438,6 +440,43 @@ def test_a_students_processes_share_one_memory_limit_and_one_process_limit(week:
         "its /dev/shm files are gone"
     )
     user.start_server()
+
+
+def test_a_student_over_the_disk_quota_writes_no_more_and_the_class_saves_on(week: dict) -> None:
+    """A student fills their home: past the quota, the disk watchdog ends their kernels (the one
+    writing among them) and keeps their server, whose file browser deletes; a classmate's save goes
+    through meanwhile; back under the quota, the student works again."""
+    hub, users = week["hub"], week["users"]
+    student = users["student02"]
+    kernel = student.open_notebook(NOTEBOOK)
+    fill = (
+        "import os, time\n"
+        "with open(os.path.expanduser('~/fill.bin'), 'wb') as f:\n"
+        "    for _ in range(60):\n"
+        "        f.write(bytes(20 << 20)); f.flush(); os.fsync(f.fileno()); time.sleep(0.2)\n"
+    )
+    try:
+        kernel.execute(fill, timeout=30)
+    except Exception:  # the watchdog ended the kernel midway: no reply comes
+        pass
+    kernel.close()
+    log = (hub.state / "disk.log").read_text()
+    assert f"over the quota of {QUOTA_MIB} MiB: their kernels ended" in log, log
+    written = (hub.state / "homes" / "student02" / "fill.bin").stat().st_size >> 20
+    assert QUOTA_MIB <= written < 60 * 20, f"{written} MiB written"
+    mine = users["student01"].contents(NOTEBOOK)["content"]
+    users["student01"].save(NOTEBOOK, mine)  # a classmate saves
+    assert student.server_ready(), "the student's server runs on"
+    reply = student.http.delete(f"{student.server}/api/contents/fill.bin", timeout=60)  # the file browser
+    assert reply.status_code == 204, reply.text
+    for _ in range(30):
+        if "student02: under the quota again" in (hub.state / "disk.log").read_text():
+            break
+        time.sleep(1)
+    kernel = student.open_notebook(NOTEBOOK)
+    probe = "open(__import__('os').path.expanduser('~/small.txt'), 'w').write('back'); print('ok')"
+    assert _python(kernel, probe).strip() == "ok", "under the quota again, the student works again"
+    kernel.close()
 
 
 def test_no_student_reaches_another_kernel_or_the_teachers_tools(week: dict) -> None:

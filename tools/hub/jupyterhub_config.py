@@ -48,7 +48,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tools/: the spaw
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from accounts import ClassroomAuthenticator
-from settings import AUTH, COURSE_ID, CULL, HUB, MEMORY_LIMIT, SPAWNER, TEACHER
+from disks import make_reserve, size_of
+from settings import AUTH, COURSE_ID, CULL, HOME_LIMIT, HUB, MEMORY_LIMIT, RESERVE, SPAWNER, TEACHER
 from spawner import ClassroomSpawner, blocked_for_others
 
 c = get_config()  # noqa: F821 (JupyterHub's config loader provides it)
@@ -167,6 +168,24 @@ c.JupyterHub.services = [
         ],
     }
 ]
+# The disk watchdog (disks.py): a quota per student's home, and a reserve the class gets back when
+# the disk fills. As root only: it limits the students' processes.
+if AS_ROOT:
+    quota = os.environ.get("ATTN_HUB_HOME_LIMIT", HOME_LIMIT)
+    reserve = STATE / "reserve"
+    if not make_reserve(reserve, size_of(RESERVE)):
+        print(f"the disk has less than twice {RESERVE} free: no reserve for the class")
+    c.JupyterHub.services.append(
+        {
+            "name": "disk-watch",
+            "command": [
+                sys.executable,
+                str(Path(__file__).resolve().parent / "disks.py"),
+                *("--homes", str(STATE / "homes"), "--quota", quota, "--reserve-file", str(reserve)),
+                *("--every", os.environ.get("ATTN_HUB_DISK_EVERY", "5"), "--log", str(STATE / "disk.log")),
+            ],
+        }
+    )
 c.JupyterHub.load_roles = [
     {
         "name": "idle-culler",

@@ -39,6 +39,10 @@ AUTH: dict[str, object] = {
 #: stops with ``MemoryError`` under 1G) beside the student's server; the guarantee (what Zero to
 #: JupyterHub reserves for each student) holds any other lesson.
 MEMORY_LIMIT = "2G"
+#: Disk per student's home (``disks.py``: past it, their kernels are ended until they delete, with
+#: the file browser), and the reserve the class gets back when the disk fills.
+HOME_LIMIT = "2G"
+RESERVE = "1G"
 #: Processes and threads per student, all together (``limits.py``): a server, a few kernels and
 #: their threads need under a hundred.
 PROCESS_LIMIT = 256
