@@ -303,6 +303,13 @@ def test_the_teacher_releases_and_each_student_fetches_without_the_hidden_tests(
         assert "BEGIN SOLUTION" not in text and "x - x.max()" not in text, "no solution reaches a student"
 
 
+def test_the_servers_save_atomically(week: dict) -> None:
+    """Every server uses tools/hub/server/atomic_contents.py (tests/site/test_atomic_saves.py kills
+    a save midway with it and with jupyter_server's own)."""
+    log = (week["hub"].state / "hub.log").read_text()
+    assert log.count("saves are written beside each file and renamed over it") >= len(STUDENTS) + 1
+
+
 def test_jupyterlab_opens_without_the_news_prompt(week: dict) -> None:
     """binder/jupyterlab-settings/overrides.json: no news fetched, no update check."""
     user = week["users"]["student01"]

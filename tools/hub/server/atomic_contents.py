@@ -23,6 +23,10 @@ from jupyter_server.services.contents.largefilemanager import AsyncLargeFileMana
 class AtomicContentsManager(AsyncLargeFileManager):
     """JupyterLab's file manager, with each save written beside the file and renamed over it."""
 
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.log.info("saves are written beside each file and renamed over it (atomic_contents.py)")
+
     @contextlib.contextmanager
     def atomic_writing(
         self, os_path: str, text: bool = True, encoding: str = "utf-8", **kwargs
