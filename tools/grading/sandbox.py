@@ -67,6 +67,17 @@ class SandboxError(RuntimeError):
     """The sandbox cannot start (not root, no ``unshare``), or the submission ran out of time or died."""
 
 
+def require() -> None:
+    """:class:`SandboxError`, saying what to do, where no sandbox can start (not root, no util-linux)."""
+    if os.geteuid() != 0:
+        raise SandboxError(
+            "grading runs each submission in a sandbox as another account, which only root can "
+            "start: run the grading step with sudo (the instructor's guide, 'A graded week')"
+        )
+    if not shutil.which("unshare") or not shutil.which("setpriv"):
+        raise SandboxError("grading needs unshare and setpriv (util-linux)")
+
+
 def account() -> tuple[int, int]:
     """The sandbox account's uid and gid, made on first use (a system user: no home, no login)."""
     try:
@@ -179,13 +190,7 @@ class Sandbox:
     """
 
     def __init__(self, budget_s: float, hidden: list[Path] = ()) -> None:
-        if os.geteuid() != 0:
-            raise SandboxError(
-                "grading runs each submission in a sandbox as another account, which only root can "
-                "start: run the grading step with sudo (the instructor's guide, 'A graded week')"
-            )
-        if not shutil.which("unshare") or not shutil.which("setpriv"):
-            raise SandboxError("grading needs unshare and setpriv (util-linux)")
+        require()
         self.budget_s = budget_s
         self.hidden = [ROOT, *map(Path, HIDDEN), *map(Path, hidden)]
         self.process: subprocess.Popen | None = None

@@ -38,6 +38,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+import sandbox
 from assignments import ASSIGNMENTS
 from collection import SafeCollect
 from judge import REPORT, record, status
@@ -178,7 +179,9 @@ class Course:
             self._exchange(SafeCollect, name, ExchangeCollect={"update": True})
 
     def autograde(self, ids: list[str]) -> None:
-        """Grade the collected submissions, the tests put back from the gradebook, hidden ones too."""
+        """Grade the collected submissions, the tests put back from the gradebook, hidden ones too,
+        each in the sandbox (:class:`sandbox.SandboxError` at once where none can start)."""
+        sandbox.require()
         for name in ids:
             self._each_student(Autograde, name, "autograde", "judge", force=True, create_student=True)
 
@@ -267,6 +270,11 @@ def main(argv: list[str]) -> int:
     if unknown:
         parser.error(f"no assignment {unknown}: there are {', '.join(ASSIGNMENTS)}")
     ids = args.assignments or list(ASSIGNMENTS)
+    if args.step in ("autograde", "grade"):
+        try:
+            sandbox.require()  # before anything is collected or written
+        except sandbox.SandboxError as error:
+            parser.exit(2, f"{args.step}: {error}\n")
     course = Course(args.root.resolve(), args.exchange.resolve())
     course.root.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
