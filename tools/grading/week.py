@@ -8,10 +8,14 @@ what the nbgrader command named does, run in this process with nbgrader's classe
 ``source``    write the source notebooks from the lessons (``tools/grading/make_source.py``)
 ``release``   ``nbgrader generate_assignment`` (the student version: no solution, no hidden test)
               and ``nbgrader release_assignment`` (into the exchange, where students fetch it)
-``collect``   ``nbgrader collect --update`` (every student's latest submission)
-``autograde`` ``nbgrader autograde`` (runs each submission with the tests put back, hidden ones too)
+``collect``   ``nbgrader collect --update`` (every student's latest submission that can be
+              trusted: ``collection.py``)
+``autograde`` ``nbgrader autograde``, each submission judged with its code in a sandbox
+              (``judge.py``, ``sandbox.py``; as root: ``sudo``), the tests put back from the
+              gradebook, hidden ones too
 ``feedback``  ``nbgrader generate_feedback`` and ``release_feedback`` (students fetch it)
-``export``    ``nbgrader export`` to ``<root>/grades.csv`` (one row per student and assignment)
+``export``    ``nbgrader export`` to ``<root>/grades.csv`` (one row per student and assignment, and a
+              ``status``: graded, not submitted, or why not graded)
 ``grade``     collect, autograde, feedback and export in one go
 
 With no assignment named, every assignment of ``tools/grading/assignments.py``. The settings are
