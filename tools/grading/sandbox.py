@@ -43,6 +43,8 @@ import sys
 import time
 from pathlib import Path
 
+import psutil
+
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
 ACCOUNT = "attn-sandbox"
@@ -157,14 +159,7 @@ def _script(uid: int, gid: int, hidden: list[Path]) -> str:
 
 def processes(uid: int) -> list[int]:
     """The processes of account ``uid`` (on this machine, in any namespace)."""
-    found = []
-    for name in os.listdir("/proc"):
-        try:
-            if name.isdigit() and os.stat(f"/proc/{name}").st_uid == uid:
-                found.append(int(name))
-        except FileNotFoundError:
-            continue
-    return found
+    return [p.pid for p in psutil.process_iter(["uids"]) if p.info["uids"] and p.info["uids"].real == uid]
 
 
 def end_all(uid: int, gid: int, wait_s: float = 10.0) -> None:

@@ -30,6 +30,8 @@ import sys
 import time
 from pathlib import Path
 
+import psutil
+
 UNITS = {"K": 2**10, "M": 2**20, "G": 2**30}
 
 
@@ -60,15 +62,8 @@ def usage(folder: Path) -> int:
 
 
 def processes(uid: int) -> list[int]:
-    """The processes of ``uid``."""
-    found = []
-    for name in os.listdir("/proc"):
-        try:
-            if name.isdigit() and os.stat(f"/proc/{name}").st_uid == uid:
-                found.append(int(name))
-        except OSError:
-            continue
-    return found
+    """The processes of account ``uid`` (on this machine, in any namespace)."""
+    return [p.pid for p in psutil.process_iter(["uids"]) if p.info["uids"] and p.info["uids"].real == uid]
 
 
 def is_server(pid: int) -> bool:
