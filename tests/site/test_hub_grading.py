@@ -471,8 +471,7 @@ def test_a_student_over_the_disk_quota_writes_no_more_and_the_class_saves_on(wee
     assert f"over the quota of {QUOTA_MIB} MiB: their kernels ended" in log, log
     written = (hub.state / "homes" / "student02" / "fill.bin").stat().st_size >> 20
     assert QUOTA_MIB <= written < 60 * 20, f"{written} MiB written"
-    mine = users["student01"].contents(NOTEBOOK)["content"]
-    users["student01"].save(NOTEBOOK, mine)  # a classmate saves
+    users["student01"].save("classmate.ipynb", _source_notebook("a classmate's work"))  # saves
     assert student.server_ready(), "the student's server runs on"
     reply = student.http.delete(f"{student.server}/api/contents/fill.bin", timeout=60)  # the file browser
     assert reply.status_code == 204, reply.text
