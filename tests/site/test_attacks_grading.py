@@ -314,13 +314,13 @@ def test_a_notebook_past_its_time_is_not_graded_and_the_csv_says_why(week: dict)
 @pytest.mark.parametrize(
     ("student", "points", "words"),
     [
-        ("atk-linker", 0, "which is a link or not a plain file"),
+        ("atk-linker", 0, "exercises.ipynb, which is a link"),
         ("atk-stamp", EXERCISES.points, "its timestamp.txt is missing or unreadable"),
         ("atk-partial", EXERCISES.points, "it is partial: exercises.ipynb is missing"),
         ("atk-broken", 0, "exercises.ipynb is not a readable notebook"),
         ("atk-metadata", 0, "exercises.ipynb's nbgrader cell metadata is broken"),
         ("atk-corrupt", 0, "nbgrader could not autograde this submission"),
-        ("atk-victim", EXERCISES.points, "made by atk-forger, not by atk-victim"),
+        ("atk-forger", 0, "made by atk-forger in another student's name"),
     ],
 )
 def test_collection_refuses_what_it_cannot_trust_and_says_so(
@@ -363,3 +363,48 @@ def test_grading_refuses_to_start_without_root(tmp_path: Path) -> None:
         env={**os.environ, "HOME": str(tmp_path)},
     )
     assert result.returncode != 0 and "run the grading step with sudo" in result.stderr, result.stderr[-2000:]
+
+
+def test_a_submission_that_stops_reading_ends_at_its_budget() -> None:
+    """A submission that closes its input and lingers: the grader's next (large) request cannot be
+    written, and the sandbox still ends at its budget, not never."""
+    from codec import encode
+    from sandbox import Sandbox, SandboxError
+
+    code = (
+        "import os, threading, time\n"
+        "def stall():\n"
+        "    os.dup2(os.open('/dev/null', os.O_RDONLY), 0)\n"
+        "    threading.Thread(target=time.sleep, args=(600,)).start()\n"
+        "    return 0\n"
+    )
+    start = time.monotonic()
+    with pytest.raises(SandboxError, match="ran past its 5 s"), Sandbox(budget_s=5) as box:
+        assert box.request({"op": "exec", "code": code})["error"] is None
+        box.request({"op": "call", "function": "stall", "args": encode(())})
+        box.request({"op": "exec", "code": "#" * (1 << 20)})  # far more than a pipe holds
+    assert time.monotonic() - start < 30
+
+
+def test_collection_judges_a_copy_the_student_cannot_change(tmp_path: Path) -> None:
+    """Between the checks and nbgrader's copy, a student swaps their notebook for a link to the
+    teacher's source: what nbgrader collects is the copy that was checked."""
+    from collection import SafeCollect
+
+    course = Course(tmp_path / "course", tmp_path / "exchange")
+    course.source([NAME])
+    course.release([NAME])
+    folder = _submit(course, tmp_path / "home", "atk-swapper", {})
+    source = course.root / "source" / NAME / EXERCISES.notebook
+
+    class Swapped(SafeCollect):
+        def copy_files(self) -> None:  # the student's move, after the checks
+            (folder / EXERCISES.notebook).unlink()
+            (folder / EXERCISES.notebook).symlink_to(source)
+            super().copy_files()
+
+    course._exchange(Swapped, NAME, ExchangeCollect={"update": True})
+    collected = course.root / "submitted" / "atk-swapper" / NAME / EXERCISES.notebook
+    assert "BEGIN SOLUTION" not in collected.read_text(), "the checked copy, not the teacher's source"
+    assert not collected.is_symlink()
+    subprocess.run(["userdel", "atk-swapper"], capture_output=True, check=False)

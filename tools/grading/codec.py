@@ -24,9 +24,13 @@ import numpy as np
 
 #: numpy kinds that cross: booleans, integers, unsigned integers, floats.
 KINDS = "biuf"
-#: The deepest nesting and the most numbers one message may carry.
+#: The deepest nesting, the most numbers of one array, items of one container and characters of one
+#: text a message may carry (the assignments' answers are a few numbers; a reply beyond these is
+#: refused, not held by the grader).
 MAX_DEPTH = 32
-MAX_NUMBERS = 10_000_000
+MAX_NUMBERS = 1_000_000
+MAX_ITEMS = 10_000
+MAX_TEXT = 10_000
 
 
 class CodecError(ValueError):
@@ -92,6 +96,11 @@ def _array(fields: object, scalar: bool) -> np.ndarray | np.generic:
 def _from_json(value: object, depth: int) -> object:
     if depth > MAX_DEPTH:
         raise CodecError(f"containers nested more than {MAX_DEPTH} deep")
+    if type(value) is str and len(value) > MAX_TEXT:
+        raise CodecError(f"a text of more than {MAX_TEXT:,} characters")
+    items = value.get("tuple", value.get("dict")) if isinstance(value, dict) else value
+    if isinstance(items, list) and len(items) > MAX_ITEMS:
+        raise CodecError(f"a container of more than {MAX_ITEMS:,} items")
     if value is None or type(value) in (bool, int, str):
         return value
     if isinstance(value, list):

@@ -1,21 +1,26 @@
-"""Collecting submissions without trusting them: nbgrader's ``collect``, refusing what it cannot trust.
+"""Collecting submissions without trusting them: nbgrader's ``collect``, from a copy the students
+cannot touch.
 
 The exchange's inbound folder is writable by every student, nbgrader takes a submission's student
 from its folder's name (``student+assignment+time+random``), and its collect copies the files
-following links. :class:`SafeCollect` (nbgrader's ``ExchangeFactory.collect`` in
-``nbgrader_config.py``, so ``nbgrader collect`` and ``week.py collect`` both use it) first moves
-aside, into ``refused/`` of the course folder, each submission that
+following links, long after anything could have checked them. :class:`SafeCollect` (nbgrader's
+``ExchangeFactory.collect`` in ``nbgrader_config.py``, so ``nbgrader collect`` and ``week.py
+collect`` both use it) first **copies** every submission of the assignment into a folder of the
+course (``collecting/``, root's, removed once collected), opening each file without following a
+link and keeping only plain files, then checks the copy, which no student can change, and hands
+nbgrader only the copies that pass. Refused, each with its reason (``judge.record``, for
+``grades.csv``), and kept in ``refused/``:
 
-- was made by another account than the student it names (neither the teacher nor that student);
-- holds a link (a link to the teacher's ``source/`` would be collected as the model answers) or
-  anything but plain files and folders, or a file another account made;
-- has a missing or unreadable ``timestamp.txt``;
-- is partial or unreadable: a notebook of the released assignment missing, not a valid notebook,
-  with broken nbgrader cell metadata, or over 10 MiB (a server stopped mid-submit leaves such a
-  folder).
+- a folder made by another account than the student it names (neither the teacher nor that
+  student): the refusal is recorded under the account that made it;
+- a link or anything but plain files and folders, or a file another account made;
+- a missing or unreadable ``timestamp.txt``;
+- a partial or unreadable submission: a notebook of the released assignment missing, not a valid
+  notebook, with broken nbgrader cell metadata, or over 10 MiB (a server stopped mid-submit leaves
+  such a folder), or a folder over 50 MiB in all.
 
-The student's previous submission, if complete, is then the one collected. Each refusal is kept with
-its reason (``judge.record``) for ``grades.csv``, and printed.
+Of what passes, each student's newest submission is collected (nbgrader's own due-date options do
+not apply); a student whose newest was refused has their previous complete one collected.
 """
 
 from __future__ import annotations
@@ -33,8 +38,9 @@ from nbgrader.exchange.default import ExchangeCollect
 from nbgrader.nbgraderformat import MetadataValidator
 from nbgrader.utils import parse_utc
 
-#: Bytes: a submitted notebook over this is refused.
+#: Bytes: a submitted notebook over this is refused, and a submission over ``MAX_FOLDER`` in all.
 MAX_NOTEBOOK = 10 * 2**20
+MAX_FOLDER = 50 * 2**20
 
 
 def user_name(uid: int) -> str:
@@ -45,19 +51,43 @@ def user_name(uid: int) -> str:
         return str(uid)
 
 
-def unsafe(folder: Path, student: str, notebooks: list[str]) -> str | None:
-    """Why the submission ``folder`` (made in ``student``'s name) cannot be graded; None when it can."""
-    status = folder.lstat()
-    if not stat.S_ISDIR(status.st_mode):
-        return "it is not a folder"
-    if status.st_uid != os.geteuid() and user_name(status.st_uid) != student:
-        return f"made by {user_name(status.st_uid)}, not by {student}"
-    for path in sorted(folder.rglob("*")):
-        kind = path.lstat().st_mode
-        if stat.S_ISLNK(kind) or not (stat.S_ISREG(kind) or stat.S_ISDIR(kind)):
-            return f"it holds {path.relative_to(folder)}, which is a link or not a plain file"
-        if path.lstat().st_uid not in (status.st_uid, os.geteuid()):
-            return f"it holds {path.relative_to(folder)}, made by {user_name(path.lstat().st_uid)}"
+class RefusedError(Exception):
+    """Why a submission cannot be collected."""
+
+
+def copy_untouchable(source: Path, target: Path, owner: int) -> None:
+    """Copy the folder ``source`` to ``target``: plain files and folders only, each opened without
+    following a link and checked once open (its kind, its owner ``owner`` or root), at most
+    ``MAX_FOLDER`` bytes in all. :class:`RefusedError` otherwise."""
+    target.mkdir()
+    copied = 0
+    for entry in sorted(os.scandir(source), key=lambda entry: entry.name):
+        path, into = Path(entry.path), target / entry.name
+        try:
+            descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        except OSError as error:  # ELOOP: a link; ENOENT: gone since it was listed
+            raise RefusedError(
+                f"it holds {entry.name}, which is a link or went away ({error.strerror})"
+            ) from None
+        with os.fdopen(descriptor, "rb") as file:
+            status = os.fstat(file.fileno())
+            if status.st_uid not in (owner, 0, os.geteuid()):
+                raise RefusedError(f"it holds {entry.name}, made by {user_name(status.st_uid)}")
+            if stat.S_ISDIR(status.st_mode):
+                copy_untouchable(path, into, owner)
+                continue
+            if not stat.S_ISREG(status.st_mode):
+                raise RefusedError(f"it holds {entry.name}, which is not a plain file")
+            data = file.read(MAX_FOLDER - copied + 1)
+        copied += len(data)
+        if copied > MAX_FOLDER:
+            raise RefusedError(f"it holds more than {MAX_FOLDER >> 20} MiB")
+        into.write_bytes(data)
+
+
+def unreadable(folder: Path, notebooks: list[str]) -> str | None:
+    """Why the copied submission ``folder`` cannot be graded (its timestamp, its notebooks); None
+    when it can."""
     try:
         with (folder / "timestamp.txt").open(encoding="utf-8") as stamp:
             parse_utc(stamp.read(100).strip())  # a timestamp is 30 characters; never read a huge file
@@ -81,35 +111,70 @@ def unsafe(folder: Path, student: str, notebooks: list[str]) -> str | None:
     return None
 
 
-def refuse_unsafe(inbound: Path, outbound: Path, root: Path, assignment: str) -> list[Path]:
-    """Move each untrusted submission of ``assignment`` in ``inbound`` to ``root/refused``, with its
-    reason kept; ``outbound`` holds the released notebooks. Returns the folders moved."""
+def stage(inbound: Path, outbound: Path, root: Path, assignment: str) -> Path:
+    """Copy each submission of ``assignment`` in ``inbound`` into ``root/collecting/<assignment>``
+    and keep the copies that can be graded; the others go to ``root/refused`` with their reasons.
+    ``outbound`` holds the released notebooks. Returns the folder of the kept copies."""
     released = sorted(path.name for path in outbound.glob("*.ipynb"))
-    refused = []
+    staged = root / "collecting" / assignment
+    shutil.rmtree(staged, ignore_errors=True)
+    staged.mkdir(parents=True)
     for folder in sorted(inbound.glob(f"*+{assignment}+*")):
-        student = folder.name.split("+", 1)[0]
-        reason = unsafe(folder, student, released)
+        named = folder.name.split("+", 1)[0]
+        stamp = folder.name.split("+")[2] if folder.name.count("+") >= 2 else "?"
+        copy = staged / folder.name
+        try:
+            status = folder.lstat()
+            author = user_name(status.st_uid)
+            if not stat.S_ISDIR(status.st_mode):
+                raise RefusedError("it is not a folder")
+            copy_untouchable(folder, copy, status.st_uid)  # what is judged from here on, and kept
+            try:  # the name nbgrader reads the student and the time from
+                parse_utc(folder.name.rsplit("+", 3)[2])
+            except (IndexError, ValueError, OverflowError, TypeError):
+                raise RefusedError("its name is not student+assignment+time") from None
+            if status.st_uid != os.geteuid() and author != named:
+                named = author  # the refusal is the author's, never the name they wrote
+                raise RefusedError(f"made by {author} in another student's name")
+            reason = unreadable(copy, released)
+        except RefusedError as refusal:
+            reason = str(refusal)
+        except OSError as error:  # gone or changed while it was read
+            reason = f"it changed while it was collected ({error.strerror})"
         if reason is None:
             continue
         target = root / "refused" / folder.name
         target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.move(folder, target)
+        shutil.rmtree(target, ignore_errors=True)
+        if copy.exists():
+            copy.rename(target)
         print(f"refused {folder.name}: {reason}", file=sys.stderr)
-        stamp = folder.name.split("+")[2] if folder.name.count("+") >= 2 else "?"
-        record(root, student, assignment, "refused", f"refused the submission of {stamp}: {reason}")
-        refused.append(target)
-    return refused
+        record(root, named, assignment, "refused", f"refused the submission of {stamp}: {reason}")
+    return staged
 
 
 class SafeCollect(ExchangeCollect):
-    """nbgrader's collect, after :func:`refuse_unsafe` has moved the untrusted submissions aside."""
+    """nbgrader's collect from :func:`stage`'s copies: the newest that passed, for each student."""
 
     def init_src(self) -> None:
-        """Refuse, then list what is left as nbgrader does."""
+        """Stage and check the submissions, then list the copies as nbgrader lists the inbound."""
         course = Path(self.root) / self.coursedir.course_id
         assignment = self.coursedir.assignment_id
-        if (course / "inbound").is_dir():
-            refuse_unsafe(
-                course / "inbound", course / "outbound" / assignment, Path(self.coursedir.root), assignment
-            )
-        super().init_src()
+        if not (course / "inbound").is_dir():
+            self.fail(f"Course not found: {course / 'inbound'}")
+        staged = stage(
+            course / "inbound", course / "outbound" / assignment, Path(self.coursedir.root), assignment
+        )
+        self.inbound_path = str(staged)
+        self.check_owner = False  # stage() has checked each author; the copies are root's
+        student = self.coursedir.student_id or "*"
+        records = [self._path_to_record(str(path)) for path in staged.glob(f"{student}+{assignment}+*")]
+        by_student: dict[str, list[dict]] = {}
+        for found in records:
+            by_student.setdefault(found["username"], []).append(found)
+        self.src_records = [self._sort_by_timestamp(found)[0] for found in by_student.values()]
+
+    def copy_files(self) -> None:
+        """nbgrader's copy into ``submitted/``, then the staged copies go."""
+        super().copy_files()
+        shutil.rmtree(self.inbound_path, ignore_errors=True)

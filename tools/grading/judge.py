@@ -31,7 +31,6 @@ from __future__ import annotations
 import contextlib
 import io
 import json
-import traceback
 from pathlib import Path
 
 import nbformat
@@ -46,6 +45,8 @@ from traitlets import Float, List, Unicode
 
 #: What the sandbox runs before a course assignment's answer cells: the numpy they are written with.
 STUDENT_SETUP = "import numpy as np"
+#: The most characters of a cell's printed text and of an error's message kept in the graded notebook.
+MAX_TEXT = 4000
 #: Where the reasons a submission was not graded are kept, in the course folder.
 REPORT = "not_graded.json"
 
@@ -106,22 +107,25 @@ def _run_here(cell: NotebookNode, namespace: dict) -> None:
             exec(compile(cell.source, f"<{_grade_id(cell) or 'cell'}>", "exec"), namespace)
     except Exception as error:  # a test's failure is its verdict
         if printed.getvalue():
-            cell.outputs.append(_stream(printed.getvalue()))
-        lines = traceback.format_exception_only(error)
-        cell.outputs.append(_error(type(error).__name__, str(error), lines))
+            cell.outputs.append(_stream(printed.getvalue()[:MAX_TEXT]))
+        message = str(error)[:MAX_TEXT]  # a check's message may quote the student's answer
+        cell.outputs.append(_error(type(error).__name__, message, [f"{type(error).__name__}: {message}"]))
         return
     if printed.getvalue():
-        cell.outputs.append(_stream(printed.getvalue()))
+        cell.outputs.append(_stream(printed.getvalue()[:MAX_TEXT]))
 
 
 def _outputs(cell: NotebookNode, reply: dict, where: str) -> None:
-    """A sandboxed cell's reply as the cell's outputs."""
-    cell.outputs = [_stream(reply["stdout"])] if reply.get("stdout") else []
-    if reply.get("error"):
-        error = reply["error"]
-        explained = _explain(error, where)
-        lines = [*list(error.get("traceback", []))[:-1], explained]
-        cell.outputs.append(_error(str(error.get("ename")), explained, lines))
+    """A sandboxed cell's reply as the cell's outputs (its texts cut to ``MAX_TEXT``: the
+    submission wrote them)."""
+    printed, error = reply.get("stdout"), reply.get("error")
+    cell.outputs = [_stream(str(printed)[:MAX_TEXT])] if printed else []
+    if error:
+        error = error if isinstance(error, dict) else {"ename": "Error", "evalue": str(error)}
+        explained = _explain(error, where)[:MAX_TEXT]
+        frames = error.get("traceback") if isinstance(error.get("traceback"), list) else []
+        lines = [str(line)[:MAX_TEXT] for line in frames[-8:-1]] + [explained]
+        cell.outputs.append(_error(str(error.get("ename"))[:100], explained, lines))
 
 
 def _grade_id(cell: NotebookNode) -> str | None:
@@ -184,7 +188,8 @@ def record(root: Path, student: str, assignment: str, step: str, reason: str | N
     reasons = json.loads(path.read_text()) if path.exists() else {}
     notes = reasons.setdefault(f"{student}/{assignment}", {})
     if reason:
-        notes[step] = [*notes.get(step, []), reason] if step == "refused" else reason
+        kept = notes.get(step, [])  # a refusal is listed once, however often collect meets it again
+        notes[step] = ([*kept, reason] if reason not in kept else kept) if step == "refused" else reason
     else:
         notes.pop(step, None)
     kept = {key: value for key, value in reasons.items() if value}

@@ -29,6 +29,7 @@ of the machine may read (``/usr``, ``/etc``).
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import os
@@ -40,6 +41,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -62,7 +64,7 @@ LIMITS = {
     resource.RLIMIT_CORE: 0,
 }
 #: The most one reply may hold.
-MAX_REPLY = 64 * 2**20
+MAX_REPLY = 16 * 2**20
 
 
 class SandboxError(RuntimeError):
@@ -190,6 +192,7 @@ class Sandbox:
         self.hidden = [ROOT, *map(Path, HIDDEN), *map(Path, hidden)]
         self.process: subprocess.Popen | None = None
         self.ended: str | None = None
+        self.expired = False
         self._buffer = b""
         self._next_id = 0
 
@@ -200,6 +203,10 @@ class Sandbox:
         self._lock = open(STAGE.with_suffix(".lock"), "w")  # held until close
         fcntl.flock(self._lock, fcntl.LOCK_EX)
         self.deadline = time.monotonic() + self.budget_s
+        # At the deadline every process of the account ends, whatever the grader is waiting on
+        # (a reply, or a write to a submission that stopped reading).
+        self._timer = threading.Timer(self.budget_s, self._expire, args=(uid, gid))
+        self._timer.daemon = True
         self.process = subprocess.Popen(
             [
                 "unshare",
@@ -220,7 +227,16 @@ class Sandbox:
             preexec_fn=_limits,
             start_new_session=True,
         )
+        self._timer.start()
         return self
+
+    def _expire(self, uid: int, gid: int) -> None:
+        self.expired = True
+        process = self.process
+        if process is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+        end_all(uid, gid)
 
     def __exit__(self, *exc: object) -> None:
         self.close()
@@ -230,6 +246,8 @@ class Sandbox:
         if self.process is not None and self.process.poll() is None:
             os.killpg(self.process.pid, signal.SIGKILL)  # unshare dies; --kill-child ends its namespace
         if self.process is not None:
+            self._timer.cancel()
+            self._timer.join()  # an expiry under way finishes first
             self.process.wait()
             for stream in (self.process.stdin, self.process.stdout, self.process.stderr):
                 stream.close()
@@ -284,6 +302,8 @@ class Sandbox:
     def _death(self) -> str:
         """Why the sandbox's process ended, in words."""
         code = self.process.wait()
+        if self.expired:
+            return f"the notebook ran past its {self.budget_s:g} s"
         errors = self.process.stderr.read().decode(errors="replace").strip()
         if code == -signal.SIGKILL or code == 128 + signal.SIGKILL or code == 137:
             return "the notebook's process was killed (a limit of memory, CPU time or processes)"
