@@ -10,11 +10,12 @@ How, on Linux, as root (the only user who can hand a process to another account;
 - ``unshare`` gives the submission its own **network** (no interface but a loopback that is down:
   no network at all), **mount** table and **process** numbers (it sees only its own processes, and
   when the sandbox ends, the kernel ends every process in it, whatever it forked or detached);
-- in its mount table, ``tmpfs`` covers the folders where anyone's files live: this repository,
-  every home, ``/root``, ``/srv`` (nbgrader's exchange), ``/tmp``, ``/var/tmp``, ``/dev/shm``,
-  ``/run``, ``/mnt``, ``/media`` and the folders the caller names (the course folder, the exchange,
-  the hub's state); the Python environment comes back read-only; ``/tmp`` is a private scratch
-  folder of 64 MiB;
+- in its mount table, every filesystem of the machine is read-only, and an empty ``tmpfs`` covers
+  the folders where anyone's files live: this repository, every home, ``/root``, ``/srv``
+  (nbgrader's exchange), ``/var/tmp``, ``/dev/shm``, ``/run``, ``/mnt``, ``/media`` and the
+  folders the caller names (the course folder, the exchange, the hub's state); the Python
+  environment comes back read-only; ``/tmp`` is a private scratch folder of 64 MiB, the only place
+  it can write;
 - ``setpriv`` then becomes the sandbox account ``attn-sandbox`` (made here, with no home and no
   login), with no supplementary groups, no capabilities and no way to gain privileges again;
 - limits (``setrlimit``): address space, CPU time, processes, open files, file size, no core
@@ -127,6 +128,12 @@ def _script(uid: int, gid: int, hidden: list[Path]) -> str:
         ),
         f"cp {quote(str(HERE / 'worker.py'))} {quote(str(HERE / 'codec.py'))} {quote(str(STAGE / 'grader'))}",
     ]
+    # Every filesystem of the machine read-only in this mount table: no world-writable folder anywhere
+    # (a crash folder, a data disk) takes the submission's files.
+    lines.append(
+        "awk '{print $5}' /proc/self/mountinfo | sort -u | "
+        "while read -r point; do mount -o remount,bind,ro \"$point\" 2>/dev/null || true; done"
+    )
     for folder in sorted({str(Path(p).resolve()) for p in hidden}):
         hide = f"mount -t tmpfs -o size=1m,mode=755 tmpfs {quote(folder)}"
         lines.append(f"if [ -d {quote(folder)} ]; then {hide}; fi")
@@ -142,6 +149,8 @@ def _script(uid: int, gid: int, hidden: list[Path]) -> str:
             f"mount --move {quote(str(stage))} {quote(str(python))}",
             f"mount -o remount,bind,ro {quote(str(python))}",
         ]
+    for folder in sorted({str(Path(p).resolve()) for p in hidden}):  # the empty folders read-only too
+        lines.append(f"if mountpoint -q {quote(folder)}; then mount -o remount,ro {quote(folder)}; fi")
     lines += [
         "cd /tmp/work",
         " ".join(
