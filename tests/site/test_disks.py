@@ -71,3 +71,18 @@ def test_a_full_disk_gives_the_reserve_back(student, tmp_path: Path) -> None:
     watch.look()
     assert not reserve.exists() and kernel.wait(timeout=10) == -9 and server.poll() is None
     assert "the reserve is given back; nobody has the largest home" in (tmp_path / "disk.log").read_text()
+
+
+def test_a_students_files_in_a_shared_folder_count_too(student, tmp_path: Path) -> None:
+    """Files of theirs in a folder every account may write (/tmp, the exchange) count to their quota."""
+    disks, home, kernel, _server = student
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    (shared / "hidden.bin").write_bytes(os.urandom(2 << 20))
+    os.chown(shared / "hidden.bin", pwd.getpwnam("nobody").pw_uid, -1)
+    (home / "work.bin").unlink()  # the home itself is empty now
+    log = tmp_path / "disk.log"
+    watch = disks.Watch(home.parent, disks.size_of("1M"), tmp_path / "reserve", 0, log, (tmp_path,))
+    watch.look()  # the shared folder holds the homes too: they are not counted twice
+    assert kernel.wait(timeout=10) == -9
+    assert "nobody: 2 MiB, over the quota of 1 MiB: their kernels ended" in log.read_text()

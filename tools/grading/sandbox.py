@@ -132,7 +132,7 @@ def _script(uid: int, gid: int, hidden: list[Path]) -> str:
     # (a crash folder, a data disk) takes the submission's files.
     lines.append(
         "awk '{print $5}' /proc/self/mountinfo | sort -u | "
-        "while read -r point; do mount -o remount,bind,ro \"$point\" 2>/dev/null || true; done"
+        'while read -r point; do mount -o remount,bind,ro "$point" 2>/dev/null || true; done'
     )
     for folder in sorted({str(Path(p).resolve()) for p in hidden}):
         hide = f"mount -t tmpfs -o size=1m,mode=755 tmpfs {quote(folder)}"

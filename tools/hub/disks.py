@@ -5,7 +5,8 @@ loop devices for a disk image per student, and here not even the capability to l
 process's file-size limit), so this service does the next best thing. Every ``--every`` seconds
 (a JupyterHub service of ``jupyterhub_config.py``, as root):
 
-- it measures each student's home (the blocks its files hold, links not followed);
+- it measures what each student holds: their home, and their files in the folders every account
+  may write (``--shared``: ``/tmp``, ``/var/tmp``, the exchange), links not followed;
 - over ``--quota``, every process of the student but their Jupyter server is ended, at each look,
   until the home is back under it: their kernels stop writing, and the file browser, which the
   server serves, still deletes; if the home still grows while over (an upload, through the server),
@@ -41,9 +42,11 @@ def size_of(text: str) -> int:
     return int(float(text[:-1]) * UNITS[text[-1]]) if text[-1:] in UNITS else int(text)
 
 
-def usage(folder: Path) -> int:
-    """The bytes of disk that the files under ``folder`` hold (links not followed, one filesystem)."""
-    total, device = 0, folder.lstat().st_dev
+def usage(folder: Path, skip: Path | None = None) -> dict[int, int]:
+    """The bytes of disk that the files under ``folder`` hold, by owner (links not followed, one
+    filesystem, the folder ``skip`` left out)."""
+    owners: dict[int, int] = {}
+    device = folder.lstat().st_dev
     stack = [folder]
     while stack:
         try:
@@ -55,10 +58,10 @@ def usage(folder: Path) -> int:
                 status = entry.stat(follow_symlinks=False)
             except OSError:
                 continue
-            total += status.st_blocks * 512
-            if entry.is_dir(follow_symlinks=False) and status.st_dev == device:
+            owners[status.st_uid] = owners.get(status.st_uid, 0) + status.st_blocks * 512
+            if entry.is_dir(follow_symlinks=False) and status.st_dev == device and Path(entry.path) != skip:
                 stack.append(Path(entry.path))
-    return total
+    return owners
 
 
 def processes(uid: int) -> list[int]:
@@ -106,8 +109,11 @@ def make_reserve(path: Path, size: int) -> bool:
 class Watch:
     """The watchdog's state: whose homes are over (their owners' uids, with the size last seen)."""
 
-    def __init__(self, homes: Path, quota: int, reserve_file: Path, low: int, log: Path) -> None:
+    def __init__(
+        self, homes: Path, quota: int, reserve_file: Path, low: int, log: Path, shared: tuple[Path, ...] = ()
+    ) -> None:
         self.homes, self.quota, self.reserve_file, self.low, self.log = homes, quota, reserve_file, low, log
+        self.shared = shared
         self.over: dict[int, int] = {}
 
     def say(self, line: str) -> None:
@@ -116,10 +122,16 @@ class Watch:
 
     def look(self) -> None:
         """One look at every home and at the disk, and what follows."""
+        elsewhere: dict[int, int] = {}  # what each student holds in the shared folders (/tmp, ...)
+        for folder in self.shared:
+            if folder.is_dir():
+                for uid, size in usage(folder, skip=self.homes).items():  # homes are counted below
+                    elsewhere[uid] = elsewhere.get(uid, 0) + size
         homes = {}
         for home in sorted(p for p in self.homes.iterdir() if p.is_dir() and not p.is_symlink()):
-            if home.lstat().st_uid != 0:
-                homes[home.lstat().st_uid] = (home.name, usage(home))
+            uid = home.lstat().st_uid
+            if uid != 0:
+                homes[uid] = (home.name, sum(usage(home).values()) + elsewhere.get(uid, 0))
         over = {uid for uid, (_, size) in homes.items() if size > self.quota}
         if homes and shutil.disk_usage(self.homes).free < self.low:
             largest = max(homes, key=lambda uid: homes[uid][1])
@@ -152,8 +164,9 @@ def main(argv: list[str]) -> int:
     )
     parser.add_argument("--every", type=float, default=5.0)
     parser.add_argument("--log", type=Path, required=True)
+    parser.add_argument("--shared", type=Path, action="append", default=[], help="a folder all may write")
     args = parser.parse_args(argv)
-    watch = Watch(args.homes, args.quota, args.reserve_file, args.low, args.log)
+    watch = Watch(args.homes, args.quota, args.reserve_file, args.low, args.log, tuple(args.shared))
     while True:
         watch.look()
         time.sleep(args.every)

@@ -183,6 +183,7 @@ if AS_ROOT:
                 str(Path(__file__).resolve().parent / "disks.py"),
                 *("--homes", str(STATE / "homes"), "--quota", quota, "--reserve-file", str(reserve)),
                 *("--every", os.environ.get("ATTN_HUB_DISK_EVERY", "5"), "--log", str(STATE / "disk.log")),
+                *(part for shared in ("/tmp", "/var/tmp", str(EXCHANGE)) for part in ("--shared", shared)),
             ],
         }
     )
