@@ -45,6 +45,11 @@ class Question:
     binds: str
     tests: tuple[Test, ...]
 
+    @property
+    def name(self) -> str:
+        """The name of the function the question asks for (``attention_by_hand``)."""
+        return self.function.split("(")[0].removeprefix("def ")
+
 
 @dataclass(frozen=True)
 class Assignment:

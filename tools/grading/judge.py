@@ -160,7 +160,7 @@ def judge_outside(
             except SandboxError as error:
                 reply = {"error": {"ename": "NotGraded", "evalue": str(error)}}
             _outputs(cell, reply, "your answer cell")
-            name = question.function.split("(")[0].removeprefix("def ")
+            name = question.name
             namespace[name] = Remote(box, name)
             binding = nbformat.v4.new_code_cell(question.binds)
             _run_here(binding, namespace)

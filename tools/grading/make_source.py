@@ -152,7 +152,7 @@ def source_notebook(assignment: Assignment, notebooks: Path = NOTEBOOKS) -> nbfo
         answer = nbformat.v4.new_code_cell(answer_source(question))
         _nbgrader(answer, f"{question.id}-answer", solution=True)
         cells.append(answer)
-        function = question.function.split("(")[0].removeprefix("def ")
+        function = question.name
         for test in question.tests:
             if test.answer not in checks:
                 raise SourceError(
