@@ -84,11 +84,26 @@ class Lesson:
     kernel_peak_mib: float
     colours_by_meaning: bool
     colour_meanings: tuple[str, ...]
+    minutes: int
+    minutes_with_homework: int
+    homework: str
 
     @property
     def id(self) -> str:
         """The lesson's two-digit number, ``"04"``."""
         return f"{self.number:02d}"
+
+    @property
+    def time(self) -> str:
+        """The lesson's time as the instructor's guide gives it, its **Time:**.
+
+        >>> times = {lesson.id: lesson.time for lesson in lessons()}
+        >>> times["15"], times["16"]
+        ('80 minutes', '90 minutes, or 45 with sections 1 to 3 as homework')
+        """
+        if not self.minutes_with_homework:
+            return f"{self.minutes} minutes"
+        return f"{self.minutes} minutes, or {self.minutes_with_homework} with {self.homework} as homework"
 
     @property
     def path(self) -> Path:
@@ -140,6 +155,9 @@ FIELDS: dict[str, tuple[str, object]] = {
     "kernel_peak_mib": ("a number", None),
     "colours_by_meaning": ("true or false", None),
     "colour_meanings": ("a list of strings", None),
+    "minutes": ("a whole number", None),
+    "minutes_with_homework": ("a whole number", 0),
+    "homework": ("a string", ""),
 }
 _KINDS = {
     "a whole number": lambda value: isinstance(value, int) and not isinstance(value, bool),
@@ -182,8 +200,10 @@ def read(path: Path) -> Lesson:
     ------
     ManifestError
         Naming ``path`` and the field: one missing, unknown or of the wrong kind, a number or
-        notebook that is not the folder's, a part that is not I, II or III, or a ``hidden`` list
-        shown in solutions together with ``no_solution_values``.
+        notebook that is not the folder's, a part that is not I, II or III, ``minutes`` that is not
+        more than 0, ``minutes_with_homework`` without ``homework`` (or the other way round) or not
+        less than ``minutes``, or a ``hidden`` list shown in solutions together with
+        ``no_solution_values``.
     """
     try:
         fields = tomllib.loads(path.read_text(encoding="utf-8"))
@@ -207,6 +227,19 @@ def read(path: Path) -> Lesson:
         raise ManifestError(f"{path}: notebook must be {expected}, the folder's, got {values['notebook']!r}")
     if values["part"] not in PARTS:
         raise ManifestError(f"{path}: part must be one of {PARTS}, got {values['part']!r}")
+    if values["minutes"] <= 0:
+        raise ManifestError(
+            f"{path}: minutes, the time lesson {folder[1]} takes a class, must be more than 0"
+        )
+    if ("minutes_with_homework" in fields) != ("homework" in fields):
+        raise ManifestError(f"{path}: minutes_with_homework and homework go together (or neither is given)")
+    if "minutes_with_homework" in fields and not 0 < values["minutes_with_homework"] < values["minutes"]:
+        raise ManifestError(
+            f"{path}: minutes_with_homework must be more than 0 and less than minutes "
+            f"({values['minutes']}), got {values['minutes_with_homework']}"
+        )
+    if "homework" in fields and not values["homework"].strip():
+        raise ManifestError(f"{path}: homework names the part of lesson {folder[1]} done at home, got ''")
     if values["no_solution_values"] and any(answer.shown == "solutions" for answer in values["hidden"]):
         raise ManifestError(f"{path}: hidden lists answers shown in solutions, so no_solution_values must go")
     return Lesson(folder=path.parent, **values)

@@ -6,13 +6,15 @@ misconceptions and at least two pauses; every pause sits at a ``## `` heading th
 lesson, word for word; every explorer the guide tells a teacher to project is one the lesson shows
 (its manifest's ``explorers``, which ``tests/lessons/test_contributing.py`` checks against the lesson);
 every number a part quotes appears in its lesson; the two walkthrough plans add up and name real
-lessons, explorers and sections; the nbgitpuller and Binder links point at this repository and a
-real notebook.
+lessons, explorers and sections; every lesson's **Time:** is its manifest's ``minutes``, and every
+total of lessons' minutes the guide states is their sum (each such sentence is found, or the test
+says it is not); the nbgitpuller and Binder links point at this repository and a real notebook.
 """
 
 from __future__ import annotations
 
 import importlib
+import math
 import re
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
@@ -89,7 +91,9 @@ def test_every_lesson_has_a_complete_part(notes: dict) -> None:
         assert titles[number] == MANIFESTS[number].title, f"lesson {number}: the title of the lesson"
         for name in FIELDS:
             assert _field(part, name), f"lesson {number}: empty **{name}:** ({manifest.step(4)})"
-        assert re.fullmatch(r"\d+ minutes", _field(part, "Time")), f"lesson {number}: **Time:** N minutes"
+        assert _field(part, "Time") == MANIFESTS[number].time, (
+            f"lesson {number}: **Time:** is its manifest's minutes, {MANIFESTS[number].time!r}"
+        )
         assert len(pauses) >= 2, f"lesson {number}: at least two places to pause ({manifest.step(4)})"
 
 
@@ -253,8 +257,127 @@ def test_the_sizing_section_is_the_classroom_benchmarks() -> None:
     assert f"{sizing.EXPLORER_P95_MAX_MS:.0f} ms" in section
 
 
+def _section(text: str, heading: str) -> str:
+    """The text of the guide's ``## heading`` section, up to the next ``## ``."""
+    return text.split(f"\n## {heading}\n", 1)[1].split("\n## ", 1)[0]
+
+
+def _sentence(text: str, match: re.Match) -> str:
+    """The sentence of ``text`` that holds ``match``, on one line: how a failure names it."""
+    start = max(text.rfind(". ", 0, match.start()) + 2, text.rfind("\n\n", 0, match.start()) + 2, 0)
+    ends = [end for end in (text.find(". ", match.end()), text.find("\n\n", match.end())) if end >= 0]
+    return " ".join(text[start : min(ends, default=len(text)) + 1].split())
+
+
+#: The sentences that state lessons' minutes, as this test reads them: what each states, its regex.
+MINUTES_SAID = {
+    "the total": r"take about (?P<said>\d+) minutes",
+    "the sessions": r"\b(?P<said>\w+) 90-minute\s+sessions in all",
+    "a part": r"\b[Pp]art (?P<part>I{1,3}) \((?:lessons )?(?P<first>\d\d)(?:–| to )(?P<last>\d\d)\)?,?"
+    r"\s+about (?P<said>\d+)(?:\s+minutes)?",
+    "two lessons": r"\b(?P<first>\d\d) and (?P<last>\d\d) \((?P<said>\d+)\s+minutes\)",
+    "a lesson": r"\b[Ll]esson (?P<first>\d\d)(?: about |\s+\()(?P<said>\d+)(?:\s+minutes)?"
+    r"(?:,\s+or (?P<short>\d+) with)?",
+    "what two sessions leave": r"the (?P<said>\d+) and (?P<also>\d+) minutes the two sessions leave",
+}
+#: Where the guide states lessons' minutes, and what each place must state: (what, which), so that a
+#: reworded sentence fails instead of going unchecked.
+MINUTES_EXPECTED = {
+    "How long the lessons take": {
+        ("the total", ""),
+        ("the sessions", ""),
+        ("a part", "I"),
+        ("a part", "II"),
+        ("a part", "III"),
+        ("a lesson", "14"),
+        ("a lesson", "15"),
+        ("a lesson", "16"),
+    },
+    "the plans for parts II and III": {
+        ("a part", "II"),
+        ("a part", "III"),
+        ("two lessons", "09 and 10"),
+        ("two lessons", "11 and 12"),
+        ("two lessons", "14 and 15"),
+        ("what two sessions leave", ""),
+        ("a lesson", "13"),
+        ("a lesson", "14"),
+        ("a lesson", "15"),
+        ("a lesson", "16"),
+    },
+}
+NUMBER_WORDS = "zero one two three four five six seven eight nine ten eleven twelve".split()
+
+
+def _places(text: str) -> dict[str, str]:
+    """The places of the guide's ``text`` that state lessons' minutes, named as in MINUTES_EXPECTED:
+    "How long the lessons take" and the paragraphs after the 90-minute walkthrough's table."""
+    plan = _section(text, "A 90-minute walkthrough")
+    return {
+        "How long the lessons take": _section(text, "How long the lessons take"),
+        "the plans for parts II and III": plan.split("| **90** |", 1)[1],
+    }
+
+
+def _minutes_problems(text: str) -> list[str]:
+    """Each sentence of the guide's ``text`` whose minutes are not its lessons' manifests' (summed),
+    each statement of MINUTES_EXPECTED not found, and each "N minutes" that no pattern reads."""
+    minutes = {number: lesson.minutes for number, lesson in MANIFESTS.items()}
+    total = sum(minutes.values())
+    problems = []
+    for place, said in _places(text).items():
+        found, covered = set(), []
+        sessions = []  # (where, the sum) of each "NN and MM (T minutes)": what is left of a session
+        for what, pattern in MINUTES_SAID.items():
+            for match in re.finditer(pattern, said):
+                covered.append(match.span())
+                sentence = f"{place}: {_sentence(said, match)!r}"
+                first, last = match.groupdict().get("first"), match.groupdict().get("last")
+                key = ""
+                if what == "the total":
+                    wanted = str(total)
+                elif what == "the sessions":
+                    wanted = NUMBER_WORDS[math.ceil(total / 90)]
+                elif what == "a part":
+                    key = match["part"]
+                    ids = [number for number, lesson in MANIFESTS.items() if lesson.part == key]
+                    if [first, last] != [ids[0], ids[-1]]:
+                        problems.append(f"{sentence}: part {key} is lessons {ids[0]}–{ids[-1]}")
+                    wanted = str(sum(minutes[number] for number in ids))
+                elif what == "two lessons":
+                    key, wanted = f"{first} and {last}", str(minutes[first] + minutes[last])
+                    sessions.append((match.start(), int(wanted)))
+                elif what == "a lesson":
+                    key, wanted = first, str(minutes[first])
+                    short = MANIFESTS[first].minutes_with_homework
+                    if match["short"] and match["short"] != str(short):
+                        problems.append(
+                            f"{sentence}: lesson {first} with homework takes {short or 'no less'}"
+                        )
+                else:  # what two sessions leave: 90 less each of the two sessions before it
+                    before = [summed for start, summed in sessions if start < match.start()][-2:]
+                    left = [str(90 - summed) for summed in before]
+                    if len(left) != 2 or [match["said"], match["also"]] != left:
+                        leave = " and ".join(left) or "nothing"
+                        problems.append(f"{sentence}: the two sessions before it leave {leave} minutes")
+                    found.add((what, key))
+                    continue
+                found.add((what, key))
+                if match["said"] != wanted:
+                    problems.append(f"{sentence}: says {match['said']}, the manifests' minutes give {wanted}")
+        for what, key in sorted(MINUTES_EXPECTED[place] - found):
+            problems.append(
+                f"{place}: no sentence states {what} {key} as this test reads it, {MINUTES_SAID[what]}"
+            )
+        for match in re.finditer(r"\b\d+\s+minutes\b", said):
+            if not any(start <= match.start() and match.end() <= end for start, end in covered):
+                problems.append(f"{place}: {_sentence(said, match)!r} states minutes that no check reads")
+    return problems
+
+
 def test_the_totals_are_the_sums_of_the_lessons_times(notes: dict) -> None:
     times = {number: int(_field(part, "Time").split()[0]) for number, (part, _pauses) in notes.items()}
+    assert times == {number: lesson.minutes for number, lesson in MANIFESTS.items()}, "the manifests' minutes"
     total = sum(times.values())
     said = re.search(r"take about (\d+) minutes: (.*?)\s+sessions in all", TEXT, re.DOTALL)
     assert said, "the guide gives the lessons' total time, then each part's"
@@ -265,3 +388,78 @@ def test_the_totals_are_the_sums_of_the_lessons_times(notes: dict) -> None:
         wanted = rf"part {name} \({ids[0]}–{ids[-1]}\)\s+about {summed}\b"
         where = f"part {name} ({ids[0]}–{ids[-1]})"
         assert re.search(wanted, said[2]), f"{where}: the guide's figure is not its lessons' Times, {summed}"
+
+
+def test_every_total_the_guide_states_is_the_manifests_sum() -> None:
+    problems = _minutes_problems(TEXT)
+    assert not problems, "the guide's minutes have drifted from the manifests':\n" + "\n".join(problems)
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "named"),
+    [
+        ("about 235, the time", "about 180, the time", "says 180, the manifests' minutes give 235"),
+        (
+            "11 and 12 (80 minutes)",
+            "11 and 12 (70 minutes)",
+            "11 and 12 (70 minutes) in the second, each with its explorer.': says 70",
+        ),
+        (
+            "the 15 and 10 minutes",
+            "the 15 and 20 minutes",
+            "the two sessions before it leave 15 and 10 minutes",
+        ),
+        ("lessons 14 and 15 (145 minutes)", "lessons 14 and 15 (90 minutes)", "says 90, the manifests'"),
+        ("Lesson 14 (65 minutes)", "Lesson 14 (45 minutes)", "says 45, the manifests' minutes give 65"),
+        (
+            "or 45 with its sections 1 to 3 as homework) takes",
+            "or 40 with its sections 1 to 3 as homework) takes",
+            "lesson 16 with homework takes 45",
+        ),
+        ("take about 645 minutes", "take about 590 minutes", "says 590, the manifests' minutes give 645"),
+        ("eight 90-minute", "seven 90-minute", "says seven, the manifests' minutes give eight"),
+        ("(lessons 09–13, about 190", "(lessons 09–12, about 190", "part II is lessons 09–13"),
+        # reworded: the check says it no longer finds the sentence, instead of passing
+        ("11 and 12 (80 minutes)", "the next two lessons", "no sentence states two lessons 11 and 12"),
+        ("take about 645 minutes", "need 645 minutes", "no sentence states the total"),
+        (
+            "Lesson 14 (65 minutes) takes",
+            "The first (65 minutes) takes",
+            "states minutes that no check reads",
+        ),
+    ],
+)
+def test_a_drifted_total_is_named_with_its_sentence(old: str, new: str, named: str) -> None:
+    assert TEXT.count(old) == 1, f"the test's anchor {old!r} is not in the guide once"
+    problems = "\n".join(_minutes_problems(TEXT.replace(old, new)))
+    assert named in problems, f"changing {old!r} to {new!r} is not named: {problems or 'no problem found'}"
+
+
+def test_a_lessons_minutes_are_checked_by_its_manifest(tmp_path: Path) -> None:
+    folder = tmp_path / MANIFESTS["16"].folder.name
+    folder.mkdir()
+    text = (MANIFESTS["16"].folder / manifest.MANIFEST).read_text(encoding="utf-8")
+    assert "minutes = 90\nminutes_with_homework = 45\nhomework = " in text
+    broken = {
+        text.replace(
+            "minutes = 90\n", ""
+        ): r"l16_real_language_model/lesson\.toml: missing fields \['minutes'\]",
+        text.replace(
+            "minutes = 90\n", "minutes = 0\n"
+        ): r"minutes, the time lesson 16 takes a class, must be",
+        text.replace("minutes = 90\n", "minutes = -5\n"): r"l16_real_language_model.*must be more than 0",
+        text.replace("minutes = 90\n", 'minutes = "90"\n'): r"minutes must be a whole number",
+        text.replace("minutes = 90\n", "minutes = 90.5\n"): r"minutes must be a whole number",
+        text.replace(
+            "minutes_with_homework = 45\n", "minutes_with_homework = 90\n"
+        ): r"less than minutes \(90\)",
+        text.replace("minutes_with_homework = 45\n", ""): r"minutes_with_homework and homework go together",
+        text.replace(
+            'homework = "sections 1 to 3"', 'homework = " "'
+        ): r"homework names the part of lesson 16",
+    }
+    for changed, message in broken.items():
+        assert changed != text
+        (folder / manifest.MANIFEST).write_text(changed, encoding="utf-8")
+        with pytest.raises(manifest.ManifestError, match=message):
+            manifest.read(folder / manifest.MANIFEST)
