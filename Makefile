@@ -190,12 +190,16 @@ $(GRADE_STAMP): $(HUB_STAMP) requirements-grade.txt
 
 test-env test hub: $(GRADE_STAMP)
 
+# ASSIGNMENT names the assignment(s) to release or grade (a1-exercises); empty: every one for
+# assignments, every one released for grades.
+ASSIGNMENT ?=
+
 assignments: $(GRADE_STAMP)
-	$(BIN)/python tools/grading/week.py source
-	$(BIN)/python tools/grading/week.py release
+	$(BIN)/python tools/grading/week.py source $(ASSIGNMENT)
+	$(BIN)/python tools/grading/week.py release $(ASSIGNMENT)
 
 grades: $(GRADE_STAMP)
-	$(BIN)/python tools/grading/week.py grade
+	$(BIN)/python tools/grading/week.py grade $(ASSIGNMENT)
 
 # Slides: one reveal.js deck per lesson in build/slides/ (1280×720, speaker notes from the
 # instructor's guide), a slide at each `## ` heading and where a lesson's metadata cuts a section

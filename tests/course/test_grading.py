@@ -8,13 +8,17 @@ tests), writes and releases the feedback, and exports the gradebook: the CSV hol
 expected for each, and each feedback page holds the words of the self-check that named the
 mistake. The faster tests check what the tool writes: every self-check of the lesson becomes a
 test, the solutions and the hidden tests stay out of the students' version, and attnlib switched
-off is back on afterwards.
+off is back on afterwards. A first week run as the Makefile runs it (``week.py``'s command line,
+one assignment at a time) checks that only what was released is graded and exported, and that an
+assignment released with no submission yet is said to have none instead of failing.
 """
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import html
+import io
 import os
 import pwd
 import re
@@ -26,10 +30,10 @@ from pathlib import Path
 import nbformat
 import numpy as np
 import pytest
-from assignments import ASSIGNMENTS, EXERCISES
+from assignments import ASSIGNMENTS, EXERCISES, GRADIENTS
 from conftest import ROOT
 from make_source import SourceError, source_notebook, split_code
-from week import Course
+from week import Course, main
 
 import attnlib
 from course import grading
@@ -170,6 +174,98 @@ def test_the_students_version_has_no_solution_and_no_hidden_test(graded) -> None
     assert "HIDDEN TESTS" not in text and "on_new_inputs" not in text
     assert "BEGIN SOLUTION" not in text and "S_scaled = S / np.sqrt" not in text
     assert "raise NotImplementedError()" in text
+
+
+def _rows(course: Course) -> list[dict[str, str]]:
+    with (course.root / "grades.csv").open(newline="", encoding="utf-8") as file:
+        return list(csv.DictReader(file))
+
+
+@pytest.fixture(scope="module")
+def week_one(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
+    """A term's first weeks through ``week.py``'s command line, as ``make assignments ASSIGNMENT=…``
+    and ``sudo make grades [ASSIGNMENT=…]`` run it: assignment 1 alone released, one student submits
+    the model answers, the class graded with assignment 2 named (refused), then with none named;
+    assignment 2 released and the class graded again before anyone submitted it, with none named,
+    then with it named; assignment 2 withdrawn from the exchange (``nbgrader list --remove``) and
+    the grades exported. What each step printed, and the CSV's rows after it."""
+    from conftest import require_build
+
+    require_build(None if os.geteuid() == 0 else "grading in the sandbox needs root", "sudo")
+    folder = tmp_path_factory.mktemp("week-one")
+    course = Course(folder / "course", folder / "exchange")
+    where = ["--root", str(course.root), "--exchange", str(course.exchange)]
+
+    def week(*args: str) -> str:
+        with contextlib.redirect_stdout(io.StringIO()) as printed:
+            assert main([*args, *where]) == 0
+        return printed.getvalue()
+
+    week("source", NAME)
+    week("release", NAME)
+    seen: dict[str, object] = {"released": course.released()}
+    source = nbformat.read(course.root / "source" / NAME / EXERCISES.notebook, as_version=4)
+    _work(course.fetch(NAME, folder / "home" / "right") / EXERCISES.notebook, source)
+    course.submit(NAME, folder / "home" / "right", "right")
+    with contextlib.suppress(SystemExit), contextlib.redirect_stderr(io.StringIO()) as said:
+        main(["grade", GRADIENTS.id, *where])  # refused: the test reads why
+    seen["not released"] = said.getvalue()
+    seen["first"] = (week("grade"), _rows(course))
+    week("source", GRADIENTS.id)
+    week("release", GRADIENTS.id)
+    seen["no submissions"] = (week("grade"), _rows(course))
+    seen["named"] = week("grade", GRADIENTS.id)
+    shutil.rmtree(course.exchange / "attention-lessons" / "outbound" / GRADIENTS.id)
+    seen["withdrawn"] = (week("export"), _rows(course))
+    return seen
+
+
+def test_release_with_an_assignment_named_releases_that_one_alone(week_one) -> None:
+    assert week_one["released"] == [NAME]
+
+
+def test_grading_an_assignment_not_released_says_to_release_it_first(week_one) -> None:
+    said = week_one["not released"]
+    assert f"{GRADIENTS.id}: not released yet" in said, said
+    assert f"make assignments ASSIGNMENT={GRADIENTS.id}" in said, said
+
+
+def test_grading_with_no_assignment_named_grades_those_released(week_one) -> None:
+    printed, rows = week_one["first"]
+    assert f"grade {NAME}:" in printed and GRADIENTS.id not in printed, printed
+    assert [(row["assignment"], row["student_id"], float(row["score"])) for row in rows] == [
+        (NAME, "right", EXERCISES.points)
+    ]
+
+
+def test_a_released_assignment_nobody_submitted_is_said_to_have_nothing_to_grade(week_one) -> None:
+    printed, rows = week_one["no submissions"]
+    assert f"{GRADIENTS.id}: no submissions yet, nothing to grade" in printed.splitlines(), printed
+    by_assignment = {row["assignment"]: row for row in rows if row["student_id"] == "right"}
+    assert by_assignment[NAME]["status"] == "graded", by_assignment
+    assert float(by_assignment[NAME]["score"]) == EXERCISES.points
+    assert by_assignment[GRADIENTS.id]["status"] == "not submitted", by_assignment
+    assert float(by_assignment[GRADIENTS.id]["max_score"]) == GRADIENTS.points
+
+
+def test_grading_the_assignment_named_grades_it_alone(week_one) -> None:
+    printed = week_one["named"]
+    assert f"{GRADIENTS.id}: no submissions yet, nothing to grade" in printed.splitlines(), printed
+    assert f"grade {GRADIENTS.id}:" in printed and NAME not in printed, printed
+
+
+def test_an_assignment_not_released_has_no_rows_in_the_csv(week_one) -> None:
+    _, rows = week_one["withdrawn"]
+    assert {row["assignment"] for row in rows} == {NAME}, rows
+
+
+def test_grading_before_anything_is_released_says_so(tmp_path: Path, capsys) -> None:
+    where = ["--root", str(tmp_path / "course"), "--exchange", str(tmp_path / "exchange")]
+    with pytest.raises(SystemExit, match="2"):
+        main(["collect", *where])
+    said = capsys.readouterr().err
+    assert "collect: nothing released in" in said and "release an assignment first" in said, said
+    assert not (tmp_path / "course").exists()
 
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS.values(), ids=lambda assignment: assignment.id)

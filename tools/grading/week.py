@@ -18,7 +18,10 @@ what the nbgrader command named does, run in this process with nbgrader's classe
               ``status``: graded, not submitted, or why not graded)
 ``grade``     collect, autograde, feedback and export in one go
 
-With no assignment named, every assignment of ``tools/grading/assignments.py``. The settings are
+With no assignment named, ``source`` and ``release`` take every assignment of
+``tools/grading/assignments.py`` and the grading steps every one of them released (in the
+exchange's ``outbound``); naming one never released is an error. An assignment released but not
+yet submitted is skipped with a line that says so. The settings are
 those of ``tools/grading/nbgrader_config.py`` (which the ``nbgrader`` command reads too where
 ``JUPYTER_CONFIG_PATH`` names this folder, as on the hub), read for this course: the course folder
 (``--root``, ``$ATTN_GRADING_ROOT``, ``~/attention-grading``) and the exchange (``--exchange``,
@@ -66,6 +69,7 @@ CONFIG_DIR = Path(__file__).resolve().parent
 CONFIG = "nbgrader_config.py"
 CACHE = Path(".local", "share", "jupyter", "nbgrader_cache")  # in a student's home, as on their server
 STEPS = ("source", "release", "collect", "autograde", "feedback", "export", "grade")
+GRADING = ("collect", "autograde", "feedback", "grade")  # the steps that take released assignments
 
 
 def default_exchange() -> Path:
@@ -152,6 +156,30 @@ class Course:
                 print(f"{student}: {reason}", file=sys.stderr)
                 record(self.root, student, assignment, note, reason)
 
+    def _in_exchange(self, folder: str) -> Path:
+        """This course's ``folder`` of the exchange (``inbound``, ``outbound``)."""
+        return self.exchange / self.config().CourseDirectory.course_id / folder
+
+    def released(self) -> list[str]:
+        """The assignments released into the exchange (a folder each in its ``outbound``)."""
+        outbound = self._in_exchange("outbound")
+        return sorted(path.name for path in outbound.iterdir() if path.is_dir()) if outbound.is_dir() else []
+
+    def _with_submissions(self, ids: list[str], collected: bool = False) -> list[str]:
+        """Those of ``ids`` that have a submission in the exchange (``collected``: in the course
+        folder's ``submitted/``); for each of the others a line that says there is nothing to grade."""
+        kept = []
+        for name in ids:
+            if collected:
+                found = any((self.root / "submitted").glob(f"*/{name}"))
+            else:
+                found = any(self._in_exchange("inbound").glob(f"*+{name}+*"))
+            if found:
+                kept.append(name)
+            else:
+                print(f"{name}: no submissions {'collected' if collected else 'yet'}, nothing to grade")
+        return kept
+
     def _exchange(
         self, step: type, assignment: str, student: str = "*", **settings: dict[str, object]
     ) -> None:
@@ -171,34 +199,36 @@ class Course:
         for name in ids:
             self._convert(GenerateAssignment, name, force=True)
             self._exchange(ExchangeReleaseAssignment, name, Exchange={"force": True})
-        inbound = self.exchange / self.config().CourseDirectory.course_id / "inbound"
+        inbound = self._in_exchange("inbound")
         for folder in (self.exchange, inbound):  # writable by all: no one renames or deletes another's
             if folder.stat().st_uid == os.geteuid() and folder.stat().st_mode & stat.S_IWOTH:
                 folder.chmod(folder.stat().st_mode | stat.S_ISVTX)
 
     def collect(self, ids: list[str]) -> None:
         """Collect every student's latest submission (``collect --update``) that can be trusted
-        (``collection.SafeCollect``: the others are refused, and the reasons kept)."""
-        for name in ids:
+        (``collection.SafeCollect``: the others are refused, and the reasons kept); an assignment
+        with none is skipped, with a line that says so."""
+        for name in self._with_submissions(ids):
             self._exchange(SafeCollect, name, ExchangeCollect={"update": True})
 
     def autograde(self, ids: list[str]) -> None:
         """Grade the collected submissions, the tests put back from the gradebook, hidden ones too,
         each in the sandbox (:class:`sandbox.SandboxError` at once where none can start)."""
         sandbox.require()
-        for name in ids:
+        for name in self._with_submissions(ids, collected=True):
             self._each_student(Autograde, name, "autograde", "judge", force=True, create_student=True)
 
     def feedback(self, ids: list[str]) -> None:
         """Write each student's feedback (HTML) and release it into the exchange."""
-        for name in ids:
+        for name in self._with_submissions(ids, collected=True):
             self._each_student(GenerateFeedback, name, "write the feedback of", "feedback", force=True)
             self._exchange(ExchangeReleaseFeedback, name)
 
     def export(self) -> Path:
         """The gradebook as ``<root>/grades.csv``: one row per student and assignment, nbgrader's
         columns and a ``status``: graded, not submitted, or "not graded: " and why (a row is added
-        for a student whose every submission was refused)."""
+        for a student whose every submission was refused). An assignment not released has no rows,
+        not a 0 for everyone (one withdrawn from the exchange after grading keeps its rows)."""
         path = self.root / "grades.csv"
         config = self.config(ExportPlugin={"to": str(path)})
         coursedir = CourseDirectory(config=config)
@@ -207,6 +237,8 @@ class Course:
         with path.open(newline="", encoding="utf-8") as file:
             rows = list(csv.DictReader(file))
         columns = [*(rows[0] if rows else ["assignment", "student_id", "score", "max_score"]), "status"]
+        given = {*self.released(), *(row["assignment"] for row in rows if row.get("timestamp"))}
+        rows = [row for row in rows if row["assignment"] in given]
         seen = {(row["student_id"], row["assignment"]) for row in rows}
         report = self.root / REPORT
         for key in json.loads(report.read_text()) if report.exists() else {}:
@@ -223,7 +255,9 @@ class Course:
         return path
 
     def grade(self, ids: list[str]) -> Path:
-        """Collect, autograde, feedback, export."""
+        """Collect, autograde, feedback, export; an assignment with no submission is skipped, with a
+        line that says so."""
+        ids = self._with_submissions(ids)
         self.collect(ids)
         self.autograde(ids)
         self.feedback(ids)
@@ -262,6 +296,29 @@ def give_back(root: Path) -> None:
         os.lchown(path, owner.st_uid, owner.st_gid)
 
 
+class NotReleasedError(Exception):
+    """A grading step named an assignment not released, or found none released."""
+
+
+def _chosen(course: Course, step: str, named: list[str]) -> list[str]:
+    """The assignments ``step`` works on: those ``named``, else every one (``source``, ``release``)
+    or every one released (the grading steps). :class:`NotReleasedError` where a grading step is
+    named one not released, or finds none released."""
+    if step not in GRADING:
+        return named or list(ASSIGNMENTS)
+    released = course.released()
+    unreleased = [name for name in named if name not in released]
+    if unreleased:
+        raise NotReleasedError(
+            f"{' '.join(unreleased)}: not released yet, nothing to grade: release it first "
+            f"(make assignments ASSIGNMENT={unreleased[0]})"
+        )
+    ids = named or [name for name in ASSIGNMENTS if name in released]
+    if not ids:
+        raise NotReleasedError(f"nothing released in {course.exchange} yet: release an assignment first")
+    return ids
+
+
 def main(argv: list[str]) -> int:
     """Run one step (or ``grade``) for the assignments named, and say how long it took."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -273,13 +330,13 @@ def main(argv: list[str]) -> int:
     unknown = sorted(set(args.assignments) - set(ASSIGNMENTS))
     if unknown:
         parser.error(f"no assignment {unknown}: there are {', '.join(ASSIGNMENTS)}")
-    ids = args.assignments or list(ASSIGNMENTS)
-    if args.step in ("autograde", "grade"):
-        try:
-            sandbox.require()  # before anything is collected or written
-        except sandbox.SandboxError as error:
-            parser.exit(2, f"{args.step}: {error}\n")
     course = Course(args.root.resolve(), args.exchange.resolve())
+    try:
+        if args.step in ("autograde", "grade"):
+            sandbox.require()  # before anything is collected or written
+        ids = _chosen(course, args.step, args.assignments)
+    except (NotReleasedError, sandbox.SandboxError) as error:
+        parser.exit(2, f"{args.step}: {error}\n")
     course.root.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
     if args.step == "export":
