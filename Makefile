@@ -29,12 +29,15 @@ help:
 	@echo "make lab-student     the student copies in JupyterLab, copied once into student-work/ (never overwritten)"
 	@echo "make student-branch  the student copies as the branch 'student' (repository.toml), to push for"
 	@echo "                     Binder, the hub's nbgitpuller link and the student edition's buttons"
-	@echo "make assignments     the graded assignments (nbgrader): written from the lessons and released"
-	@echo "make grades          collect, autograde (in a sandbox: as root), feedback, grades.csv (the guide, 'A graded week')"
-	@echo "make slides          one reveal.js deck per lesson in build/slides"
+	@echo "make assignments     the graded assignments (nbgrader): written from the lessons and released;"
+	@echo "                     ASSIGNMENT=a1-exercises for one, every one at once without it"
+	@echo "make grades          collect, autograde (in a sandbox: as root), feedback, grades.csv (the guide,"
+	@echo "                     'A graded week'); ASSIGNMENT=a1-exercises for one, every one released without it"
+	@echo "make slides          one reveal.js deck per lesson: yours in build/slides (every answer, the"
+	@echo "                     speaker notes), the class's in build/slides-student (the student copies)"
 	@echo "make handouts        each deck as PDFs to print, in build/handouts: NN_name-student-a4.pdf,"
-	@echo "                     -student-letter, -teacher-a4, -teacher-letter (the teacher's with the"
-	@echo "                     speaker notes); a page per slide (docs/instructor_guide.md, 'Handouts')"
+	@echo "                     -student-letter (from the student copies: no answer), -teacher-a4,"
+	@echo "                     -teacher-letter (with the speaker notes); slides down the page, 189 mm wide"
 	@echo "make hub             a classroom JupyterHub on http://127.0.0.1:8000: one account per student,"
 	@echo "                     nbgitpuller, the idle culler (docs/instructor_guide.md, 'Running it on a JupyterHub')"
 	@echo "make clean           remove .venv and caches"
@@ -208,21 +211,33 @@ grades: $(GRADE_STAMP)
 # Chromium that every slide fits and names the ones that do not.
 .PHONY: slides
 
-slides: $(LAB_STAMP) $(NODE_STAMP)
-	rm -rf build/slides
+slides: $(LAB_STAMP) $(NODE_STAMP) student
+	rm -rf build/slides build/slides-student
 	$(BIN)/python tools/build_slides.py --out build/slides notebooks/*.ipynb
+	$(BIN)/python tools/build_slides.py --student --out build/slides-student build/student/notebooks/*.ipynb
 
 # The decks are built before the tests: the slide test measures them as they are.
 test: slides
 
 # Handouts: each deck printed by Chromium (reveal.js's ?print-pdf layout) to PDFs in build/handouts/,
-# A4 and Letter, for students and for the teacher (with the speaker notes, their math typeset),
-# one portrait page per slide, the figures' tables unfolded under it; offline, like the decks.
+# A4 and Letter: the students' from their decks (the student copies: no answer, no notes), the
+# teacher's with every answer and the speaker notes; the slides down a portrait page, each as tall
+# as what it shows, the figures' tables unfolded under them; offline, like the decks. Playwright
+# comes from requirements-print.txt; Chromium is Debian's.
+PRINT_STAMP := $(VENV)/.print-installed
+
 .PHONY: handouts
 
-handouts: slides
+$(PRINT_STAMP): $(LAB_STAMP) requirements-print.txt
+	$(BIN)/python -m pip install --quiet -r requirements-print.txt
+	touch $@
+
+handouts: slides $(PRINT_STAMP)
+	@test -x /usr/bin/chromium || { echo "make handouts prints with Chromium, and /usr/bin/chromium is missing:" \
+		"install Debian's (sudo apt-get install chromium)" >&2; exit 1; }
 	rm -rf build/handouts
-	$(BIN)/python tools/build_handouts.py --slides build/slides --out build/handouts
+	$(BIN)/python tools/build_handouts.py --slides build/slides --student-slides build/slides-student \
+		--out build/handouts
 
 # The classroom hub: JupyterHub, its idle culler, nbgitpuller, NativeAuthenticator (requirements-hub.txt) installed
 # into the lessons' environment, so that every student's server runs the pins of `make lab`;

@@ -399,8 +399,12 @@ def convert(deck: nbformat.NotebookNode, name: str) -> str:
     return LESSON_LINK.sub(r'href="\1.html', page)
 
 
-def index_page(entries: list[tuple[str, str, int]]) -> str:
-    """A page that links every deck, with its number of slides and the keys a presenter needs."""
+SPEAKER_VIEW = ", S for the speaker view with the instructor's notes"
+
+
+def index_page(entries: list[tuple[str, str, int]], notes: bool = True) -> str:
+    """A page that links every deck, with its number of slides and the keys a presenter needs (the
+    speaker view's where the decks have ``notes``)."""
     items = "\n".join(
         f'<li><a href="{html.escape(href)}">{html.escape(text)}</a> ({count} slides)</li>'
         for href, text, count in entries
@@ -410,16 +414,17 @@ def index_page(entries: list[tuple[str, str, int]]) -> str:
         "<title>attention-lessons: slides</title>\n</head>\n<body>\n<main>\n"
         "<h1>attention-lessons: slides</h1>\n"
         "<p>One deck per lesson, 1280×720. In a deck: arrow keys or space to move, Esc for the overview, "
-        "F for full screen, S for the speaker view with the instructor's notes.</p>\n"
+        f"F for full screen{SPEAKER_VIEW if notes else ''}.</p>\n"
         f'<ol start="0">\n{items}\n</ol>\n</main>\n</body>\n</html>\n'
     )
 
 
-def build(paths: list[Path], out: Path, node_modules: Path, guide: Path) -> list[tuple[str, str, int]]:
-    """Write the decks of ``paths`` and their assets to ``out``; (file, title, slides) of each deck."""
+def build(paths: list[Path], out: Path, node_modules: Path, guide: Path | None) -> list[tuple[str, str, int]]:
+    """Write the decks of ``paths`` and their assets to ``out``, with the speaker notes of ``guide``
+    (none without a guide); (file, title, slides) of each deck."""
     for asset in ASSETS:
         asset.copy(node_modules, out / STATIC)
-    notes = lesson_notes(guide.read_text(encoding="utf-8"))
+    notes = lesson_notes(guide.read_text(encoding="utf-8")) if guide else {}
     pages = {sheet: sheet.read_text(encoding="utf-8") for sheet in (out / STATIC).rglob("*.css")}
     entries = []
     for path in paths:
@@ -432,7 +437,7 @@ def build(paths: list[Path], out: Path, node_modules: Path, guide: Path) -> list
         if external_urls(page):
             raise RuntimeError(f"{target.name} would load from other hosts: {external_urls(page)}")
         target.write_text(page, encoding="utf-8")
-    (out / "index.html").write_text(index_page(entries), encoding="utf-8")
+    (out / "index.html").write_text(index_page(entries, notes=bool(guide)), encoding="utf-8")
     return entries
 
 
@@ -442,8 +447,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=ROOT / "build" / "slides")
     parser.add_argument("--node-modules", type=Path, default=ROOT / "node_modules")
     parser.add_argument("--guide", type=Path, default=GUIDE)
+    parser.add_argument(
+        "--student",
+        action="store_true",
+        help="the students' decks (of the student copies): no speaker notes, which hold the answers",
+    )
     args = parser.parse_args(argv)
-    for name, _title, count in build(args.notebooks, args.out, args.node_modules, args.guide):
+    guide = None if args.student else args.guide
+    for name, _title, count in build(args.notebooks, args.out, args.node_modules, guide):
         print(f"{name}: {count} slides")
     print(f"wrote the decks and index.html to {args.out}")
     return 0

@@ -46,7 +46,8 @@ def student_copy(lesson: nbformat.NotebookNode) -> nbformat.NotebookNode:
     """A copy of ``lesson`` without its solution cells, with the note after the title."""
     copy = nbformat.from_dict(lesson)
     cells = [cell for cell in copy.cells if not is_solution(cell)]
-    note = nbformat.v4.new_markdown_cell(NOTE)
+    # a sub-slide of its own in the students' deck (make slides): the title slide is full
+    note = nbformat.v4.new_markdown_cell(NOTE, metadata={"slideshow": {"slide_type": "subslide"}})
     note.id = NOTE_ID
     copy.cells = [cells[0], note, *cells[1:]]
     for cell in copy.cells:

@@ -62,7 +62,13 @@ def test_binder_files_point_at_the_same_pins_and_lesson() -> None:
 
 
 def test_every_requirement_is_pinned_exactly() -> None:
-    names = ("requirements.txt", "requirements-test.txt", "requirements-torch.txt", "requirements-hub.txt")
+    names = (
+        "requirements.txt",
+        "requirements-test.txt",
+        "requirements-print.txt",
+        "requirements-torch.txt",
+        "requirements-hub.txt",
+    )
     for name in names:
         for line in (ROOT / name).read_text().splitlines():
             line = line.split("#", 1)[0].strip()

@@ -1,12 +1,14 @@
 """The PDF handouts of ``make handouts`` (tools/build_handouts.py), opened and read page by page.
 
-Two decks are printed here into a temporary folder from ``build/slides`` as ``make slides`` left it
-(the slide test's freshness check; the test skips with a hint, and fails under CI, without fresh
-decks): lesson 07, whose main figure is split over two pages, and lesson 00. Each of the four PDFs
-of a deck (student and teacher, A4 and Letter) must have one page per slide (no blank page), pages
-of its paper size, an image on every page whose slide shows a figure, the figures' tables unfolded
-under them, and, in the teacher's edition, speaker notes whose formulas are typeset: no TeX left
-in the notes' text on the page (``\\frac``, ``$``, ``\\(``).
+Every deck is printed here into a temporary folder, the teacher's from ``build/slides`` and the
+students' from ``build/slides-student`` as ``make slides`` left them (the slide test's freshness
+check; the test skips with a hint, and fails under CI, without fresh decks), on A4, and lessons 00
+and 07 on Letter too. No student handout holds any piece of a solution cell that the teacher's shows
+(like the book's student edition). Each PDF has pages of its paper size, printed at 100 % (a figure's
+smallest text at least 7.5 pt), every slide once and in order, at most two slides' height to a page
+(and a page more for each table that runs on), every figure of its deck, the figures' tables unfolded,
+and, in the teacher's edition only, speaker notes whose formulas are typeset: no TeX left in the
+notes' text on the page (``\\frac``, ``$``, ``\\(``).
 
 No PDF library is installed with the tests: :class:`Pdf` reads what Chromium's PDFs (Skia) hold,
 uncompressed objects with Flate streams, and the text of each page through its fonts' ToUnicode
@@ -15,6 +17,7 @@ maps.
 
 from __future__ import annotations
 
+import math
 import re
 import unicodedata
 import zlib
@@ -25,12 +28,18 @@ import build_slides
 import nbformat
 import pytest
 import slides_browser
+from build_student import is_solution
 from conftest import ROOT, require_build
-from test_slides import DECKS, stale_or_missing_decks
+from test_book import fingerprints
+from test_slides import DECKS, LESSONS, STUDENT_DECKS, stale_or_missing_decks
 
-PRINTED = ["00_start_here", "07_whole_picture"]
+STUDENT_NOTEBOOKS = ROOT / "build" / "student" / "notebooks"
+FOLDERS = {"teacher": DECKS, "student": STUDENT_DECKS}
+ON_LETTER = ["00_start_here", "07_whole_picture"]
+A4, LETTER = build_handouts.PAPERS
 PAPER_POINTS = {"A4": (595.28, 841.89), "Letter": (612.0, 792.0)}
 TEX = re.compile(r"\\(frac|sqrt|top|operatorname|mathrm|\(|\[)|\$")
+TABLE = "The numbers in this figure"
 
 
 class Pdf:
@@ -143,11 +152,21 @@ class Pdf:
         codes = [int(hexes[i : i + width], 16) for i in range(0, len(hexes), width)]
         return "".join(table.get(code, "") for code in codes)
 
+    def scale(self, page: int) -> float:
+        """Points per CSS pixel on a page: 0.75 where Chromium printed it at 100 % (its first two
+        matrices: pixels to points, then any shrinking to fit the paper)."""
+        contents = re.search(rb"/Contents (\d+) 0 R", self._dict(page))
+        first, second = re.findall(
+            rb"([-\d.]+) 0 0 [-\d.]+ [-\d.]+ [-\d.]+ cm", self.stream(int(contents[1]))
+        )[:2]
+        return float(first) * float(second)
 
-def _slides(deck: str) -> list[tuple[int, bool]]:
-    """(number of figures, whether a figure's table is on it) of each slide of ``deck``, as built."""
-    lesson = nbformat.read(ROOT / "notebooks" / f"{deck}.ipynb", as_version=4)
-    notebook = build_slides.deck_notebook(lesson)
+
+def _slides(deck: str, edition: str) -> list[tuple[int, bool]]:
+    """(number of figures, whether a figure's table is on it) of each slide of ``deck`` in its
+    ``edition`` (the students' is made from the student copy), as built."""
+    folder = STUDENT_NOTEBOOKS if edition == "student" else ROOT / "notebooks"
+    notebook = build_slides.deck_notebook(nbformat.read(folder / f"{deck}.ipynb", as_version=4))
     slides: list[list[str]] = []
     for cell in notebook.cells:
         if cell.metadata["slideshow"]["slide_type"] in ("slide", "subslide") or not slides:
@@ -161,37 +180,75 @@ def _slides(deck: str) -> list[tuple[int, bool]]:
 
 @pytest.fixture(scope="module")
 def handouts(browser, tmp_path_factory) -> Path:
-    """The handouts of the printed decks, in a temporary folder (skips without fresh decks)."""
-    require_build(stale_or_missing_decks(), "make slides")
+    """Every deck printed, both editions, on A4 (and two on Letter), in a temporary folder (skips
+    without fresh decks)."""
+    for folder in FOLDERS.values():
+        require_build(stale_or_missing_decks(folder), "make slides")
     out = tmp_path_factory.mktemp("handouts")
-    with slides_browser.serve(DECKS) as base:
-        for deck in PRINTED:
-            build_handouts.print_deck(browser, base, deck, out)
+    for edition, folder in FOLDERS.items():
+        with slides_browser.serve(folder) as base:
+            for deck in LESSONS:
+                papers = (A4, LETTER) if deck in ON_LETTER else (A4,)
+                build_handouts.print_deck(browser, base, deck, out, edition, papers)
     return out
 
 
-@pytest.mark.parametrize("paper", build_handouts.PAPERS, ids=lambda paper: paper.name)
+def _compact(text: str) -> str:
+    """``text`` without white space: a PDF places words where a page breaks lines and sets spaces."""
+    return re.sub(r"\s+", "", text)
+
+
+@pytest.mark.parametrize("deck", LESSONS)
+def test_no_student_handout_holds_a_solution(handouts, deck):
+    """No piece of a solution cell that the teacher's handout shows is in the student's."""
+    teacher, student = (
+        Pdf(handouts / build_handouts.handout_name(deck, edition, A4)) for edition in ("teacher", "student")
+    )
+    teacher_text = _compact("".join(teacher.text(page) for page in teacher.pages))
+    student_text = _compact("".join(student.text(page) for page in student.pages))
+    cells = nbformat.read(ROOT / "notebooks" / f"{deck}.ipynb", as_version=4).cells
+    solutions = [cell for cell in cells if is_solution(cell)]
+    kept = _compact(" ".join(cell.source for cell in cells if cell not in solutions))
+    found = 0
+    for cell in solutions:
+        shown = {_compact(p) for p in fingerprints(cell)} - {""}
+        shown = {piece for piece in shown if piece not in kept and piece in teacher_text}
+        found += bool(shown)
+        leaked = sorted(piece for piece in shown if piece in student_text)
+        assert not leaked, f"{deck}: solution cell {cell.id} is in the student handout: {leaked[:3]}"
+    assert found or not solutions, f"{deck}: no solution cell found in the teacher's handout to look for"
+
+
 @pytest.mark.parametrize("edition", build_handouts.EDITIONS)
-@pytest.mark.parametrize("deck", PRINTED)
-def test_a_page_per_slide_on_the_paper(handouts, deck, edition, paper):
-    pdf = Pdf(handouts / build_handouts.handout_name(deck, edition, paper))
-    slides = _slides(deck)
-    assert len(pdf.pages) == len(slides), f"{deck}: {len(pdf.pages)} pages for {len(slides)} slides"
-    for number, page in enumerate(pdf.pages, start=1):
-        width, height = pdf.size(page)
-        want = PAPER_POINTS[paper.name]
-        assert abs(width - want[0]) < 1 and abs(height - want[1]) < 1, f"page {number}: {width}×{height} pt"
-    for number, (page, (figures, table)) in enumerate(zip(pdf.pages, slides, strict=True), start=1):
-        assert (pdf.images(page) > 0) == (figures > 0), (
-            f"{deck}, page {number}: {figures} figures on the slide"
-        )
-        if table:
-            text = pdf.text(page)
-            # the table's caption is printed once on the slide (folded) and once more under it (unfolded)
-            assert text.count("The numbers in this figure") == 2, f"{deck}, page {number}: {text[:300]!r}"
+@pytest.mark.parametrize("deck", LESSONS)
+def test_every_slide_printed_whole_at_full_size(handouts, deck, edition):
+    """Every slide once, in order ("slide 3 of 40" under each), at most two slides' height to a page
+    (and a page more for each table that runs on), printed at 100 %, every figure and table there."""
+    papers = (A4, LETTER) if deck in ON_LETTER else (A4,)
+    slides = _slides(deck, edition)
+    tables = sum(table for _, table in slides)
+    for paper in papers:
+        pdf = Pdf(handouts / build_handouts.handout_name(deck, edition, paper))
+        text = "".join(pdf.text(page) for page in pdf.pages)
+        labels = [(int(k), int(n)) for k, n in re.findall(r"slide (\d+) of (\d+)", text)]
+        assert labels == [(k, len(slides)) for k in range(1, len(slides) + 1)], f"{deck}: {labels}"
+        if edition == "student":
+            most = math.ceil(len(slides) / 2) + tables
+            assert len(pdf.pages) <= most, f"{deck}: {len(pdf.pages)} pages for {len(slides)} slides"
+        for number, page in enumerate(pdf.pages, start=1):
+            width, height = pdf.size(page)
+            want = PAPER_POINTS[paper.name]
+            assert abs(width - want[0]) < 1 and abs(height - want[1]) < 1, (
+                f"page {number}: {width}×{height} pt"
+            )
+            assert abs(pdf.scale(page) - 0.75) < 1e-4, f"{deck}, page {number}: shrunk to fit the paper"
+        assert sum(map(pdf.images, pdf.pages)) == sum(figures for figures, _ in slides), deck
+        # a table's caption is printed once on the slide (folded) and once more under it (unfolded)
+        assert text.count(TABLE) == 2 * tables, f"{deck}: {text.count(TABLE)} captions for {tables} tables"
+    assert build_handouts.figure_text_pt(build_handouts.SLIDE_MM * build_handouts.PX_PER_MM) >= 7.5
 
 
-@pytest.mark.parametrize("deck", PRINTED)
+@pytest.mark.parametrize("deck", ON_LETTER)
 def test_the_teachers_notes_are_printed_with_their_math_typeset(handouts, deck):
     title_notes, pauses = build_slides.lesson_notes(
         (ROOT / "docs" / "instructor_guide.md").read_text(encoding="utf-8")
@@ -200,13 +257,14 @@ def test_the_teachers_notes_are_printed_with_their_math_typeset(handouts, deck):
         teacher = Pdf(handouts / build_handouts.handout_name(deck, "teacher", paper))
         student = Pdf(handouts / build_handouts.handout_name(deck, "student", paper))
         first = teacher.text(teacher.pages[0])
-        assert "Speaker notes" in first and "Speaker notes" not in student.text(student.pages[0])
+        assert "Speaker notes" in first
+        assert not any("Speaker notes" in student.text(page) for page in student.pages)
         words = re.sub(r"[^a-z]+", " ", title_notes.split("\n")[0].lower()).split()[:3]
         assert all(word in first.lower() for word in words), (
             f"{deck}: the title notes {words} not in {first[:400]!r}"
         )
         # the notes follow their label; a slide may show a `$` in code or its output
-        notes = [teacher.text(page).partition("Speaker notes")[2] for page in teacher.pages]
+        notes = [text.partition("Speaker notes")[2] for text in map(teacher.text, teacher.pages)]
         raw = [
             (number, TEX.search(text)[0], text[:200])
             for number, text in enumerate(notes, 1)

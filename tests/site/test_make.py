@@ -83,6 +83,26 @@ def test_make_book_installs_the_book_on_the_lessons_pins_without_the_test_tools(
     assert "-r requirements-book.txt" in test
 
 
+def test_make_handouts_installs_what_it_prints_with_after_lab_and_book(tmp_path: Path) -> None:
+    """After make lab and make book (no test tools), make handouts installs Playwright itself, and
+    prints the students' handouts from the students' decks, made from the student copies."""
+    venv = tmp_path / "venv"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "bin" / "python").symlink_to(sys.executable)
+    for stamp in (".lab-installed", ".book-installed"):
+        (venv / stamp).touch()
+    handouts = " ".join(_dry_run("handouts", VENV=str(venv)))
+    assert "-r requirements-print.txt" in handouts, handouts
+    assert "requirements-test.txt" not in handouts
+    assert "--student --out build/slides-student build/student/notebooks/" in handouts
+    assert "--student-slides build/slides-student" in handouts
+    pins = (ROOT / "requirements-print.txt").read_text(encoding="utf-8")
+    assert re.findall(r"^-r (\S+)", pins, re.MULTILINE) == ["requirements.txt"]
+    assert re.search(r"^playwright==", pins, re.MULTILINE)
+    test_pins = (ROOT / "requirements-test.txt").read_text(encoding="utf-8")
+    assert "-r requirements-print.txt" in test_pins, "make test prints the handouts' test with the same pins"
+
+
 def test_make_hub_runs_the_hub_on_the_lessons_pins(tmp_path: Path) -> None:
     """The students' servers run the environment of make lab, plus the hub's pins; make lab stays lean."""
     venv = str(tmp_path / "venv")

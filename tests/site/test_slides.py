@@ -26,6 +26,7 @@ from __future__ import annotations
 import base64
 import io
 import re
+from pathlib import Path
 
 import build_slides
 import nbformat
@@ -40,6 +41,7 @@ from course import manifest
 NOTEBOOKS = [lesson.path for lesson in manifest.lessons()]
 LESSONS = [path.stem for path in NOTEBOOKS]
 DECKS = ROOT / "build" / "slides"
+STUDENT_DECKS = ROOT / "build" / "slides-student"
 SOURCES = [
     *NOTEBOOKS,
     ROOT / "docs" / "instructor_guide.md",
@@ -56,15 +58,17 @@ HOW_TO_FIX = (
 )
 
 
-def stale_or_missing_decks() -> str | None:
-    """Why build/slides cannot be tested as it is (missing or older than its sources), or None."""
-    decks = [DECKS / f"{lesson}.html" for lesson in LESSONS]
+def stale_or_missing_decks(folder: Path = DECKS) -> str | None:
+    """Why the decks of ``folder`` (build/slides, build/slides-student) cannot be tested as they are
+    (missing or older than their sources), or None."""
+    decks = [folder / f"{lesson}.html" for lesson in LESSONS]
+    where = folder.relative_to(ROOT)
     missing = [deck.name for deck in decks if not deck.exists()]
     if missing:
-        return f"build/slides has no {missing}"
+        return f"{where} has no {missing}"
     newest = max(path.stat().st_mtime for path in SOURCES)
     stale = [deck.name for deck in decks if deck.stat().st_mtime < newest]
-    return f"build/slides is older than the lessons, the guide or the tools: {stale}" if stale else None
+    return f"{where} is older than the lessons, the guide or the tools: {stale}" if stale else None
 
 
 @pytest.fixture(scope="module")
@@ -79,6 +83,26 @@ def decks(browser) -> dict[str, slides_browser.Deck]:
 @pytest.fixture(scope="module")
 def notes() -> dict[str, tuple[str, dict[str, str]]]:
     return build_slides.lesson_notes((ROOT / "docs" / "instructor_guide.md").read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="module")
+def student_decks(browser) -> dict[str, slides_browser.Deck]:
+    """Every deck of build/slides-student (the student copies' decks), opened and measured."""
+    require_build(stale_or_missing_decks(STUDENT_DECKS), "make slides")
+    with slides_browser.serve(str(STUDENT_DECKS)) as base:
+        return {lesson: slides_browser.measure(browser, f"{base}/{lesson}.html") for lesson in LESSONS}
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_every_students_slide_fits_1280_by_720(student_decks, lesson):
+    """The students' decks lose the solution cells and gain the student copy's note: each of
+    their slides fits too (the note has a sub-slide of its own)."""
+    too_big = [
+        f"{slide.where()}: {slide.width}×{slide.height}"
+        for slide in student_decks[lesson].slides
+        if not slide.fits
+    ]
+    assert not too_big, f"{lesson}'s students' deck: slides that do not fit 1280×720: {too_big}"
 
 
 @pytest.mark.parametrize("lesson", LESSONS)
