@@ -69,7 +69,8 @@ def _move_embedding(state: dict[str, Any], rng: random.Random, count: int) -> di
 
 
 def _move_head(state: dict[str, Any], rng: random.Random, count: int) -> dict[str, Any]:
-    """Lesson 13's head explorer: pick a layer and head; every tenth move, type a sentence and run it.
+    """Lesson 13's head explorer (and lesson 16's answer explorer, the same with SmolLM2): pick a
+    layer and head; every tenth move, type a sentence (a prompt, which SmolLM2 answers) and run it.
 
     The sentences (*run it*, a button, not a drag) are timed apart from the drags.
     """
@@ -83,6 +84,7 @@ EXPLORERS: dict[str, tuple[str, Callable[[dict[str, Any], random.Random, int], d
     "05": ("scores", _move_scores),
     "07": ("embeddings", _move_embedding),
     "13": ("n_heads", _move_head),
+    "16": ("mark_sink", _move_head),
 }
 
 

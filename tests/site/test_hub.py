@@ -113,6 +113,8 @@ def test_a_student_runs_the_lesson_and_moves_its_explorer(classroom: dict) -> No
     check = kernel.execute(f"from ipywidgets import Widget\nprint(Widget.widgets[{comm_id!r}].scores)")
     text = _stdout(check)
     assert text.strip() == "[0.0, 3.5, -1.0]", "the kernel holds the explorer's last move"
+    threads = kernel.execute("import os\nprint(os.environ.get('OPENBLAS_NUM_THREADS'))")
+    assert _stdout(threads).strip() == "1", "a student's kernel computes on one thread (settings.THREADS)"
 
 
 def test_a_student_cannot_reach_another_students_server(classroom: dict) -> None:

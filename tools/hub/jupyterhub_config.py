@@ -49,7 +49,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from accounts import ClassroomAuthenticator
 from disks import make_reserve, size_of
-from settings import AUTH, COURSE_ID, CULL, HOME_LIMIT, HUB, MEMORY_LIMIT, RESERVE, SPAWNER, TEACHER
+from settings import AUTH, COURSE_ID, CULL, HOME_LIMIT, HUB, MEMORY_LIMIT, RESERVE, SPAWNER, TEACHER, THREADS
 from spawner import ClassroomSpawner, blocked_for_others
 
 c = get_config()  # noqa: F821 (JupyterHub's config loader provides it)
@@ -144,6 +144,7 @@ c.Spawner.environment = {
     "JUPYTER_CONFIG_PATH": os.pathsep.join(str(ROOT / "tools" / part) for part in ("grading", "hub/server")),
     "ATTN_EXCHANGE": str(EXCHANGE),
     "ATTN_COURSE_ID": COURSE_ID,
+    **THREADS,
 }
 c.Spawner.mem_limit = MEMORY_LIMIT  # enforced per process by ClassroomSpawner
 c.Spawner.start_timeout = 300  # a class logging in at once on two cores

@@ -34,10 +34,10 @@ AUTH: dict[str, object] = {
     "check_common_password": True,
 }
 
-#: Memory per student: ``benchmarks/results/classroom.json`` and ``kernel_memory.json`` measure
-#: what the lessons take. The limit holds lesson 16's kernel (a pretrained model in float32: it
-#: stops with ``MemoryError`` under 1G) beside the student's server; the guarantee (what Zero to
-#: JupyterHub reserves for each student) holds any other lesson.
+#: Memory per student: ``benchmarks/results/classroom/`` and ``kernel_memory.json`` measure what
+#: the lessons take. The limit holds lesson 16's kernel (a pretrained model in float32: it stops
+#: with ``MemoryError`` under 1G) and the student's server, with room for a small lesson's kernel
+#: beside them; the guarantee (``z2jh.memory_guarantee``) is read from the measurements.
 MEMORY_LIMIT = "2G"
 #: Disk per student's home (``disks.py``: past it, their kernels are ended until they delete, with
 #: the file browser), and the reserve the class gets back when the disk fills.
@@ -46,7 +46,11 @@ RESERVE = "1G"
 #: Processes and threads per student, all together (``limits.py``): a server, a few kernels and
 #: their threads need under a hundred.
 PROCESS_LIMIT = 256
-MEMORY_GUARANTEE = "1G"
+#: Each student's kernels compute on one thread: a class shares the server's cores, and a kernel
+#: with a BLAS thread per core spins waiting for its threads when other kernels hold the cores
+#: (lesson 16's Run All, two students at once on two cores: more than seven minutes each with
+#: a thread per core; see the guide's "Sizing").
+THREADS = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 
 #: Options of the hub (``c.JupyterHub.<name>``): a hub that restarts (an upgrade, a crash) leaves
 #: the students' servers and kernels running; they reconnect when it is back.

@@ -27,7 +27,7 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from settings import AUTH, COURSE_ID, CULL, HUB, MEMORY_GUARANTEE, MEMORY_LIMIT, SPAWNER, TEACHER
+from settings import AUTH, COURSE_ID, CULL, HUB, MEMORY_LIMIT, SPAWNER, TEACHER, THREADS
 from sizing import CLASS_SIZE, runs, sizing
 
 #: The image of the guide's "The image" (repo2docker from binder/), at its registry.
@@ -41,9 +41,18 @@ BENCHMARK_CORES = 2
 
 
 def cpu_guarantee() -> float:
-    """A student's share of a core: the benchmark server's cores over the fewest students it held."""
-    held = min(sizing(found).students for found in runs().values())
+    """A student's share of a core: the benchmark server's cores over the fewest students it held
+    on a lesson (a lesson whose *Run All* takes one student alone past the target, lesson 16's, is
+    not a share of a core: the guide has it run before class)."""
+    held = min(size.students for size in map(sizing, runs().values()) if size.students)
     return math.ceil(100 * BENCHMARK_CORES / held) / 100
+
+
+def memory_guarantee() -> str:
+    """What Zero to JupyterHub reserves for each student: the most memory a student took on any
+    lesson measured (kernel and server), rounded up to half a GiB, so a day on any lesson holds."""
+    most = max(sizing(found).mib_per_student for found in runs().values())
+    return f"{math.ceil(most / 512) / 2:g}G"
 
 
 def config() -> dict[str, object]:
@@ -67,7 +76,8 @@ def config() -> dict[str, object]:
         "singleuser": {
             "image": dict(IMAGE),
             "defaultUrl": SPAWNER["default_url"],
-            "memory": {"limit": MEMORY_LIMIT, "guarantee": MEMORY_GUARANTEE},
+            "extraEnv": dict(THREADS),
+            "memory": {"limit": MEMORY_LIMIT, "guarantee": memory_guarantee()},
             "cpu": {"guarantee": cpu_guarantee(), "limit": 1},
             "extraFiles": {
                 "nbgrader": {"mountPath": "/etc/jupyter/nbgrader_config.py", "stringData": nbgrader}
@@ -80,7 +90,7 @@ def config() -> dict[str, object]:
 
 def class_nodes() -> dict[str, float]:
     """What a class of ``CLASS_SIZE`` students is guaranteed in all: cores and GiB of memory."""
-    memory_gib = int(MEMORY_GUARANTEE.removesuffix("G"))
+    memory_gib = float(memory_guarantee().removesuffix("G"))
     return {"cores": CLASS_SIZE * cpu_guarantee(), "memory_gib": CLASS_SIZE * memory_gib}
 
 
@@ -99,4 +109,4 @@ _Dumper.add_representer(
 if __name__ == "__main__":
     print(yaml.dump(config(), Dumper=_Dumper, sort_keys=False), end="")
     nodes = class_nodes()
-    print(f"# a class of {CLASS_SIZE}: {nodes['cores']:g} cores, {nodes['memory_gib']} GiB guaranteed")
+    print(f"# a class of {CLASS_SIZE}: {nodes['cores']:g} cores, {nodes['memory_gib']:g} GiB guaranteed")
