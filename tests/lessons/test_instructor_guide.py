@@ -375,21 +375,6 @@ def _minutes_problems(text: str) -> list[str]:
     return problems
 
 
-def test_the_totals_are_the_sums_of_the_lessons_times(notes: dict) -> None:
-    times = {number: int(_field(part, "Time").split()[0]) for number, (part, _pauses) in notes.items()}
-    assert times == {number: lesson.minutes for number, lesson in MANIFESTS.items()}, "the manifests' minutes"
-    total = sum(times.values())
-    said = re.search(r"take about (\d+) minutes: (.*?)\s+sessions in all", TEXT, re.DOTALL)
-    assert said, "the guide gives the lessons' total time, then each part's"
-    assert int(said[1]) == total, f"the total is the sum of the lessons' Times: {total}"
-    for name in manifest.PARTS:
-        ids = [lesson.id for lesson in MANIFESTS.values() if lesson.part == name]
-        summed = sum(times[number] for number in ids)
-        wanted = rf"part {name} \({ids[0]}–{ids[-1]}\)\s+about {summed}\b"
-        where = f"part {name} ({ids[0]}–{ids[-1]})"
-        assert re.search(wanted, said[2]), f"{where}: the guide's figure is not its lessons' Times, {summed}"
-
-
 def test_every_total_the_guide_states_is_the_manifests_sum() -> None:
     problems = _minutes_problems(TEXT)
     assert not problems, "the guide's minutes have drifted from the manifests':\n" + "\n".join(problems)
