@@ -374,6 +374,14 @@ def test_a_kernel_past_the_memory_limit_gets_memory_error_and_the_server_runs_on
     kernel.close()
 
 
+def _cgroup(pid: int) -> str:
+    """The control groups of process ``pid`` as /proc shows them (for a failure's message)."""
+    try:
+        return Path(f"/proc/{pid}/cgroup").read_text().strip()
+    except OSError:
+        return "gone"
+
+
 def test_a_students_processes_share_one_memory_limit_and_one_process_limit(week: dict) -> None:
     """A shared mmap, three big children, a /dev/shm file and hundreds of processes: each stopped by
     the student's control group (tools/hub/limits.py); the kernel runs on, and when the server stops
@@ -433,20 +441,22 @@ def test_a_students_processes_share_one_memory_limit_and_one_process_limit(week:
         user.stop_server()
     except HubError:  # the OOM killer ended the server itself: the hub has stopped it already
         pass
-    for _ in range(120):
-        if not user.model().get("servers"):
-            break
-        time.sleep(1)
-    left = [  # a zombie holds nothing but its number, until whoever runs the machine's init reaps it
-        p.pid
-        for p in psutil.process_iter(["uids", "status"])
-        if p.info["uids"] and p.info["uids"].real == uid and p.info["status"] != psutil.STATUS_ZOMBIE
-    ]
-    assert left == [], f"processes of {system_user} outlived its server: {left}"
-    assert not [p for p in Path("/dev/shm").iterdir() if p.lstat().st_uid == uid], (
-        "its /dev/shm files are gone"
-    )
-    user.start_server()
+    try:  # the class's later tests need the student's server back, whatever this one finds
+        for _ in range(120):
+            if not user.model().get("servers"):
+                break
+            time.sleep(1)
+        left = [  # a zombie holds nothing but its number, until the machine's init reaps it
+            (p.info["pid"], p.info["status"], p.info["cmdline"], _cgroup(p.info["pid"]))
+            for p in psutil.process_iter(["pid", "uids", "status", "cmdline"])
+            if p.info["uids"] and p.info["uids"].real == uid and p.info["status"] != psutil.STATUS_ZOMBIE
+        ]
+        assert left == [], f"processes of {system_user} outlived its server: {left}"
+        assert not [p for p in Path("/dev/shm").iterdir() if p.lstat().st_uid == uid], (
+            "its /dev/shm files are gone"
+        )
+    finally:
+        user.start_server()
 
 
 def test_a_student_over_the_disk_quota_writes_no_more_and_the_class_saves_on(week: dict) -> None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import signal
+import time
 from pathlib import Path
 
 CGROUPS = Path("/sys/fs/cgroup")
@@ -44,17 +45,22 @@ class Group:
                 found |= {int(line) for line in procs.read_text().split()}
         return found
 
-    def end(self) -> None:
-        """Kill every process left in the group."""
-        for _ in range(50):
-            left = self.processes()
-            if not left:
-                return
+    def end(self, wait: float = 10.0) -> set[int]:
+        """Kill every process in the group and wait, at most ``wait`` seconds, until all have exited.
+
+        A killed process leaves the group only once it has exited, which under the group's memory
+        pressure can take a while; one forked meanwhile is killed on the next round. Returns the
+        processes still in the group when the time is up (none, unless one is stuck in the kernel).
+        """
+        deadline = time.monotonic() + wait
+        while (left := self.processes()) and time.monotonic() < deadline:
             for pid in left:
                 try:
                     os.kill(pid, signal.SIGKILL)
                 except ProcessLookupError:
                     continue
+            time.sleep(0.02)
+        return left
 
 
 def _v2(name: str, memory: int, pids: int) -> Group:
@@ -113,7 +119,8 @@ def remove(name: str) -> None:
     """Remove the control group ``name`` (its processes ended first), where it exists."""
     group = find(name)
     if group is not None:
-        group.end()
+        if left := group.end():
+            raise RuntimeError(f"control group {name}: processes {sorted(left)} would not die")
         for folder in group.folders:
             folder.rmdir()
 

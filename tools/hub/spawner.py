@@ -23,6 +23,7 @@ additions:
 
 from __future__ import annotations
 
+import asyncio
 import grp
 import os
 import pwd
@@ -149,32 +150,33 @@ class ClassroomSpawner(LocalProcessSpawner):
             )
         return env
 
-    def end_leftovers(self) -> None:
-        """End every process of the student's control group and remove their ``/dev/shm`` files."""
+    async def end_leftovers(self) -> None:
+        """End every process of the student's control group (waiting until they have exited, off
+        the hub's event loop) and remove their ``/dev/shm`` files."""
         try:
             uid = pwd.getpwnam(self.system_user).pw_uid
         except KeyError:  # never started: nothing of theirs to end
             return
         group = limits.find(self.system_user)
-        if group is not None:
-            group.end()
+        if group is not None and (left := await asyncio.to_thread(group.end)):
+            self.log.warning("%s's processes %s would not die", self.user.name, sorted(left))
         limits.remove_shared_memory(uid)
 
     async def poll(self):
         """The server's exit status (None while it runs); a server found dead is cleared up after."""
         status = await super().poll()
         if status is not None:
-            self.end_leftovers()
+            await self.end_leftovers()
         return status
 
     async def stop(self, now: bool = False):
         """Stop the server, then every process it left behind, and remove its ``/dev/shm`` files."""
         await super().stop(now=now)
-        self.end_leftovers()
+        await self.end_leftovers()
 
     async def start(self):
         """Make the system user if needed, clear what a server that died left (its processes, its
         ``/dev/shm`` files, which its control group still counts), then start the server as it."""
         self.ensure_system_user()
-        self.end_leftovers()
+        await self.end_leftovers()
         return await super().start()
