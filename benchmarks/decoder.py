@@ -6,7 +6,7 @@
 1. Training to the phase change: ``tools/train_induction.py``'s run (the committed config and
    settings, the evaluation batch measured at every step as there), for as many steps as the
    committed run needed to reach its phase change
-   (:func:`course.l14_induction_heads.induction.phase_change_step`: the repeated half's loss, a
+   (:func:`attention_lessons.l14_induction_heads.induction.phase_change_step`: the repeated half's loss, a
    running mean of 25 steps, below half of ln(vocab)). Training is seeded, so every repeat takes the
    same steps; the median wall time is reported, and each repeat checks that it reproduces the
    committed run's losses.
@@ -38,8 +38,12 @@ from pathlib import Path
 
 import numpy as np
 
+from attention_lessons.l14_induction_heads.induction import (
+    induction_batch,
+    load_induction_run,
+    phase_change_step,
+)
 from attnlib.decoder import init_parameters, loss_and_gradients
-from course.l14_induction_heads.induction import induction_batch, load_induction_run, phase_change_step
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
 import train_induction

@@ -133,7 +133,8 @@ def summary(rounds: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def explorer_classes(page: str) -> set[str]:
-    """The anywidget classes in a book page's widget state, ``course.l13_real_model.widgets.HeadExplorer``…"""
+    """The anywidget classes in a book page's widget state,
+    ``attention_lessons.l13_real_model.widgets.HeadExplorer``…"""
     match = STATE_SCRIPT.search(page)
     if not match:
         return set()
@@ -158,9 +159,11 @@ def modules_of(root: Path, classes: set[str]) -> dict[str, str]:
 
 
 def tree_of(ref: str, into: Path) -> Path:
-    """The files ``course/`` of git revision ``ref``, extracted under ``into``."""
-    archive = into / "course.tar"
-    subprocess.run(["git", "-C", str(ROOT), "archive", "-o", str(archive), ref, "course"], check=True)
+    """The files ``attention_lessons/`` of git revision ``ref``, extracted under ``into``."""
+    archive = into / "attention_lessons.tar"
+    subprocess.run(
+        ["git", "-C", str(ROOT), "archive", "-o", str(archive), ref, "attention_lessons"], check=True
+    )
     with tarfile.open(archive) as tar:
         tar.extractall(into, filter="data")
     return into
@@ -341,7 +344,7 @@ def main() -> None:
             "before": args.before,
             "before_commit": revision(args.before) if args.before else None,
             "after_commit": revision("HEAD"),
-            "after_tree_modified": bool(git("status", "--porcelain", "course")),
+            "after_tree_modified": bool(git("status", "--porcelain", "attention_lessons")),
         },
         "goals_p95_ms": GOALS_MS,
         "results": results,

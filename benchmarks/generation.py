@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/generation.py               # 3 repeats of each, 512 new tokens
     .venv/bin/python benchmarks/generation.py --repeats 5 --new 256
 
-1. Generation: the committed model (:func:`course.l15_generating_text.text_model.load_text_model`)
+1. Generation: the committed model (:func:`attention_lessons.l15_generating_text.text_model.load_text_model`)
    writes ``--new`` tokens (greedy) after a held-out prompt, with the cache (each new token runs the model on
    itself alone) and without it (each new token reruns the whole sequence). 512 tokens are more
    than the model's context (n_ctx = 128), so both use the same sliding window with attention
@@ -17,8 +17,8 @@
    model's log (not re-run here).
 
 NumPy's BLAS runs on one thread (``OPENBLAS_NUM_THREADS=1``, set before NumPy is imported, as the
-training script does). Writes ``benchmarks/results/generation.json`` with the machine and the
-load average before and after (the machine may be shared).
+training script does). Writes ``attention_lessons/l15_generating_text/generation.json`` (the lesson's
+data) with the machine and the load average before and after (the machine may be shared).
 """
 
 from __future__ import annotations
@@ -37,14 +37,16 @@ from pathlib import Path
 
 import numpy as np
 
+from attention_lessons.l15_generating_text.text_model import load_corpus, load_text_model
 from attnlib.counting import kv_cache_bytes
 from attnlib.decoder import generate
-from course.l15_generating_text.text_model import load_corpus, load_text_model
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
 from machine import machine_description  # tools/machine.py
 
-RESULTS = Path(__file__).parent / "results" / "generation.json"
+RESULTS = (
+    Path(__file__).resolve().parents[1] / "attention_lessons" / "l15_generating_text" / "generation.json"
+)  # lesson 15 reads it
 PROMPT_CHARACTERS = 32
 TARGET_SPEEDUP = 10.0
 

@@ -4,8 +4,8 @@ For each head size d, causal or not, sequence length n, backend (math, flash, me
 cuDNN) and mode (forward, forward + backward) it records the median time of a call, the peak
 memory allocated above the inputs, and the throughput in TFLOP/s. It also times one bf16
 8192 x 8192 x 8192 matrix product, the card's practical ceiling. The table of
-``results/gpu-sdpa-h100.json`` (lesson 12) was taken this way on an H100; what each field means is
-in benchmarks/README.md.
+``attention_lessons/l12_attention_at_scale/gpu-sdpa-h100.json`` (lesson 12's data) was taken this way on
+an H100; what each field means is in benchmarks/README.md.
 
 Needs PyTorch with CUDA; on a machine without a CUDA GPU it says so and stops (exit status 0),
 so CI, which has none, never runs it.

@@ -9,7 +9,7 @@ directory, as ``tools/execute_notebooks.py`` and nbval do), then asks the kernel
 from ``/proc/self/status``: Linux only. The lesson is not changed. Writes the lessons' rows into
 ``results/kernel_memory.json`` unless ``--no-save`` (a run of some lessons keeps the others'
 rows, each with the date and machine it was measured on); each lesson's
-manifest (``course/lNN_slug/lesson.toml``, ``kernel_peak_mib``) quotes its peak. A classroom
+manifest (``attention_lessons/lNN_slug/lesson.toml``, ``kernel_peak_mib``) quotes its peak. A classroom
 hub's memory per student is the sum of the open lessons' kernels (the instructor's guide,
 "Memory"); the target is every lesson under 300 MiB at its peak, but lesson 16, which holds a
 pretrained model's float32 weights (about 540 MB), under 1.2 GiB.

@@ -26,8 +26,8 @@ Limits: decoding reads every weight once per token, and the KV cache. For attnli
 the weights are float32 (``4 · n_parameters`` bytes); llama.cpp reads the file's 4- and 8-bit
 blocks as stored (the GGUF's tensor bytes) and keeps its cache in float16. A contender's **limit**
 is its bytes per token over the read bandwidth; the decode time over that limit says how close it
-comes (goal: attnlib within 1.3×). Writes ``benchmarks/results/llama.json`` with the machine, the
-load average before and after, every round, and the medians.
+comes (goal: attnlib within 1.3×). Writes ``attention_lessons/l16_real_language_model/llama.json`` (the
+lesson's data) with the machine, the load average before and after, every round, and the medians.
 
 llama.cpp is an anchor, not a dependency: ``pip install llama-cpp-python==0.3.36`` builds it from
 source (about 17 minutes on 2 cores); without it the benchmark times the other two.
@@ -44,7 +44,9 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-RESULTS = Path(__file__).parent / "results" / "llama.json"
+RESULTS = (
+    Path(__file__).resolve().parents[1] / "attention_lessons" / "l16_real_language_model" / "llama.json"
+)  # lesson 16 reads it
 PROMPT_TOKENS = 100
 GOALS = {"load_seconds": 5.0, "peak_rss_gib": 1.2, "decode_over_read_limit": 1.3}
 CONTENDERS = ("numpy", "transformers", "llama.cpp")

@@ -64,7 +64,7 @@ async function draw(view, models) {
 /**
  * A link to each explorer drawn, next to the page's "Skip to main content" (the theme's first Tab
  * stop, shown where it has the focus): "Skip to the explorer: LABEL". Each explorer is a region
- * named "Explorer: LABEL" (course/kit/widgets/js/controls.js); the link moves the focus to it, and
+ * named "Explorer: LABEL" (attention_lessons/kit/widgets/js/controls.js); the link moves the focus to it, and
  * the next Tab reaches its first control.
  */
 function skipLinks(roots) {

@@ -38,7 +38,7 @@ DATA_URI = re.compile(r"data:[\w/+.-]+;base64,[A-Za-z0-9+/=]+")
 
 def hidden_answers(text: str) -> int:
     """How many ``<details>`` blocks of ``text`` are not a figure's folded table of numbers."""
-    from course.kit.plots.png import TABLE_SUMMARY  # here: the fast tier does not load matplotlib
+    from attention_lessons.kit.plots.png import TABLE_SUMMARY  # here: the fast tier does not load matplotlib
 
     return text.count("<details") - text.count(f"<details><summary>{TABLE_SUMMARY}</summary>")
 
@@ -58,7 +58,7 @@ def mesh_values(heatmap) -> np.ndarray:
 
     Parameters
     ----------
-    heatmap : course.kit.plots.Heatmap, or a mesh (anything with ``get_array()``)
+    heatmap : attention_lessons.kit.plots.Heatmap, or a mesh (anything with ``get_array()``)
     """
     mesh = getattr(heatmap, "mesh", heatmap)
     return np.ma.filled(np.ma.asarray(mesh.get_array()).astype(float), -np.inf)

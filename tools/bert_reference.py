@@ -1,6 +1,7 @@
 """Write transformers' BertModel outputs for lesson 13's sentence: the reference the lesson compares with.
 
-    .venv/bin/python tools/bert_reference.py            # writes notebooks/data/bert_reference.npz
+    .venv/bin/python tools/bert_reference.py            # writes
+                                                        # attention_lessons/l13_real_model/bert_reference.npz
     .venv/bin/python tools/bert_reference.py --check    # recomputes and compares, writes nothing
 
 Needs torch and transformers (requirements-torch.txt); the lesson itself does not. Loads
@@ -33,7 +34,7 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-REFERENCE = ROOT / "notebooks" / "data" / "bert_reference.npz"
+REFERENCE = ROOT / "attention_lessons" / "l13_real_model" / "bert_reference.npz"
 SENTENCE = "The cat sat on the mat because it was tired"
 #: SHA-256 of the file this script writes (with torch 2.13.0 and transformers 5.23.0).
 REFERENCE_SHA256 = "f62b1c91835007b31a355c50a155f492659052158090ae7d1b76ebe08ab7a382"

@@ -52,10 +52,13 @@ from build_student import student_copy
 from execute_notebooks import check_widget_state
 from repository import read as read_repository
 
+import attnlib
+
 ROOT = Path(__file__).resolve().parents[1]
 BOOK = ROOT / "book"
 VENDOR = Path("_extra", "_static", "vendor")  # in the sources; _static/vendor/ in the site
 GUIDE_FOLDER = "docs"
+COLAB = "https://colab.research.google.com"
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 FULL_WIDTH = "full-width"  # the cell tag that jupyter-book widens to the page's full content width
 CLOSED_PORT_PROXY = "http://127.0.0.1:9"  # the discard port: nothing listens, a request fails at once
@@ -159,10 +162,23 @@ def book_config(student: bool) -> dict:
     repository = read_repository()
     config["repository"] = {"url": repository.url, "branch": edition_branch(student), "path_to_book": ""}
     config["launch_buttons"]["binderhub_url"] = repository.binderhub
+    config["launch_buttons"]["colab_url"] = COLAB  # each lesson's first cell installs what it needs
+    config["html"]["extra_footer"] = footer(student)
     # The theme's repository button links the repository's front page, whose default branch is the
     # teacher's: the student edition has none (its intro names the student branch to clone).
     config["html"]["use_repository_button"] = not student
     return config
+
+
+def footer(student: bool) -> str:
+    """The book's footer: its edition and version (``attnlib.__version__``) and the licences."""
+    edition = "student" if student else "teacher's"
+    changes = f"{read_repository().url}/blob/{edition_branch(student)}/CHANGELOG.md"
+    return (
+        f'<p>Attention, step by step, <a href="{changes}">version {attnlib.__version__}</a>, '
+        f"the {edition} edition. The lessons' text and figures: "
+        '<a href="https://creativecommons.org/licenses/by/4.0/">CC BY 4.0</a>; the code: MIT.</p>'
+    )
 
 
 def intro(student: bool) -> str:

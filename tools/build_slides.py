@@ -18,7 +18,7 @@ In the deck, not in the lesson, so that a room can read it:
   statement (a top-level one where it can), and a cell that would take a slide past 12 lines
   starts a sub-slide;
 - every figure is a sub-slide of its own, scaled to fill it; its smallest text, the figure's
-  font size (``course.kit.plots.styles``) at the PNG's dpi, is at least ``LEGIBLE_PX`` (18 px on
+  font size (``attention_lessons.kit.plots.styles``) at the PNG's dpi, is at least ``LEGIBLE_PX`` (18 px on
   the 1280×720 slide). A figure too large for that is split into pieces where it is blank
   between its panels (a piece per sub-slide, the first carrying the text alternative); its
   folded table of numbers stays under the last piece;
@@ -55,7 +55,7 @@ from nbconvert import SlidesExporter
 from PIL import Image
 from traitlets.config import Config
 
-from course.kit.plots.styles import STYLES
+from attention_lessons.kit.plots.styles import STYLES
 
 GUIDE = ROOT / "docs" / "instructor_guide.md"
 STATIC = "static"

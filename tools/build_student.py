@@ -10,8 +10,9 @@ student's answer was used before the student wrote one. Everything else stays as
 saved, outputs included: the copy reads like the lesson, and its self-checks already say "No answer
 yet", because their answer cells hold ``...``. The execution counts of the remaining cells are
 renumbered 1, 2, 3, …, as a fresh run of the copy numbers them. A short note after the title tells
-the learner that the solutions are left out (and not where they are). The files each lesson reads
-from the repository (its manifest's ``data``, ``course/lNN_slug/lesson.toml``) are copied beside
+the learner that the solutions are left out (and not where they are); the title's Colab link opens
+the copy on the students' branch. The files each lesson reads
+from the repository (its manifest's ``data``, ``attention_lessons/lNN_slug/lesson.toml``) are copied beside
 them, at the same relative paths.
 """
 
@@ -23,8 +24,9 @@ import sys
 from pathlib import Path
 
 import nbformat
+from repository import read as read_repository
 
-from course.manifest import lessons
+from attention_lessons.manifest import lessons
 
 ROOT = Path(__file__).resolve().parents[1]
 SOLUTION_TAG = "solution"
@@ -50,6 +52,11 @@ def student_copy(lesson: nbformat.NotebookNode) -> nbformat.NotebookNode:
     note = nbformat.v4.new_markdown_cell(NOTE, metadata={"slideshow": {"slide_type": "subslide"}})
     note.id = NOTE_ID
     copy.cells = [cells[0], note, *cells[1:]]
+    repository = read_repository()  # the Colab link opens the student copy, on the students' branch
+    teachers, students = (
+        repository.colab(branch, "notebooks/") for branch in (repository.branch, repository.student_branch)
+    )
+    cells[0].source = cells[0].source.replace(teachers, students)
     for cell in copy.cells:
         if LEARNERS_OUTPUT_TAG in cell.metadata.get("tags", []):
             cell.outputs, cell.execution_count = [], None

@@ -54,6 +54,10 @@ class Repository:
         """A Binder link that opens ``path`` of ``branch`` in JupyterLab."""
         return f"{self.binderhub}/v2/gh/{self.slug}/{branch}?urlpath=lab/tree/{path}"
 
+    def colab(self, branch: str, path: str = "notebooks/00_start_here.ipynb") -> str:
+        """A Colab link that opens ``path`` of ``branch`` (its first code cell installs the package)."""
+        return f"https://colab.research.google.com/github/{self.slug}/blob/{branch}/{path}"
+
     def nbgitpuller(self, hub: str, branch: str, path: str = "notebooks/00_start_here.ipynb") -> str:
         """An nbgitpuller link for the JupyterHub at ``hub``: clone (then update) ``branch`` into the
         user's home, in a folder named after the repository, and open ``path`` there."""
@@ -86,6 +90,11 @@ def rewrite(text: str, repository: Repository) -> str:
     name = re.escape(repository.name)
     text = re.sub(rf"https://github\.com/[\w.-]+/{name}(?![\w.-])", repository.url, text)
     text = re.sub(rf"/v2/gh/[\w.-]+/{name}/", f"/v2/gh/{repository.slug}/", text)
+    text = re.sub(
+        rf"colab\.research\.google\.com/github/[\w.-]+/{name}/",
+        f"colab.research.google.com/github/{repository.slug}/",
+        text,
+    )
     return re.sub(
         rf"https%3A%2F%2Fgithub\.com%2F[\w.-]+%2F{name}(?![\w.-])", quote(repository.url, safe=""), text
     )

@@ -8,7 +8,7 @@ current branch: then ``git push origin student`` publishes it. The branch holds
 
 - ``notebooks/``: the student copies (``tools/build_student.py``: no cell tagged ``solution``),
   and the files the lessons read beside them;
-- what running them needs: ``attnlib/``, ``course/`` (the figures, explorers and self-checks,
+- what running them needs: ``attnlib/``, ``attention_lessons/`` (the figures, explorers and self-checks,
   without the lessons' ``answers.py``, the recipes of the answers that the tests hide), the pins
   ``requirements.txt`` and ``requirements-model.txt``, ``pyproject.toml``, ``binder/`` (so
   Binder and a hub's image build from it), the ``Makefile`` (``make lab`` opens its
@@ -36,11 +36,11 @@ from repository import Repository, read
 ROOT = Path(__file__).resolve().parents[1]
 #: The tracked files a student's copy needs, as path patterns (matched against the whole path).
 KEPT = re.compile(
-    r"(attnlib|course|binder)/.*|pyproject\.toml|requirements\.txt|requirements-model\.txt|Makefile"
-    r"|repository\.toml"
+    r"(attnlib|attention_lessons|binder)/.*|pyproject\.toml|requirements\.txt|requirements-model\.txt"
+    r"|Makefile|repository\.toml|LICENSE|LICENSE-CC-BY-4\.0\.txt|CITATION\.cff|THIRD_PARTY\.md"
 )
 #: Left out even where KEPT keeps them: a lesson's recipes of its hidden answers.
-LEFT_OUT = re.compile(r"course/l\d\d_[^/]+/answers\.py|.*__pycache__/.*")
+LEFT_OUT = re.compile(r"attention_lessons/l\d\d_[^/]+/answers\.py|.*__pycache__/.*")
 MODE = "100644"
 
 

@@ -1,12 +1,13 @@
 """Train lesson 15's character-level decoder on the lessons' own Markdown; save the model and its log.
 
-    .venv/bin/python tools/train_decoder.py        # writes course/l15_generating_text/text_model.npz
+    .venv/bin/python tools/train_decoder.py        # writes
+                                                   # attention_lessons/l15_generating_text/text_model.npz
     .venv/bin/python tools/train_decoder.py --steps 20 --batch 4 --out /tmp/first.npz   # a first look
     .venv/bin/python tools/train_decoder.py --extract        # re-freeze the corpus from notebooks/
 
 The corpus is frozen: ``--extract`` writes the Markdown cells of ``notebooks/00_… … 14_…`` to
-``course/l15_generating_text/lessons_text.txt`` and prints its SHA-256
-(:data:`course.l15_generating_text.text_model.CORPUS_SHA256` records it); training reads that file
+``attention_lessons/l15_generating_text/lessons_text.txt`` and prints its SHA-256
+(:data:`attention_lessons.l15_generating_text.text_model.CORPUS_SHA256` records it); training reads that file
 only, so later edits to the lessons do not change the model. Training is seeded: on one CPU, with
 the same kernels, the same command gives the same parameters bit for bit; on another CPU the last
 bits of its sums differ (on the project's AMD EPYC machines a re-run's parameters lie within 1e-13
@@ -14,7 +15,7 @@ of the committed ones). Each batch is ``batch`` random stretches of the training
 and ``n_ctx − 1`` characters (``BOS`` first always, so the first slot is always the same token). The
 loss on the held-out text is measured with the parameters before training, every ``eval_every``
 steps, and at the end. It prints the file's SHA-256, which
-:data:`course.l15_generating_text.text_model.MODEL_SHA256` records (``load_text_model`` checks it),
+:data:`attention_lessons.l15_generating_text.text_model.MODEL_SHA256` records (``load_text_model`` checks it),
 the CPU it ran on (commit it in the comment above that hash), and the wall time, which is saved in
 the file: so no re-run, even on the same CPU, writes the same bytes.
 
@@ -36,11 +37,11 @@ from pathlib import Path
 import numpy as np
 from committed_run import command_line, run_arrays, save  # tools/committed_run.py
 
+from attention_lessons.l15_generating_text.text_model import Vocabulary, corpus_from_text, held_out_batch
 from attnlib.decoder import DecoderConfig, next_token_losses, train
-from course.l15_generating_text.text_model import Vocabulary, corpus_from_text, held_out_batch
 
 ROOT = Path(__file__).resolve().parent.parent
-DATA = ROOT / "course" / "l15_generating_text"
+DATA = ROOT / "attention_lessons" / "l15_generating_text"
 CORPUS = DATA / "lessons_text.txt"
 DEFAULT_OUT = DATA / "text_model.npz"
 #: The lessons whose Markdown is the corpus (lesson 15 is about this model, so not in it).

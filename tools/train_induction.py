@@ -1,6 +1,7 @@
 """Train lesson 14's two-layer attention-only decoder until induction heads form; save the run.
 
-    .venv/bin/python tools/train_induction.py     # writes course/l14_induction_heads/induction_run.npz
+    .venv/bin/python tools/train_induction.py     # writes
+                                                  # attention_lessons/l14_induction_heads/induction_run.npz
     .venv/bin/python tools/train_induction.py --steps 40 --out /tmp/first.npz   # the first 40 steps
 
 The run is seeded: on one CPU, with the same kernels, the same command writes the same file byte
@@ -8,7 +9,7 @@ for byte. Another CPU adds in another order, and the last bits of its sums grow 
 on the project's AMD EPYC machines (AVX-512, OpenBLAS's SkylakeX kernels) a re-run's parameters
 lie within 2e-11 of the committed ones and its probe weights (float32) within 3e-8, and the
 file's SHA-256 differs. The script prints the SHA-256 and the CPU it ran on; commit both, the
-hash as :data:`course.l14_induction_heads.induction.RUN_SHA256` (``load_induction_run`` checks it)
+hash as :data:`attention_lessons.l14_induction_heads.induction.RUN_SHA256` (``load_induction_run`` checks it)
 and the CPU in the comment above it. What is saved:
 the config and the training settings, the parameters after training, the training loss and the
 loss on both halves of a fixed evaluation batch at every step, and every head's attention
@@ -31,8 +32,8 @@ from pathlib import Path
 import numpy as np
 from committed_run import command_line, run_arrays, save  # tools/committed_run.py
 
+from attention_lessons.l14_induction_heads.induction import half_losses, induction_batch, repeated_sequences
 from attnlib.decoder import DecoderConfig, next_token_losses, train
-from course.l14_induction_heads.induction import half_losses, induction_batch, repeated_sequences
 
 CONFIG = DecoderConfig(vocab_size=16, n_ctx=16, d_model=32, n_heads=2, n_layers=2, positions="attention")
 HALF = CONFIG.n_ctx // 2
@@ -40,7 +41,9 @@ HALF = CONFIG.n_ctx // 2
 SETTINGS = {"steps": 1500, "batch": 32, "learning_rate": 0.01, "seed": 0, "shortest": 3}
 EVAL_BATCH = 16
 SNAPSHOT_EVERY = 50
-DEFAULT_OUT = Path(__file__).resolve().parent.parent / "course" / "l14_induction_heads" / "induction_run.npz"
+DEFAULT_OUT = (
+    Path(__file__).resolve().parent.parent / "attention_lessons" / "l14_induction_heads" / "induction_run.npz"
+)
 
 
 def training_run(steps: int = SETTINGS["steps"]) -> dict[str, np.ndarray]:

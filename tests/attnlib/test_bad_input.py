@@ -6,6 +6,13 @@ import numpy as np
 import pytest
 from conftest import gamma
 
+from attention_lessons.l01_embeddings.similarity import similarity
+from attention_lessons.l04_scaling.scaling import (
+    entropy,
+    random_queries_keys,
+    softmax_jacobian,
+    softmax_jacobian_norm,
+)
 from attnlib import (
     apply_mask,
     attention_steps,
@@ -20,8 +27,6 @@ from attnlib import (
     weighted_sum,
 )
 from attnlib.counting import counted_attention, operation_counts
-from course.l01_embeddings.similarity import similarity
-from course.l04_scaling.scaling import entropy, random_queries_keys, softmax_jacobian, softmax_jacobian_norm
 
 pytestmark = pytest.mark.reference  # make second-path runs it again on other kernels
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from attention_lessons.kit import examples
 from attnlib.counting import (
     GENERATION_STEPS,
     DecoderShape,
@@ -17,7 +18,6 @@ from attnlib.counting import (
     llama_parameter_counts,
 )
 from attnlib.multihead import multi_head_attention
-from course.kit import examples
 
 pytestmark = pytest.mark.reference  # make second-path runs it again on other kernels
 

@@ -22,14 +22,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
+import attention_lessons
 import attnlib
-import course
+from attention_lessons.l01_embeddings import similarity
+from attention_lessons.l04_scaling import scaling
 from attnlib import core, counting, projection
-from course.l01_embeddings import similarity
-from course.l04_scaling import scaling
 
-#: Where a check of ours may raise: attnlib, or a lesson's analysis code in course/.
-OURS = {Path(package.__file__).resolve().parent for package in (attnlib, course)}
+#: Where a check of ours may raise: attnlib, or a lesson's analysis code in attention_lessons/.
+OURS = {Path(package.__file__).resolve().parent for package in (attnlib, attention_lessons)}
 
 ODD = [
     None, True, 0, 1, -1, 2, 10**400, 2.5, math.nan, math.inf, -math.inf, 1e308, 1e-320, "x",

@@ -65,14 +65,14 @@ def _cache_append(layer: object, K: object) -> object:
 
 @functools.cache
 def _induction() -> object:
-    from course.l14_induction_heads import induction
+    from attention_lessons.l14_induction_heads import induction
 
     return induction
 
 
 @functools.cache
 def _text_model() -> object:
-    from course.l15_generating_text import text_model
+    from attention_lessons.l15_generating_text import text_model
 
     return text_model
 
@@ -84,7 +84,7 @@ def _model() -> object:
 
 def _npz_bytes(cut: int | None = None, drop: str | None = None) -> bytes:
     """The committed text model's arrays as an .npz, cut to ``cut`` bytes or without ``drop``."""
-    from course.kit.committed import read_committed
+    from attention_lessons.kit.committed import read_committed
 
     tm = _text_model()
     raw = read_committed(tm.PACKAGE, tm.MODEL_FILE, tm.MODEL_SHA256, tm.SCRIPT)
@@ -171,7 +171,7 @@ CALLS: dict[str, tuple[Callable[..., object], int]] = {
     "hbm_traffic-loop": (lambda loop: counting.hbm_traffic(4, 2, sram=64, loop=loop), 1),
     "sram_blocks": (lambda d, sram: counting.sram_blocks(d, sram, "flash"), 2),
     "counted_hbm_traffic": (lambda Q, sram: counting.counted_hbm_traffic(Q, Q, Q, sram=sram), 2),
-    # course/l14_induction_heads/induction.py
+    # attention_lessons/l14_induction_heads/induction.py
     "repeated_sequences": (lambda batch, half: _induction().repeated_sequences(batch, half, 5), 2),
     "repeated_sequences-vocab": (lambda vocab, seed: _induction().repeated_sequences(2, 3, vocab, seed), 2),
     "induction_batch": (
@@ -205,7 +205,7 @@ CALLS: dict[str, tuple[Callable[..., object], int]] = {
         2,
     ),
     "run_from_arrays": (lambda a: _induction().run_from_arrays(a), 1),
-    # course/l15_generating_text/text_model.py
+    # attention_lessons/l15_generating_text/text_model.py
     "corpus_from_text": (lambda text: _text_model().corpus_from_text(text), 1),
     "Vocabulary": (lambda chars: _text_model().Vocabulary(chars), 1),
     "Vocabulary.from_text": (lambda text, m: _text_model().Vocabulary.from_text(text, m), 2),
@@ -245,8 +245,8 @@ BAD_FILES = {
 
 def _explorers() -> dict[str, tuple[Callable[[], traitlets.HasTraits], tuple[str, ...]]]:
     """Each explorer of part III, made small, and the traits a learner's front end sets."""
-    from course.l14_induction_heads import widgets as replay
-    from course.l15_generating_text import widgets as generation
+    from attention_lessons.l14_induction_heads import widgets as replay
+    from attention_lessons.l15_generating_text import widgets as generation
 
     return {
         "induction replay": (

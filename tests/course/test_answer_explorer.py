@@ -1,4 +1,4 @@
-"""The answer explorer of lesson 16 (course.l16_real_language_model.widgets): what Python ships is
+"""The answer explorer of lesson 16 (attention_lessons.l16_real_language_model.widgets): what Python ships is
 the prompt in the chat template, the answer attnlib's model writes after it, and every head's
 weights over both as attnlib.model.llama computes them; typed prompts are answered or refused."""
 
@@ -12,14 +12,14 @@ from conftest import unit_roundoff
 pytest.importorskip("anywidget", reason="pip install -r requirements.txt")
 pytest.importorskip("gguf", reason="pip install -r requirements.txt")
 
-from attnlib.model import llama
-from course.l16_real_language_model.widgets import (
+from attention_lessons.l16_real_language_model.widgets import (
     SCALE,
     SYSTEM,
     AnswerExplorer,
     answer_entry,
     answer_explorer,
 )
+from attnlib.model import llama
 
 #: How far a shipped weight, divided by its scale, is from the model's: half of 1/SCALE, and a
 #: float64 division.

@@ -1,5 +1,5 @@
-"""course.kit.checks: right answers pass; each mistake of the tables is named, and no message gives the
-right answer away."""
+"""attention_lessons.kit.checks: right answers pass; each mistake of the tables is named, and no message gives
+the right answer away."""
 
 import math
 import re
@@ -11,12 +11,12 @@ from dataclasses import dataclass, field
 import numpy as np
 import pytest
 
+from attention_lessons.kit import examples
+from attention_lessons.kit.checks import CheckResult, check_attention, check_scale, check_shape, check_value
+from attention_lessons.l08_exercises.checks import check_operation_counts
+from attention_lessons.l08_exercises.masks import check_causal_mask, check_padding_mask
 from attnlib import attention_steps, scaled_dot_product_attention, softmax
 from attnlib.counting import operation_counts
-from course.kit import examples
-from course.kit.checks import CheckResult, check_attention, check_scale, check_shape, check_value
-from course.l08_exercises.checks import check_operation_counts
-from course.l08_exercises.masks import check_causal_mask, check_padding_mask
 
 BY_HAND = examples.attention_by_hand()  # Q 2×2, K 3×2, V 3×3: n_q=2, n_k=3, d_k=2, d_v=3, scale 1/√2
 Q, K, V = BY_HAND
@@ -558,9 +558,9 @@ def test_check_value_accepts_anything_holding_one_real_number(answer):
 
 def test_importing_the_checks_imports_neither_torch_nor_pandas():
     code = (  # the kit's checks and every lesson's
-        "import importlib, pathlib, sys, course.kit.checks\n"
-        "for path in sorted(pathlib.Path(course.__file__).parent.glob('l*/checks.py')):\n"
-        "    importlib.import_module(f'course.{path.parent.name}.checks')\n"
+        "import importlib, pathlib, sys, attention_lessons.kit.checks\n"
+        "for path in sorted(pathlib.Path(attention_lessons.__file__).parent.glob('l*/checks.py')):\n"
+        "    importlib.import_module(f'attention_lessons.{path.parent.name}.checks')\n"
         "print(sorted({'torch', 'pandas'} & set(sys.modules)))"
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

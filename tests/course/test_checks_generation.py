@@ -1,5 +1,5 @@
-"""course.l15_generating_text.checks (lesson 15): right answers pass, each mistake of the tables is named,
-bad answers get a message saying what is wrong, and no message gives the right answer away."""
+"""attention_lessons.l15_generating_text.checks (lesson 15): right answers pass, each mistake of the tables is
+named, bad answers get a message saying what is wrong, and no message gives the right answer away."""
 
 from __future__ import annotations
 
@@ -8,11 +8,9 @@ import re
 import numpy as np
 import pytest
 
-from attnlib.core import causal_mask
-from attnlib.counting import DecoderShape, kv_cache_bytes
-from course.kit import examples
-from course.kit.checks import CheckResult
-from course.l15_generating_text.checks import (
+from attention_lessons.kit import examples
+from attention_lessons.kit.checks import CheckResult
+from attention_lessons.l15_generating_text.checks import (
     CACHE_MISTAKES,
     CACHED_SCORES_MISTAKES,
     GROUP_MISTAKES,
@@ -25,6 +23,8 @@ from course.l15_generating_text.checks import (
     check_kv_head_of_query_heads,
     check_query_heads_of_kv_head,
 )
+from attnlib.core import causal_mask
+from attnlib.counting import DecoderShape, kv_cache_bytes
 
 MISTRAL = examples.published_decoders()["Mistral 7B"].shape  # 32 layers, 32 heads, 8 kv heads of 128
 SMALL = DecoderShape(n_layers=3, d_model=48, n_heads=6, n_kv_heads=2, d_head=4, d_mlp=0, vocab=10)

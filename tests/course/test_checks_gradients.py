@@ -1,4 +1,4 @@
-"""course.l11_learning_to_attend.checks: lesson 11's self-checks recognise each mistake and never
+"""attention_lessons.l11_learning_to_attend.checks: lesson 11's self-checks recognise each mistake and never
 reveal the answer."""
 
 from __future__ import annotations
@@ -6,9 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from attnlib.backward import attention_backward, softmax_backward
-from course.l11_learning_to_attend import checks
-from course.l11_learning_to_attend.checks import (
+from attention_lessons.l11_learning_to_attend import checks
+from attention_lessons.l11_learning_to_attend.checks import (
     DIRECTION_MISTAKES,
     SOFTMAX_GRADIENT_MISTAKES,
     VALUE_GRADIENT_MISTAKES,
@@ -17,6 +16,7 @@ from course.l11_learning_to_attend.checks import (
     check_softmax_gradient,
     check_value_gradient,
 )
+from attnlib.backward import attention_backward, softmax_backward
 
 A = np.array([[0.8, 0.2], [0.4, 0.6]])
 DZ = np.array([[1.0, 0.0], [0.0, 2.0]])

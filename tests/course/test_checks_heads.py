@@ -6,16 +6,16 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from attnlib.core import default_scale
-from attnlib.counting import multi_head_parameter_counts
-from attnlib.multihead import split_heads
-from course.l09_many_heads.checks import (
+from attention_lessons.l09_many_heads.checks import (
     PARAMETER_MISTAKES,
     SPLIT_HEADS_MISTAKES,
     check_head_scale,
     check_parameter_count,
     check_split_heads_shape,
 )
+from attnlib.core import default_scale
+from attnlib.counting import multi_head_parameter_counts
+from attnlib.multihead import split_heads
 
 
 def test_the_shape_split_heads_returns_passes():
@@ -84,7 +84,7 @@ def test_parameter_mistakes_are_named(answer, words):
 
 
 def test_every_parameter_mistake_differs_from_the_right_count():
-    from course.l09_many_heads.checks import HeadsExercise
+    from attention_lessons.l09_many_heads.checks import HeadsExercise
 
     ex = HeadsExercise(d_model=12, n_heads=4)
     assert all(m.wrong(ex) != 4 * 144 for m in PARAMETER_MISTAKES)

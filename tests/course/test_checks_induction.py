@@ -1,4 +1,4 @@
-"""The self-checks of lesson 14 (course.l14_induction_heads.checks): every mistake of each table is
+"""The self-checks of lesson 14 (attention_lessons.l14_induction_heads.checks): every mistake of each table is
 recognised from the answer it makes, right answers pass, and bad answers and inputs are named."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from course.l14_induction_heads.checks import (
+from attention_lessons.l14_induction_heads.checks import (
     NEXT_TOKEN_MISTAKES,
     POSITION_MISTAKES,
     ROLE_MISTAKES,

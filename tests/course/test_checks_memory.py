@@ -1,4 +1,4 @@
-"""course.l12_attention_at_scale.checks (lesson 12): right answers pass, each mistake of the tables
+"""attention_lessons.l12_attention_at_scale.checks (lesson 12): right answers pass, each mistake of the tables
 is named, and no message gives the right answer away."""
 
 from __future__ import annotations
@@ -7,10 +7,8 @@ import math
 
 import pytest
 
-from attnlib.counting import tile_counts, weights_bytes
-from attnlib.efficient import online_softmax
-from course.kit.checks import CheckResult
-from course.l12_attention_at_scale.checks import (
+from attention_lessons.kit.checks import CheckResult
+from attention_lessons.l12_attention_at_scale.checks import (
     MEMORY_MISTAKES,
     RESCALE_MISTAKES,
     SKIP_MISTAKES,
@@ -19,6 +17,8 @@ from course.l12_attention_at_scale.checks import (
     check_skipped_blocks,
     check_weights_memory,
 )
+from attnlib.counting import tile_counts, weights_bytes
+from attnlib.efficient import online_softmax
 
 
 def verdict(result: CheckResult, passed: bool, *phrases: str) -> None:

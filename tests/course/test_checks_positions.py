@@ -1,4 +1,4 @@
-"""course.l10_positions.checks: right answers pass, each row of the tables is named, and no message
+"""attention_lessons.l10_positions.checks: right answers pass, each row of the tables is named, and no message
 gives the right answer away."""
 
 from __future__ import annotations
@@ -9,9 +9,8 @@ import re
 import numpy as np
 import pytest
 
-from attnlib.positions import rope, sinusoidal
-from course.kit.checks import CheckResult
-from course.l10_positions.checks import (
+from attention_lessons.kit.checks import CheckResult
+from attention_lessons.l10_positions.checks import (
     SHIFT_MISTAKES,
     SINUSOIDAL_MISTAKES,
     VALUE_ROTATION_MISTAKES,
@@ -21,7 +20,8 @@ from course.l10_positions.checks import (
     check_shifted_score,
     check_sinusoidal,
 )
-from course.l10_positions.plots import ROPE_KEY, ROPE_QUERY
+from attention_lessons.l10_positions.plots import ROPE_KEY, ROPE_QUERY
+from attnlib.positions import rope, sinusoidal
 
 Q_2D = np.array([1.0, 0.5])
 K_2D = np.array([0.2, 1.0])

@@ -1,4 +1,4 @@
-"""The self-checks of lesson 13 (course.l13_real_model.checks): every mistake of each table is
+"""The self-checks of lesson 13 (attention_lessons.l13_real_model.checks): every mistake of each table is
 recognised, right answers pass, and no failing message gives the right answer away."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from course.l13_real_model.checks import (
+from attention_lessons.l13_real_model.checks import (
     D_K_MISTAKES,
     MOST_ATTENDED_MISTAKES,
     PARAMETER_MISTAKES,

@@ -1,6 +1,6 @@
 """Every numeric self-check, at small and large right answers: 0 and each named mistake are refused.
 
-The rule (:func:`course.kit.checks.values.number_verdict`): an answer passes when it differs from
+The rule (:func:`attention_lessons.kit.checks.values.number_verdict`): an answer passes when it differs from
 the right one by less than one unit of the last place asked, ``10**-decimals``, or of the right
 answer's second significant digit when the asked places would keep fewer than two of them. This
 test does not trust the checks' own arithmetic: it spies on what each check compares (the right
@@ -9,8 +9,8 @@ with the right answer rounded as asked (it must pass), with 0 and with each name
 must be refused unless it lies within that unit of the right answer), at several scales of the
 exercise's inputs.
 
-The checks are found in the lessons' modules (``course/l*/checks.py``, ``grouping_checks.py``) and
-the kit (``course/kit/checks``): every function named ``check_*``. A new check needs a row in
+The checks are found in the lessons' modules (``attention_lessons/l*/checks.py``, ``grouping_checks.py``) and
+the kit (``attention_lessons/kit/checks``): every function named ``check_*``. A new check needs a row in
 :data:`CASES` (its inputs at several scales) or in :data:`NOT_NUMERIC` (why no tolerance is
 involved); a check in neither fails the test that names it.
 """
@@ -29,20 +29,22 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import course
-import course.kit.checks as kit_checks
+import attention_lessons
+import attention_lessons.kit.checks as kit_checks
+from attention_lessons.kit.checks import values as values_module
+from attention_lessons.kit.checks.mistakes import matching as original_matching
 from attnlib.counting import DecoderShape
-from course.kit.checks import values as values_module
-from course.kit.checks.mistakes import matching as original_matching
 
-ROOT = Path(course.__file__).parent
+ROOT = Path(attention_lessons.__file__).parent
 
 
 def _check_modules() -> list[object]:
-    names = [f"course.kit.checks.{m.name}" for m in pkgutil.iter_modules(kit_checks.__path__)]
-    names += ["course.kit.checks"]
+    names = [f"attention_lessons.kit.checks.{m.name}" for m in pkgutil.iter_modules(kit_checks.__path__)]
+    names += ["attention_lessons.kit.checks"]
     for lesson in sorted(ROOT.glob("l[0-9]*")):
-        names += [f"course.{lesson.name}.{path.stem}" for path in sorted(lesson.glob("*checks.py"))]
+        names += [
+            f"attention_lessons.{lesson.name}.{path.stem}" for path in sorted(lesson.glob("*checks.py"))
+        ]
     return [importlib.import_module(name) for name in names]
 
 
@@ -89,63 +91,63 @@ def _cache(unit: str, layers: int, kv: int, d_head: int, tokens: int, itemsize: 
 
 #: ``module.check`` → the exercise's inputs ``(args, kwargs)`` after the answer, small to large right answers.
 CASES: dict[str, list[tuple[tuple[object, ...], dict[str, object]]]] = {
-    "course.kit.checks.values.check_value": [
+    "attention_lessons.kit.checks.values.check_value": [
         ((right,), {"decimals": d, "mistakes": {"half": right / 2, "double": 2 * right, "squared": right**2}})
         for right in (3e-7, 0.0047, 0.031, 0.7310585786, 12.5, 937.5, 9.5e6)
         for d in (0, 2, 4)
     ],
-    "course.kit.checks.scale.check_scale": [
+    "attention_lessons.kit.checks.scale.check_scale": [
         ((d_k,), {"n_k": 3, "d_v": 5, "d_model": 4 * d_k, "decimals": d})
         for d_k in (1, 2, 64, 10**6, 10**12)
         for d in (2, 4)
     ],
-    "course.kit.checks.attention.check_attention": [
+    "attention_lessons.kit.checks.attention.check_attention": [
         ((Q * q, K, V * v), {"what": what, "causal": causal, "decimals": 2})
         for q in (0.1, 1.0)
         for v in (SMALL, 1.0, LARGE)
         for what in ("scores", "scaled_scores", "weights", "output")
         for causal in (False, True)
     ],
-    "course.l09_many_heads.checks.check_head_scale": [
+    "attention_lessons.l09_many_heads.checks.check_head_scale": [
         ((d_model, heads), {"decimals": d})
         for d_model, heads in ((8, 2), (512, 8), (10**8, 2))
         for d in (2, 4)
     ],
-    "course.l10_positions.checks.check_sinusoidal": [
+    "attention_lessons.l10_positions.checks.check_sinusoidal": [
         ((position, 8), {"decimals": d}) for position in (0, 3, 1000) for d in (1, 3)
     ],
-    "course.l10_positions.checks.check_shifted_score": [
+    "attention_lessons.l10_positions.checks.check_shifted_score": [
         ((Q_VEC * s, K_VEC * s, 2.0, 5.0, 3.0), {"decimals": d})
         for s in (1e-3, 0.1, 1.0, 30.0)
         for d in (1, 3)
     ],
-    "course.l11_learning_to_attend.checks.check_value_gradient": [
+    "attention_lessons.l11_learning_to_attend.checks.check_value_gradient": [
         ((WEIGHTS, D_OUT * s), {"decimals": d}) for s in (SMALL, 1e-2, 1.0, LARGE) for d in (2, 4)
     ],
-    "course.l11_learning_to_attend.checks.check_softmax_gradient": [
+    "attention_lessons.l11_learning_to_attend.checks.check_softmax_gradient": [
         ((WEIGHTS[0], D_WEIGHTS[0] * s), {"decimals": d}) for s in (SMALL, 1e-2, 1.0, LARGE) for d in (2, 3)
     ],
-    "course.l12_attention_at_scale.checks.check_weights_memory": [
+    "attention_lessons.l12_attention_at_scale.checks.check_weights_memory": [
         ((n,), {"batch_heads": bh, "itemsize": item, "decimals": d})
         for n, bh in ((4, 1), (64, 2), (1024, 8), (65536, 32))
         for item in (4, 8)
         for d in (2, 4)
     ],
-    "course.l12_attention_at_scale.checks.check_rescale_factor": [
+    "attention_lessons.l12_attention_at_scale.checks.check_rescale_factor": [
         ((m, m_new), {"decimals": d})
         for m, m_new in ((1.0, 1.5), (0.0, 2.0), (0.0, 8.0), (-3.0, 30.0))
         for d in (2, 4)
     ],
-    "course.l12_attention_at_scale.checks.check_skipped_blocks": [
+    "attention_lessons.l12_attention_at_scale.checks.check_skipped_blocks": [
         ((n, block), {}) for n, block in ((4, 4), (8, 4), (64, 8), (4096, 16), (10**6, 1))
     ],
-    "course.l13_real_model.checks.check_attention_parameters": [
+    "attention_lessons.l13_real_model.checks.check_attention_parameters": [
         ((_config(*sizes),), {}) for sizes in ((8, 2, 32), (768, 12, 3072), (8192, 64, 28672))
     ],
-    "course.l13_real_model.checks.check_d_k": [
+    "attention_lessons.l13_real_model.checks.check_d_k": [
         ((_config(*sizes),), {}) for sizes in ((8, 2, 32), (768, 12, 3072), (8192, 64, 28672))
     ],
-    "course.l15_generating_text.checks.check_kv_cache_bytes": [
+    "attention_lessons.l15_generating_text.checks.check_kv_cache_bytes": [
         (args, {**kwargs, "decimals": d})
         for unit in ("bytes", "KiB", "MiB", "GiB")
         for args, kwargs in (
@@ -161,27 +163,29 @@ CASES: dict[str, list[tuple[tuple[object, ...], dict[str, object]]]] = {
 #: Checks that compare no number with a tolerance, and why: each is exact, so 0 or a mistake passes
 #: only where it *is* the right answer.
 NOT_NUMERIC = {
-    "course.kit.checks.values.check_shape": "a shape: whole numbers compared exactly",
-    "course.l08_exercises.checks.check_operation_counts": "whole counts compared exactly",
-    "course.l08_exercises.masks.check_causal_mask": "a mask of booleans or 0/−∞, compared exactly",
-    "course.l08_exercises.masks.check_padding_mask": "a mask of booleans or 0/−∞, compared exactly",
-    "course.l09_many_heads.checks.check_split_heads_shape": "a shape",
-    "course.l09_many_heads.checks.check_parameter_count": "a whole count compared exactly",
-    "course.l10_positions.checks.check_rotated_values": "a choice among named options",
-    "course.l11_learning_to_attend.checks.check_score_direction": "up or down",
-    "course.l13_real_model.checks.check_most_attended": "a token (an index or its text)",
-    "course.l14_induction_heads.checks.check_head_roles": "a pair of (layer, head) indices",
-    "course.l14_induction_heads.checks.check_induction_position": "a position, a whole index",
-    "course.l14_induction_heads.checks.check_next_token": "a token id, a whole index",
-    "course.l15_generating_text.checks.check_cached_scores": "a boolean pattern of scores",
-    "course.l15_generating_text.grouping_checks.check_kv_head_of_query_heads": "head indices",
-    "course.l15_generating_text.grouping_checks.check_query_heads_of_kv_head": "head indices",
+    "attention_lessons.kit.checks.values.check_shape": "a shape: whole numbers compared exactly",
+    "attention_lessons.l08_exercises.checks.check_operation_counts": "whole counts compared exactly",
+    "attention_lessons.l08_exercises.masks.check_causal_mask": "a mask of booleans or 0/−∞, compared exactly",
+    "attention_lessons.l08_exercises.masks.check_padding_mask": (
+        "a mask of booleans or 0/−∞, compared exactly"
+    ),
+    "attention_lessons.l09_many_heads.checks.check_split_heads_shape": "a shape",
+    "attention_lessons.l09_many_heads.checks.check_parameter_count": "a whole count compared exactly",
+    "attention_lessons.l10_positions.checks.check_rotated_values": "a choice among named options",
+    "attention_lessons.l11_learning_to_attend.checks.check_score_direction": "up or down",
+    "attention_lessons.l13_real_model.checks.check_most_attended": "a token (an index or its text)",
+    "attention_lessons.l14_induction_heads.checks.check_head_roles": "a pair of (layer, head) indices",
+    "attention_lessons.l14_induction_heads.checks.check_induction_position": "a position, a whole index",
+    "attention_lessons.l14_induction_heads.checks.check_next_token": "a token id, a whole index",
+    "attention_lessons.l15_generating_text.checks.check_cached_scores": "a boolean pattern of scores",
+    "attention_lessons.l15_generating_text.grouping_checks.check_kv_head_of_query_heads": "head indices",
+    "attention_lessons.l15_generating_text.grouping_checks.check_query_heads_of_kv_head": "head indices",
     **{
-        f"course.l16_real_language_model.checks.{name}": "a function, called on the exercise's inputs; its "
-        "result is compared at the right result's scale (checks.RTOL of its largest entry)"
+        f"attention_lessons.l16_real_language_model.checks.{name}": "a function, called on the exercise's "
+        "inputs; its result is compared at the right result's scale (checks.RTOL of its largest entry)"
         for name in ("check_function", "check_rms_norm", "check_swiglu", "check_rotate", "check_attention")
     },
-    "course.l16_real_language_model.checks.check_block": "a function, as check_function",
+    "attention_lessons.l16_real_language_model.checks.check_block": "a function, as check_function",
 }
 
 
@@ -224,7 +228,7 @@ def _spy(seen: Seen) -> Iterator[None]:
 
     patched = []
     for module in list(sys.modules.values()):
-        if not getattr(module, "__name__", "").startswith("course."):
+        if not getattr(module, "__name__", "").startswith("attention_lessons."):
             continue
         for name, original, spy in (
             ("number_verdict", verdict, spy_verdict),
@@ -317,7 +321,7 @@ def test_zero_and_each_mistake_are_refused_at_every_scale(qualname):
 
 def test_the_rule_at_a_small_cache():
     """The case of issue 30: a cache small in the unit asked for, where 0 and the missing factor 2 passed."""
-    from course.l15_generating_text.checks import check_kv_cache_bytes
+    from attention_lessons.l15_generating_text.checks import check_kv_cache_bytes
 
     args, kwargs = _cache("MiB", 2, 2, 8, 12, 4)  # 2·2·2·8·12·4 = 3072 bytes = 0.0029296875 MiB
     for right in (0.0029, 0.00293, 0.0029296875):
@@ -334,7 +338,7 @@ def test_the_rule_at_a_small_cache():
 
 def test_whole_numbers_off_by_one_and_the_asked_rounding_of_a_small_number():
     """Before: ``decimals=0`` accepted 11 for 12 (a difference of 1 was allowed), and 0.00 for 0.0047."""
-    from course.kit.checks import check_value
+    from attention_lessons.kit.checks import check_value
 
     assert not check_value(11, 12, decimals=0).passed
     assert check_value(12, 12, decimals=0).passed

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 from conftest import modules_with_examples, run_doctests
 
-import course
+import attention_lessons
 
 
-@pytest.mark.parametrize("module", modules_with_examples(course))
+@pytest.mark.parametrize("module", modules_with_examples(attention_lessons))
 def test_docstring_examples(module: str) -> None:
     run_doctests(module)

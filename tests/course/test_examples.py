@@ -3,9 +3,9 @@
 import numpy as np
 import pytest
 
+from attention_lessons.kit import examples
 from attnlib import attention_steps, qkv, scaled_dot_product_attention
 from attnlib.efficient import online_softmax
-from course.kit import examples
 
 
 def assert_published(actual, published):

@@ -1,5 +1,5 @@
-"""The generation explorer of lesson 15 (course.l15_generating_text.widgets): every step it ships is what
-attnlib.decoder generates and attends to, with the cache's bytes; typed prompts are generated or
+"""The generation explorer of lesson 15 (attention_lessons.l15_generating_text.widgets): every step it ships
+is what attnlib.decoder generates and attends to, with the cache's bytes; typed prompts are generated or
 refused with a message naming what is wrong."""
 
 from __future__ import annotations
@@ -11,10 +11,8 @@ import numpy as np
 import pytest
 import traitlets
 
-from attnlib import decoder
-from attnlib.counting import kv_cache_bytes
-from course.l15_generating_text import widgets as shipped
-from course.l15_generating_text.widgets import (
+from attention_lessons.l15_generating_text import widgets as shipped
+from attention_lessons.l15_generating_text.widgets import (
     BOS_SHOWN,
     DECIMALS,
     MAX_PROMPT,
@@ -24,6 +22,8 @@ from course.l15_generating_text.widgets import (
     generation_explorer,
     weight_codes,
 )
+from attnlib import decoder
+from attnlib.counting import kv_cache_bytes
 
 pytestmark = pytest.mark.filterwarnings("error")
 
@@ -240,7 +240,7 @@ def test_generation_entry_matches_generate_with_the_trace() -> None:
 
 
 def test_the_text_model_explorer_offers_its_prompts_in_every_setting_within_the_page_budget() -> None:
-    from course.l15_generating_text.text_model import load_text_model
+    from attention_lessons.l15_generating_text.text_model import load_text_model
 
     model = load_text_model()
     explorer = generation_explorer(model)

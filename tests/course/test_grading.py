@@ -36,11 +36,11 @@ from make_source import SourceError, source_notebook, split_code
 from week import Course, main
 
 import attnlib
-from course import grading
-from course.kit import examples
-from course.kit.checks.result import CheckResult
-from course.l08_exercises import checks
-from course.manifest import lessons
+from attention_lessons import grading
+from attention_lessons.kit import examples
+from attention_lessons.kit.checks.result import CheckResult
+from attention_lessons.l08_exercises import checks
+from attention_lessons.manifest import lessons
 
 # nbgrader 0.9.6's gradebook, on SQLAlchemy 2, warns while it autogrades (a RuntimeWarning, an error
 # in this project's tests): the submission is saved all the same.

@@ -1,5 +1,6 @@
-"""The head explorer of lesson 13 (course.l13_real_model.widgets): what Python ships is what attnlib.model
-computes, the page's module draws exactly those weights, and typed sentences are run or refused."""
+"""The head explorer of lesson 13 (attention_lessons.l13_real_model.widgets): what Python ships is what
+attnlib.model computes, the page's module draws exactly those weights, and typed sentences are run or
+refused."""
 
 from __future__ import annotations
 
@@ -15,8 +16,8 @@ from conftest import ROOT, unit_roundoff
 pytest.importorskip("anywidget", reason="pip install -r requirements.txt")
 pytest.importorskip("safetensors", reason="pip install -r requirements.txt")
 
-from course.kit.examples import real_model_sentences
-from course.l13_real_model.widgets import DECIMALS, HeadExplorer, head_explorer
+from attention_lessons.kit.examples import real_model_sentences
+from attention_lessons.l13_real_model.widgets import DECIMALS, HeadExplorer, head_explorer
 
 pytestmark = pytest.mark.reference  # make second-path runs it again on other kernels
 
@@ -102,7 +103,7 @@ def test_booleans_and_floats_are_refused_and_a_lone_surrogate_is_named(explorer)
 
 DRAW = """
 import { readFileSync } from "node:fs";
-import { drawHeads, strongest } from "./course/l13_real_model/heads.js";
+import { drawHeads, strongest } from "./attention_lessons/l13_real_model/heads.js";
 const { state, themes, colormaps } = JSON.parse(readFileSync(process.argv[2], "utf-8"));
 const out = {};
 for (const view of ["lines", "heatmap"]) {
@@ -131,7 +132,7 @@ def test_the_page_draws_the_shipped_weights(explorer, tmp_path):
     data = tmp_path / "state.json"
     data.write_text(json.dumps({"state": state, "themes": explorer.themes, "colormaps": explorer.colormaps}))
     script = tmp_path / "draw.mjs"
-    script.write_text(DRAW.replace("./course/", (ROOT / "course").as_uri() + "/"))
+    script.write_text(DRAW.replace("./attention_lessons/", (ROOT / "attention_lessons").as_uri() + "/"))
     result = subprocess.run(
         [node, str(script), str(data)], capture_output=True, text=True, check=True, timeout=60
     )

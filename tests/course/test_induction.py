@@ -1,4 +1,4 @@
-"""course.l14_induction_heads.induction: the data, the head scores on hand-made patterns, ablation,
+"""attention_lessons.l14_induction_heads.induction: the data, the head scores on hand-made patterns, ablation,
 composition, and the committed run (its hash, its log against a fresh run of tools/train_induction.py)."""
 
 from __future__ import annotations
@@ -9,8 +9,7 @@ import numpy as np
 import pytest
 from conftest import ROOT, run_training_script
 
-from attnlib.decoder import DecoderConfig, forward, init_parameters, next_token_losses, parameter_shapes
-from course.l14_induction_heads.induction import (
+from attention_lessons.l14_induction_heads.induction import (
     ablation_losses,
     composition_baseline,
     composition_scores,
@@ -27,6 +26,7 @@ from course.l14_induction_heads.induction import (
     token_k_circuit,
     token_ov_circuit,
 )
+from attnlib.decoder import DecoderConfig, forward, init_parameters, next_token_losses, parameter_shapes
 
 pytestmark = pytest.mark.reference  # make second-path runs it again on other kernels
 
@@ -286,7 +286,7 @@ def test_ablation_needs_two_halves():
 
 
 def test_the_committed_run_loads_and_its_hash_is_checked(monkeypatch):
-    import course.l14_induction_heads.induction as induction
+    import attention_lessons.l14_induction_heads.induction as induction
 
     run = load_induction_run()
     config = run.config
@@ -302,7 +302,7 @@ def test_the_committed_run_loads_and_its_hash_is_checked(monkeypatch):
     again = forward(config, run.params, run.probe).weights[:, 0].astype(np.float32)
     np.testing.assert_array_max_ulp(run.probe_weights[-1], again, maxulp=1)
     np.testing.assert_allclose(run.in_context_score, run.repeated_half_loss - run.first_half_loss)
-    assert (ROOT / "course" / "l14_induction_heads" / induction.RUN_FILE).stat().st_size < 500_000
+    assert (ROOT / "attention_lessons" / "l14_induction_heads" / induction.RUN_FILE).stat().st_size < 500_000
     monkeypatch.setattr(induction, "RUN_SHA256", "0" * 64)
     with pytest.raises(ValueError, match="not the committed 0000"):
         load_induction_run()
@@ -345,7 +345,7 @@ def test_the_script_reproduces_the_first_steps_of_the_committed_run(tmp_path):
 def test_the_script_reproduces_the_committed_run_and_its_phase_change(tmp_path):
     committed = load_induction_run()
     fresh = run_training_script("train_induction.py", committed.settings["steps"], tmp_path)
-    committed_file = ROOT / "course" / "l14_induction_heads" / "induction_run.npz"
+    committed_file = ROOT / "attention_lessons" / "l14_induction_heads" / "induction_run.npz"
     assert set(fresh.files) == set(np.load(committed_file).files)
     # the same phase change (1500 steps of a chaotic process: another CPU's last bits may move it a
     # little), the same final losses and the same two heads

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 import traitlets
 
+from attention_lessons.l14_induction_heads import induction, widgets
+from attention_lessons.l14_induction_heads.widgets import DECIMALS, replay_from_snapshots, replay_table
 from attnlib.core import softmax
-from course.l14_induction_heads import induction, widgets
-from course.l14_induction_heads.widgets import DECIMALS, replay_from_snapshots, replay_table
 
 pytestmark = pytest.mark.filterwarnings("error")
 

@@ -10,9 +10,9 @@ from functools import partial
 import numpy as np
 import pytest
 
+from attention_lessons.l16_real_language_model import analysis, checks
 from attnlib.model import llama
 from attnlib.positions import rope
-from course.l16_real_language_model import analysis, checks
 
 CONFIG = llama.LlamaConfig(
     n_layers=1, n_heads=6, n_kv_heads=2, d_head=8, d_model=16, d_mlp=24, vocab_size=40, n_ctx=64,

@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from course.kit.plots import description
-from course.l16_real_language_model import plots
+from attention_lessons.kit.plots import description
+from attention_lessons.l16_real_language_model import plots
 
 
 def test_the_layer_head_figure_says_its_largest_and_each_layer() -> None:

@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 import traitlets
 
+from attention_lessons.l09_many_heads import widgets
+from attention_lessons.l09_many_heads.plots import two_heads_figure
 from attnlib.multihead import multi_head_attention, split_heads
-from course.l09_many_heads import widgets
-from course.l09_many_heads.plots import two_heads_figure
 
 pytestmark = pytest.mark.filterwarnings("error")
 

@@ -14,11 +14,15 @@ import pytest
 import traitlets
 from conftest import ROOT
 
+from attention_lessons.kit import plots
+from attention_lessons.kit.examples import online_softmax_row
+from attention_lessons.kit.widgets.base import theme
+from attention_lessons.l12_attention_at_scale.widgets import (
+    BLOCK_SIZES,
+    OnlineSoftmaxExplorer,
+    online_softmax_explorer,
+)
 from attnlib import softmax
-from course.kit import plots
-from course.kit.examples import online_softmax_row
-from course.kit.widgets.base import theme
-from course.l12_attention_at_scale.widgets import BLOCK_SIZES, OnlineSoftmaxExplorer, online_softmax_explorer
 
 
 def test_every_block_of_every_size_converges_to_the_exact_output():

@@ -1,4 +1,5 @@
-"""One colour per meaning: course.kit.plots.palette, and that figures and lessons take colours from it."""
+"""One colour per meaning: attention_lessons.kit.plots.palette, and that figures and lessons take colours
+from it."""
 
 from __future__ import annotations
 
@@ -11,12 +12,12 @@ import pytest
 from conftest import ROOT
 from matplotlib.colors import to_hex, to_rgb
 
-from course.kit import plots
-from course.kit.plots import contrast_ratio, palette
-from course.l10_positions.plots import rope_figure
-from course.manifest import Lesson, lessons
+from attention_lessons.kit import plots
+from attention_lessons.kit.plots import contrast_ratio, palette
+from attention_lessons.l10_positions.plots import rope_figure
+from attention_lessons.manifest import Lesson, lessons
 
-COURSE = ROOT / "course"
+COURSE = ROOT / "attention_lessons"
 #: The figure modules: the kit's drawing tools and every lesson's figures (lesson 12's in two files).
 FIGURE_MODULES = sorted(
     [
@@ -159,7 +160,7 @@ def test_a_masked_heatmap_hatches_the_hidden_cells_and_says_so():
 
 
 def test_the_two_heads_figure_draws_concat_and_w_o_on_one_scale_about_0():
-    from course.l09_many_heads.plots import two_heads_figure
+    from attention_lessons.l09_many_heads.plots import two_heads_figure
 
     X = np.array([[1.0, 0.6], [-1.0, 0.6], [1.0, -0.6], [-1.0, -0.6]])
     W = {

@@ -1,4 +1,5 @@
-"""Tests for course.kit.plots: the drawn data must be the numbers given, not just "it did not crash".
+"""Tests for attention_lessons.kit.plots: the drawn data must be the numbers given, not just "it did not
+crash".
 
 Each test reads back what Matplotlib holds (the heatmap mesh array, the cell texts and their
 colours, the colour limits, the quiver's offsets and components, where the labels and titles
@@ -20,13 +21,13 @@ from matplotlib.figure import Figure
 from matplotlib.quiver import Quiver
 from PIL import Image
 
+from attention_lessons.kit import examples, plots
+from attention_lessons.l01_embeddings.plots import similarity_figure, similarity_text
+from attention_lessons.l04_scaling import scaling
+from attention_lessons.l04_scaling.plots import scaling_bins, scaling_figure
+from attention_lessons.l05_softmax.plots import softmax_figure
+from attention_lessons.l07_whole_picture.plots import attention_figure
 from attnlib import attention_steps, qkv
-from course.kit import examples, plots
-from course.l01_embeddings.plots import similarity_figure, similarity_text
-from course.l04_scaling import scaling
-from course.l04_scaling.plots import scaling_bins, scaling_figure
-from course.l05_softmax.plots import softmax_figure
-from course.l07_whole_picture.plots import attention_figure
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 MINUS = "−"  # U+2212, the minus sign of negative cells
@@ -1109,24 +1110,24 @@ def test_show_displays_the_png_with_its_text_alternative(monkeypatch, capsys):
 
 
 def test_the_pictures_need_no_explorers():
-    """A static lesson figure is drawn without the explorers (course.kit.widgets, a lesson's widgets,
-    anywidget)."""
+    """A static lesson figure is drawn without the explorers (attention_lessons.kit.widgets, a lesson's
+    widgets, anywidget)."""
     import subprocess
     import sys
 
     code = """
 import sys
-import course.kit.plots as plots
-from course.kit import examples
-from course.l01_embeddings.plots import similarity_figure
-from course.l04_scaling.plots import scaling_figure
-from course.l05_softmax.plots import softmax_figure
+import attention_lessons.kit.plots as plots
+from attention_lessons.kit import examples
+from attention_lessons.l01_embeddings.plots import similarity_figure
+from attention_lessons.l04_scaling.plots import scaling_figure
+from attention_lessons.l05_softmax.plots import softmax_figure
 four = examples.four_tokens_2d()
 plots.png_bytes(similarity_figure(four.X[0], four.X[1], limits=plots.similarity_limits()).figure)
 plots.png_bytes(softmax_figure([8.0, 6.0, 1.0], ["h1", "h2", "h3"], limits=plots.score_limits()).figure)
 plots.png_bytes(scaling_figure(64).figure)
-explorers = ("anywidget", "course.kit.widgets")  # (seaborn itself imports ipywidgets if it can)
-lessons = [m for m in sys.modules if m.startswith("course.l") and m.endswith(".widgets")]
+explorers = ("anywidget", "attention_lessons.kit.widgets")  # (seaborn itself imports ipywidgets if it can)
+lessons = [m for m in sys.modules if m.startswith("attention_lessons.l") and m.endswith(".widgets")]
 print(sorted(m for m in sys.modules if m.startswith(explorers)) + lessons)
 """
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -14,22 +14,22 @@ import numpy as np
 import pytest
 from matplotlib.figure import Figure
 
+from attention_lessons.kit import examples, plots
+from attention_lessons.kit.plots.artists import number
+from attention_lessons.kit.plots.descriptions import MAX_ALT_LENGTH
+from attention_lessons.l01_embeddings.plots import similarity_figure
+from attention_lessons.l01_embeddings.similarity import similarity
+from attention_lessons.l04_scaling.plots import scaling_figure
+from attention_lessons.l04_scaling.scaling import D_K_VALUES, entropy, scaling_statistics
+from attention_lessons.l05_softmax.plots import softmax_figure
+from attention_lessons.l07_whole_picture.plots import attention_figure
+from attention_lessons.l09_many_heads.plots import two_heads_figure
+from attention_lessons.l10_positions.plots import ROPE_KEY, ROPE_QUERY, rope_figure
+from attention_lessons.l12_attention_at_scale import at_scale
+from attention_lessons.l13_real_model.plots import heads_grid_figure
 from attnlib import attention_steps, qkv, softmax
 from attnlib.multihead import multi_head_attention
 from attnlib.positions import rope
-from course.kit import examples, plots
-from course.kit.plots.artists import number
-from course.kit.plots.descriptions import MAX_ALT_LENGTH
-from course.l01_embeddings.plots import similarity_figure
-from course.l01_embeddings.similarity import similarity
-from course.l04_scaling.plots import scaling_figure
-from course.l04_scaling.scaling import D_K_VALUES, entropy, scaling_statistics
-from course.l05_softmax.plots import softmax_figure
-from course.l07_whole_picture.plots import attention_figure
-from course.l09_many_heads.plots import two_heads_figure
-from course.l10_positions.plots import ROPE_KEY, ROPE_QUERY, rope_figure
-from course.l12_attention_at_scale import at_scale
-from course.l13_real_model.plots import heads_grid_figure
 
 fmt = plots.format_cell
 
@@ -217,7 +217,7 @@ def test_figures_are_opaque_so_they_read_on_light_and_dark_pages(style):
 
 
 def test_no_text_colour_reads_on_both_white_and_a_dark_page():
-    """Why figures are opaque rather than transparent (course.kit.plots.styles)."""
+    """Why figures are opaque rather than transparent (attention_lessons.kit.plots.styles)."""
     greys = [f"#{v:02x}{v:02x}{v:02x}" for v in range(256)]
     best = max(min(plots.contrast_ratio(g, "#ffffff"), plots.contrast_ratio(g, "#111111")) for g in greys)
     assert 4.3 < best < 4.5

@@ -6,13 +6,13 @@ import numpy as np
 import pytest
 from matplotlib.colors import to_hex
 
+from attention_lessons.kit.plots.artists import number
+from attention_lessons.kit.plots.descriptions import description
+from attention_lessons.kit.plots.palette import BACKEND_LOOKS, color, meaning_of
+from attention_lessons.l12_attention_at_scale import at_scale, flash
 from attnlib import softmax
 from attnlib.counting import hbm_traffic, tile_counts
 from attnlib.efficient import online_softmax
-from course.kit.plots.artists import number
-from course.kit.plots.descriptions import description
-from course.kit.plots.palette import BACKEND_LOOKS, color, meaning_of
-from course.l12_attention_at_scale import at_scale, flash
 
 
 def test_tiles_figure_titles_give_the_counts():

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from course.kit import plots
-from course.l15_generating_text import plots as figures
+from attention_lessons.kit import plots
+from attention_lessons.l15_generating_text import plots as figures
 
 
 def _causal(n: int, window: int | None = None, sinks: int = 0) -> np.ndarray:

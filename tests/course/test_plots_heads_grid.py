@@ -1,12 +1,12 @@
-"""course.l13_real_model.plots: the grid of every head draws exactly the weights it is given."""
+"""attention_lessons.l13_real_model.plots: the grid of every head draws exactly the weights it is given."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
+from attention_lessons.l13_real_model.plots import heads_grid_figure
 from attnlib import softmax
-from course.l13_real_model.plots import heads_grid_figure
 
 
 def random_weights(layers=2, heads=3, n=4, seed=0):

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from attention_lessons.kit import plots
+from attention_lessons.l14_induction_heads import plots as figures
 from attnlib.core import softmax
-from course.kit import plots
-from course.l14_induction_heads import plots as figures
 
 RNG = np.random.default_rng(5)
 N = 9

@@ -1,4 +1,4 @@
-"""A figure from course.kit.plots has its canvas from the start, so measuring text stays cheap.
+"""A figure from attention_lessons.kit.plots has its canvas from the start, so measuring text stays cheap.
 
 Without a canvas, seaborn's measurement of each tick label builds a new full-size renderer:
 lesson 13's 2 × 2 grid of heatmaps took 585 MiB that way, lesson 10's 64 × 64 heatmap kept 209."""
@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 
-from course.kit import plots
+from attention_lessons.kit import plots
 
 
 def test_a_figure_has_an_agg_canvas_that_keeps_one_renderer():

@@ -1,4 +1,4 @@
-"""course.l10_positions.plots: the RoPE figure draws the rotations and scores attnlib computes.
+"""attention_lessons.l10_positions.plots: the RoPE figure draws the rotations and scores attnlib computes.
 
 The arrows, the curve and the marker are read back from Matplotlib and compared with rotations
 written out in the test (2×2 rotation matrices), not with attnlib's own code path.
@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 from matplotlib.colors import to_rgb
 
-from course.kit import plots
-from course.l10_positions.plots import (
+from attention_lessons.kit import plots
+from attention_lessons.l10_positions.plots import (
     ROPE_KEY,
     ROPE_QUERY,
     rope_figure,

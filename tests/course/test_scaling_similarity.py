@@ -1,5 +1,5 @@
-"""course.l04_scaling.scaling (the experiment of lesson 04) and course.l01_embeddings.similarity
-(lesson 01)."""
+"""attention_lessons.l04_scaling.scaling (the experiment of lesson 04) and
+attention_lessons.l01_embeddings.similarity (lesson 01)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import pytest
 from conftest import gamma
 
 import attnlib
-from course.l01_embeddings.similarity import similarity
-from course.l04_scaling.scaling import (
+from attention_lessons.l01_embeddings.similarity import similarity
+from attention_lessons.l04_scaling.scaling import (
     entropy,
     random_queries_keys,
     scaling_statistics,

@@ -1,5 +1,6 @@
-"""course.l15_generating_text.text_model: the frozen corpus and its split, the vocabulary, the committed
-model (its hash, its log against a fresh run of tools/train_decoder.py) and the losses lesson 15 reports."""
+"""attention_lessons.l15_generating_text.text_model: the frozen corpus and its split, the vocabulary, the
+committed model (its hash, its log against a fresh run of tools/train_decoder.py) and the losses lesson 15
+reports."""
 
 from __future__ import annotations
 
@@ -9,8 +10,7 @@ import numpy as np
 import pytest
 from conftest import ROOT, run_training_script
 
-from attnlib.decoder import generate, next_token_losses
-from course.l15_generating_text.text_model import (
+from attention_lessons.l15_generating_text.text_model import (
     HELD_OUT_FRACTION,
     RARE,
     Corpus,
@@ -25,6 +25,7 @@ from course.l15_generating_text.text_model import (
     pooled_kv_losses,
     uptrained_kv_losses,
 )
+from attnlib.decoder import generate, next_token_losses
 
 pytestmark = pytest.mark.reference  # make second-path runs it again on other kernels
 
@@ -38,7 +39,7 @@ def test_the_corpus_is_the_lessons_markdown_split_at_paragraphs(monkeypatch):
         assert 0.02 < share <= HELD_OUT_FRACTION + 1e-9  # the last tenth, cut at a paragraph
         assert held_out and held_out not in training
     assert corpus.training[0].startswith("# ")  # a lesson starts with its title
-    import course.l15_generating_text.text_model as text_model
+    import attention_lessons.l15_generating_text.text_model as text_model
 
     monkeypatch.setattr(text_model, "CORPUS_SHA256", "0" * 64)
     with pytest.raises(ValueError, match=r"lessons_text\.txt has SHA-256 .* not the committed 0000"):
@@ -76,7 +77,7 @@ def test_vocabulary_encodes_decodes_and_maps_rare_characters():
 
 
 def test_the_committed_model_loads_and_its_hash_is_checked(monkeypatch):
-    import course.l15_generating_text.text_model as text_model
+    import attention_lessons.l15_generating_text.text_model as text_model
 
     model = load_text_model()
     c = model.config
@@ -88,7 +89,9 @@ def test_the_committed_model_loads_and_its_hash_is_checked(monkeypatch):
     assert model.eval_steps[0] == 0 and model.eval_steps[-1] == steps
     assert model.validation_loss.shape == model.eval_steps.shape
     assert model.seconds > 0  # the wall time the script measured (the machine may have been busy)
-    assert (ROOT / "course" / "l15_generating_text" / text_model.MODEL_FILE).stat().st_size < 3_000_000
+    assert (
+        ROOT / "attention_lessons" / "l15_generating_text" / text_model.MODEL_FILE
+    ).stat().st_size < 3_000_000
     monkeypatch.setattr(text_model, "MODEL_SHA256", "0" * 64)
     with pytest.raises(ValueError, match=r"text_model\.npz has SHA-256 .* not the committed 0000"):
         load_text_model()

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 import traitlets
 
+from attention_lessons.l11_learning_to_attend import widgets
+from attention_lessons.l11_learning_to_attend.widgets import replay_table
 from attnlib.training import Model, forward, token_labels, train
-from course.l11_learning_to_attend import widgets
-from course.l11_learning_to_attend.widgets import replay_table
 
 pytestmark = pytest.mark.filterwarnings("error")
 

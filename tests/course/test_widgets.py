@@ -1,4 +1,4 @@
-"""The explorers of course.kit.widgets, driven from Python over the whole range of every control.
+"""The explorers of attention_lessons.kit.widgets, driven from Python over the whole range of every control.
 
 Every slider goes to its minimum, its maximum and 20 random values on its step (as a browser
 sends them); after each move the explorer holds the value and its on-demand result (``steps``,
@@ -22,31 +22,31 @@ import numpy as np
 import pytest
 import traitlets
 
+from attention_lessons.kit import examples, widgets
+from attention_lessons.kit.plots import STYLES
+from attention_lessons.kit.widgets.base import colormap_table, theme
+from attention_lessons.kit.widgets.modules import module_text
+from attention_lessons.l01_embeddings.similarity import similarity
+from attention_lessons.l01_embeddings.widgets import SimilarityExplorer, similarity_explorer
+from attention_lessons.l04_scaling import plots
+from attention_lessons.l04_scaling.scaling import D_K_VALUES, entropy, scaling_statistics
+from attention_lessons.l04_scaling.widgets import ScalingExplorer, scaling_explorer
+from attention_lessons.l05_softmax.widgets import SoftmaxExplorer, softmax_explorer
+from attention_lessons.l07_whole_picture.widgets import Playground, playground
+from attention_lessons.l09_many_heads.widgets import MultiHeadExplorer, multi_head_explorer
+from attention_lessons.l10_positions.widgets import RopeExplorer, rope_explorer
+from attention_lessons.l11_learning_to_attend.widgets import TrainingReplay, training_replay
+from attention_lessons.l12_attention_at_scale.widgets import OnlineSoftmaxExplorer, online_softmax_explorer
+from attention_lessons.l13_real_model.widgets import HeadExplorer, head_explorer
+from attention_lessons.l14_induction_heads.widgets import InductionReplay, induction_replay
+from attention_lessons.l15_generating_text.text_model import load_text_model
+from attention_lessons.l15_generating_text.widgets import GenerationExplorer, generation_explorer
+from attention_lessons.l16_real_language_model.widgets import AnswerExplorer, answer_explorer
+from attention_lessons.manifest import lessons
 from attnlib import attention_steps, softmax
 from attnlib.core import default_scale
 from attnlib.projection import qkv
 from attnlib.training import Model, train
-from course.kit import examples, widgets
-from course.kit.plots import STYLES
-from course.kit.widgets.base import colormap_table, theme
-from course.kit.widgets.modules import module_text
-from course.l01_embeddings.similarity import similarity
-from course.l01_embeddings.widgets import SimilarityExplorer, similarity_explorer
-from course.l04_scaling import plots
-from course.l04_scaling.scaling import D_K_VALUES, entropy, scaling_statistics
-from course.l04_scaling.widgets import ScalingExplorer, scaling_explorer
-from course.l05_softmax.widgets import SoftmaxExplorer, softmax_explorer
-from course.l07_whole_picture.widgets import Playground, playground
-from course.l09_many_heads.widgets import MultiHeadExplorer, multi_head_explorer
-from course.l10_positions.widgets import RopeExplorer, rope_explorer
-from course.l11_learning_to_attend.widgets import TrainingReplay, training_replay
-from course.l12_attention_at_scale.widgets import OnlineSoftmaxExplorer, online_softmax_explorer
-from course.l13_real_model.widgets import HeadExplorer, head_explorer
-from course.l14_induction_heads.widgets import InductionReplay, induction_replay
-from course.l15_generating_text.text_model import load_text_model
-from course.l15_generating_text.widgets import GenerationExplorer, generation_explorer
-from course.l16_real_language_model.widgets import AnswerExplorer, answer_explorer
-from course.manifest import lessons
 
 pytestmark = pytest.mark.filterwarnings("error")
 
@@ -432,7 +432,7 @@ def test_every_lessons_explorer_is_held_to_the_contract() -> None:
     kinds = set()
     for lesson in lessons():
         if lesson.explorers:
-            module = importlib.import_module(f"course.{lesson.folder.name}.widgets")
+            module = importlib.import_module(f"attention_lessons.{lesson.folder.name}.widgets")
             made = {name: getattr(module, name) for name in lesson.explorers}
             assert all(callable(make) for make in made.values()), f"lesson {lesson.id}: {made}"
             kinds |= {
@@ -476,15 +476,19 @@ def test_the_explorer_contract(kind: type[widgets.Explorer], request: pytest.Fix
 
 
 def test_esm_has_no_relative_imports_and_carries_its_modules_as_data_urls() -> None:
-    text = module_text("course.l07_whole_picture", "playground.js")  # imports ../kit/widgets/js/*.js
+    text = module_text(
+        "attention_lessons.l07_whole_picture", "playground.js"
+    )  # imports ../kit/widgets/js/*.js
     assert "./" not in "".join(re.findall(r'from\s*"([^"]*)"', text))
     urls = re.findall(r'from\s*"data:text/javascript;base64,([^"]*)"', text)
     decoded = [base64.b64decode(url).decode("utf-8") for url in urls]
     assert any("export function softmaxRow" in module for module in decoded)  # mirror.js
     assert any("export function heatmap" in module for module in decoded)  # svg.js
     assert playground()._esm == text
-    with pytest.raises(FileNotFoundError, match=r"course\.l07_whole_picture has no ES module missing\.js"):
-        module_text("course.l07_whole_picture", "missing.js")
+    with pytest.raises(
+        FileNotFoundError, match=r"attention_lessons\.l07_whole_picture has no ES module missing\.js"
+    ):
+        module_text("attention_lessons.l07_whole_picture", "missing.js")
 
 
 # --- freeing the explorers of a re-run cell, in a real kernel -------------------------------------
@@ -507,8 +511,8 @@ def test_rerunning_a_cell_frees_its_explorers(tmp_path: Path) -> None:
     try:
         setup = (
             "import ipywidgets\n"
-            "from course.l01_embeddings.widgets import similarity_explorer\n"
-            "from course.l07_whole_picture.widgets import playground\n"
+            "from attention_lessons.l01_embeddings.widgets import similarity_explorer\n"
+            "from attention_lessons.l07_whole_picture.widgets import playground\n"
             "made = []\n"
         )
         assert run_cell(client, setup, "setup")["status"] == "ok"

@@ -16,9 +16,9 @@ import numpy as np
 import pytest
 import traitlets
 
+from attention_lessons.l10_positions import widgets
+from attention_lessons.l10_positions.plots import ROPE_KEY, ROPE_QUERY, rope_limits
 from attnlib.positions import rope
-from course.l10_positions import widgets
-from course.l10_positions.plots import ROPE_KEY, ROPE_QUERY, rope_limits
 
 pytestmark = pytest.mark.filterwarnings("error")
 

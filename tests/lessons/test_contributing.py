@@ -1,8 +1,8 @@
 """Every lesson in every place a lesson must be: each failure names the step of CONTRIBUTING.md's
 checklist, "Adding a lesson", that was missed.
 
-The lessons are the files ``notebooks/NN_name.ipynb``, each with its folder ``course/lNN_name/``
-and manifest ``lesson.toml`` (``course/manifest.py``); the other tests take their list of lessons
+The lessons are the files ``notebooks/NN_name.ipynb``, each with its folder ``attention_lessons/lNN_name/``
+and manifest ``lesson.toml`` (``attention_lessons/manifest.py``); the other tests take their list of lessons
 from the manifests, so these are the places a contributor writes by hand. None runs a lesson.
 """
 
@@ -17,17 +17,17 @@ import nbformat
 import pytest
 from conftest import ROOT
 
-from course import manifest
+from attention_lessons import manifest
 
 LESSONS = sorted(path.name for path in (ROOT / "notebooks").glob("*.ipynb"))
-TEMPLATE = ROOT / "course" / "template"
+TEMPLATE = ROOT / "attention_lessons" / "template"
 CONTRIBUTING = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
 #: The checklist's steps, as CONTRIBUTING.md names them in bold; each failure names its step.
 
 
 def _folder(name: str) -> Path:
-    """The course folder of the lesson ``NN_slug.ipynb``: ``course/lNN_slug``."""
-    return ROOT / "course" / f"l{name.removesuffix('.ipynb')}"
+    """The course folder of the lesson ``NN_slug.ipynb``: ``attention_lessons/lNN_slug``."""
+    return ROOT / "attention_lessons" / f"l{name.removesuffix('.ipynb')}"
 
 
 def _manifest(name: str) -> manifest.Lesson:
@@ -42,7 +42,7 @@ def test_the_checklist_has_five_steps_each_checked_here() -> None:
     )
 
 
-# --- step 1: the folder, copied from course/template -------------------------------------------
+# --- step 1: the folder, copied from attention_lessons/template -------------------------------------------
 
 
 @pytest.mark.parametrize("name", LESSONS)
@@ -50,7 +50,7 @@ def test_every_lesson_has_its_folder_and_manifest(name: str) -> None:
     folder = _folder(name)
     assert (folder / manifest.MANIFEST).is_file(), (
         f"{name} has no {folder.relative_to(ROOT)}/{manifest.MANIFEST}: "
-        f"copy course/template ({manifest.step(1)})"
+        f"copy attention_lessons/template ({manifest.step(1)})"
     )
 
 
@@ -75,14 +75,16 @@ def test_the_manifests_are_read_and_every_one_has_its_notebook() -> None:
 def test_the_readers_examples_run() -> None:
     result = doctest.testmod(manifest)
     assert result.attempted and not result.failed, (
-        "the examples in course/manifest.py read the lessons' manifests: see the output above"
+        "the examples in attention_lessons/manifest.py read the lessons' manifests: see the output above"
     )
 
 
 def test_the_template_is_no_lesson_and_names_every_field() -> None:
     fields = tomllib.loads((TEMPLATE / manifest.MANIFEST).read_text(encoding="utf-8"))
     required = {name for name, (_kind, default) in manifest.FIELDS.items() if default is None}
-    assert set(fields) == required, "course/template/lesson.toml gives every field a lesson must fill"
+    assert set(fields) == required, (
+        "attention_lessons/template/lesson.toml gives every field a lesson must fill"
+    )
     for name in set(manifest.FIELDS) - required:
         assert name in (TEMPLATE / manifest.MANIFEST).read_text(encoding="utf-8"), (
             f"the template explains {name}"
@@ -102,7 +104,8 @@ def test_a_broken_manifest_is_named_with_its_field(tmp_path: Path) -> None:
     (notebooks / "00_first.ipynb").touch()
     (notebooks / "01_second.ipynb").touch()
     with pytest.raises(
-        manifest.ManifestError, match=r"no manifest for \['01_second\.ipynb'\]: copy course/template"
+        manifest.ManifestError,
+        match=r"no manifest for \['01_second\.ipynb'\]: copy attention_lessons/template",
     ):
         manifest.lessons(course, notebooks)
     (notebooks / "01_second.ipynb").unlink()

@@ -25,7 +25,7 @@ from build_slides import lesson_notes
 from conftest import ROOT
 from repository import read as read_repository
 
-from course import manifest
+from attention_lessons import manifest
 
 GUIDE = ROOT / "docs" / "instructor_guide.md"
 TEXT = GUIDE.read_text(encoding="utf-8")
@@ -129,7 +129,7 @@ def test_the_explorer_to_project_is_the_lessons_own(notes: dict) -> None:
             assert named <= shown, (
                 f"lesson {number}: the guide names {named - shown}, the lesson shows {shown}"
             )
-            widgets = importlib.import_module(f"course.{MANIFESTS[number].folder.name}.widgets")
+            widgets = importlib.import_module(f"attention_lessons.{MANIFESTS[number].folder.name}.widgets")
             for name in named:
                 assert callable(getattr(widgets, name, None)), f"{widgets.__name__} has no {name}"
         else:

@@ -8,7 +8,7 @@ import re
 
 from conftest import ROOT
 
-from course.manifest import lessons
+from attention_lessons.manifest import lessons
 
 RESULTS = json.loads((ROOT / "benchmarks" / "results" / "kernel_memory.json").read_text(encoding="utf-8"))
 MEASURED = {row["lesson"]: row["peak_mib"] for row in RESULTS["lessons"]}

@@ -2,7 +2,7 @@
 
 nbval re-runs each lesson and compares its outputs with the stored ones, so a number found here
 was printed by the lesson's own code. This test says *which* numbers each lesson must show: the
-published values of each example in ``course.kit.examples``, computed here with attnlib again.
+published values of each example in ``attention_lessons.kit.examples``, computed here with attnlib again.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ import pytest
 from conftest import ROOT
 
 import attnlib
+from attention_lessons.kit import examples
 from attnlib.counting import operation_counts
-from course.kit import examples
 
 NOTEBOOKS = ROOT / "notebooks"
 

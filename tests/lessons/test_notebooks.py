@@ -15,7 +15,7 @@ import nbformat
 import pytest
 from conftest import ROOT, CellNames, readable
 
-from course.manifest import step
+from attention_lessons.manifest import step
 
 NOTEBOOKS = ROOT / "notebooks"
 LESSONS = sorted(
@@ -121,7 +121,7 @@ def _cells_reading_a_reassigned_name(sources: list[str]) -> list[str]:
 
 def test_reassigned_names_are_found() -> None:
     sources = [
-        "d_k = 64\nfrom course.kit import plots",
+        "d_k = 64\nfrom attention_lessons.kit import plots",
         "print(d_k, plots)",  # reads d_k: the 64 of cell 1, until cell 3 runs
         "d_k = 256\nfor ax in [1]:\n    y = ax",
         "ax = 2\nprint(ax, [x for x in range(d_k)], lambda q: q + d_k)",

@@ -4,7 +4,7 @@ The lessons tag ``solution`` every cell that holds or prints a right answer (the
 answers, lesson 08's "The solutions in numbers", the cells that compute a question's answer);
 ``tools/build_student.py`` leaves those cells out. These tests check the copies that
 ``make student`` wrote, without running them: no solution cell; none of the hidden answers that
-each lesson's manifest lists (``course/lNN_slug/lesson.toml``, computed by its recipes) anywhere
+each lesson's manifest lists (``attention_lessons/lNN_slug/lesson.toml``, computed by its recipes) anywhere
 in their text, each one first found in the full lesson's solution cells, so that the search can
 fail; no kept cell that reads a name only a left-out solution cell defines (read from the cells'
 code with ``ast``); every self-check the manifest names saying "No answer yet" to its empty answer
@@ -22,7 +22,7 @@ import pytest
 from build_student import student_copy
 from conftest import ROOT, CellNames, hidden_answers, readable, require_build
 
-from course.manifest import Lesson, as_printed, lessons, step
+from attention_lessons.manifest import Lesson, as_printed, lessons, step
 
 NOTEBOOKS = ROOT / "notebooks"
 COPIES = ROOT / "build" / "student" / "notebooks"

@@ -27,7 +27,7 @@ from conftest import ROOT, hidden_answers, require_build
 from repository import DOCUMENTS, read, rewrite
 from student_branch import KEPT, publish
 
-from course.manifest import lessons
+from attention_lessons.manifest import lessons
 
 REPOSITORY = read()
 MANIFESTS = lessons()
@@ -56,10 +56,13 @@ def _page_text(page: str) -> str:
 
 
 def _branch(link: str) -> str:
-    """The branch a course link opens (GitHub's /tree/ or /blob/, Binder's path, nbgitpuller's query)."""
+    """The branch a course link opens (GitHub's and Colab's /tree/ or /blob/, Binder's path,
+    nbgitpuller's query)."""
     parts = urlsplit(link)
     if "git-pull" in parts.path:
         return parse_qs(parts.query)["branch"][0]
+    if parts.netloc == "colab.research.google.com":
+        return re.match(rf"/github/{re.escape(REPOSITORY.slug)}/blob/([^/]+)", parts.path).group(1)
     if parts.netloc == "github.com":
         found = re.match(rf"/{re.escape(REPOSITORY.slug)}/(?:tree|blob|edit)/([^/]+)", parts.path)
         return found.group(1) if found else ""  # the repository's front page: its default branch
@@ -70,7 +73,9 @@ def _branch(link: str) -> str:
 #: model was trained on the lessons' text, solutions included, and lesson 15 reads that corpus
 #: (checked by its SHA-256): a corpus of the student copies needs the model trained again.
 KNOWN_LEAKS = {
-    "course/l15_generating_text/lessons_text.txt": "lesson 15's training corpus, the full lessons' text",
+    "attention_lessons/l15_generating_text/lessons_text.txt": (
+        "lesson 15's training corpus, the full lessons' text"
+    ),
 }
 
 
@@ -173,11 +178,15 @@ def test_the_student_branch_holds_the_copies_and_what_runs_them(branch) -> None:
     notebooks = {name for name in files if name.startswith("notebooks/") and name.endswith(".ipynb")}
     assert notebooks == {f"notebooks/{lesson.notebook}" for lesson in MANIFESTS}
     assert {"README.md", "pyproject.toml", "requirements.txt", "Makefile", "binder/postBuild"} <= files
-    assert {"attnlib/__init__.py", "course/kit/checks/answers.py", "course/l08_exercises/checks.py"} <= files
+    assert {
+        "attnlib/__init__.py",
+        "attention_lessons/kit/checks/answers.py",
+        "attention_lessons/l08_exercises/checks.py",
+    } <= files
     assert {name for lesson in MANIFESTS for name in lesson.data} <= files, "the files the lessons read"
     teachers = [name for name in files if name.split("/")[0] in ("tests", "tools", "docs", "book")]
     assert not teachers, f"the teacher's files on the student branch: {teachers}"
-    assert not [name for name in files if re.fullmatch(r"course/l\d\d_[^/]+/answers\.py", name)]
+    assert not [name for name in files if re.fullmatch(r"attention_lessons/l\d\d_[^/]+/answers\.py", name)]
     data = {name for lesson in MANIFESTS for name in lesson.data}
     assert {name for name in files if not KEPT.fullmatch(name)} <= {*notebooks, *data, "README.md"}
     assert _git(git_dir, "rev-parse", f"refs/heads/{REPOSITORY.student_branch}").strip() == commit
@@ -200,6 +209,7 @@ def test_no_solution_reaches_the_student_branch(branch) -> None:
             assert hidden_answers(text) == 0, f"{name} holds an answer block"
         shown = [value for value in values if re.search(rf"(?<![\d.]){re.escape(value)}(?!\d)", text)]
         assert not shown, f"{name} on the student branch gives away {shown}"
-        links = _course_links(text) if name != "repository.toml" else []  # the address itself
+        addresses = ("repository.toml", "pyproject.toml", "CITATION.cff")  # the address, the package's links
+        links = _course_links(text) if name not in addresses else []
         assert all(_branch(link) == REPOSITORY.student_branch for link in links), f"{name}: {links}"
     assert sorted(leaking) == sorted(KNOWN_LEAKS), "a known leak is gone: take it out of KNOWN_LEAKS"

@@ -31,7 +31,7 @@ DECKS = [f"{lesson}.html" for lesson in LESSONS]
 SOURCES = [
     *(ROOT / "notebooks").glob("*.ipynb"),
     *(ROOT / "attnlib").rglob("*.*"),
-    *(ROOT / "course").rglob("*.*"),
+    *(ROOT / "attention_lessons").rglob("*.*"),
     *(ROOT / "book").rglob("*.*"),
     *(ROOT / "tools").glob("build_*.py"),
     ROOT / "tools" / "execute_notebooks.py",

@@ -86,8 +86,8 @@ def _stale_or_missing_book() -> str | None:
     sources = [
         *NOTEBOOKS.glob("*.ipynb"),
         *(ROOT / "attnlib").rglob("*.py"),
-        *(ROOT / "course").rglob("*.py"),
-        *(ROOT / "course").rglob("*.js"),
+        *(ROOT / "attention_lessons").rglob("*.py"),
+        *(ROOT / "attention_lessons").rglob("*.js"),
         *(ROOT / "book").iterdir(),
         ROOT / "docs" / "instructor_guide.md",
         ROOT / "package-lock.json",

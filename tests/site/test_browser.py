@@ -15,9 +15,9 @@ printed digit. No page may log a console error or throw, and no request may leav
 - The book's lesson pages, with no kernel anywhere: ``tests/site/test_book.py`` drives the explorers
   there with the same moves and checks (``Explorer``, ``Page``).
 
-The explorers follow one DOM contract (course.kit.widgets): a root ``div.attnlib-explorer.attnlib-KIND``;
-controls ``<input data-control=NAME>``; numbers ``<text data-quantity=Q data-row=i data-col=j
-data-value=String(x)>``.
+The explorers follow one DOM contract (attention_lessons.kit.widgets): a root
+``div.attnlib-explorer.attnlib-KIND``; controls ``<input data-control=NAME>``; numbers ``<text
+data-quantity=Q data-row=i data-col=j data-value=String(x)>``.
 
 It needs Debian's Chromium (``apt-get install chromium``) and Playwright for Python (pinned in
 requirements-test.txt); Playwright's own browser download is not needed. Screenshots of every step
@@ -51,10 +51,10 @@ import numpy as np
 import pytest
 from conftest import ROOT
 
+from attention_lessons.l01_embeddings.similarity import similarity
+from attention_lessons.l04_scaling import scaling
 from attnlib import attention_steps, core
 from attnlib.projection import qkv
-from course.l01_embeddings.similarity import similarity
-from course.l04_scaling import scaling
 
 NOTEBOOKS = ROOT / "notebooks"
 SETTINGS_OVERRIDES = {
@@ -130,7 +130,7 @@ def _similarity_values(controls: dict[str, object]) -> dict[str, object]:
 
 
 def _scaling_values(controls: dict[str, object]) -> dict[str, object]:
-    from course.l04_scaling import widgets
+    from attention_lessons.l04_scaling import widgets
 
     d_k = scaling.D_K_VALUES[int(controls["d_k"])]
     # the lesson's scaling_explorer(64) draws with the function's own defaults
@@ -170,7 +170,7 @@ def _softmax_values(controls: dict[str, object]) -> dict[str, object]:
 @functools.cache
 def _lesson_projections() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """W_q, W_k, W_v of the playground that lesson 07 makes (``widgets.playground()``)."""
-    from course.l07_whole_picture import widgets
+    from attention_lessons.l07_whole_picture import widgets
 
     explorer = widgets.playground()
     try:

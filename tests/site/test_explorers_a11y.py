@@ -37,7 +37,7 @@ WIDTHS = {390: 11.0, 1280: 12.0}  # page width (px): the smallest text allowed (
 MODES = ("light", "dark")
 MIN_CONTROL = 24  # px, WCAG 2.5.8
 ROLE = re.compile(r"^\s*- '?([a-z]+)", re.M)  # the role on each line of an ARIA snapshot
-# what a move says (course/kit/widgets/js/a11y.js changeSentence, or lesson 15's moveSentence):
+# what a move says (attention_lessons/kit/widgets/js/a11y.js changeSentence, or lesson 15's moveSentence):
 # "Weights of h1 rose from 0.880 to 0.920, and 1 other number changed." / "Step 2 (was 1): …."
 PLAIN_SENTENCE = re.compile(r"^[A-Z].*(?: (?:rose|fell|changed) from .+ to .+| \(was .+\): .+)\.$")
 

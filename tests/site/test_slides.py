@@ -15,7 +15,7 @@ PNG's dpi, times the figure's drawn over its natural width).
 The metadata tests need no browser: every cell's ``slideshow`` metadata is one that
 tools/build_slides.py reads, and cutting a cell where it says loses nothing; nor do those of the
 build's cuts of long code and large figures. The lessons are those the manifests list
-(course/manifest.py).
+(attention_lessons/manifest.py).
 
 The browser tests need Debian's Chromium (``apt-get install chromium``) and Playwright for Python
 (requirements-test.txt); Playwright's own browser download is not needed.
@@ -36,7 +36,7 @@ import slides_browser
 from conftest import ROOT, require_build
 from PIL import Image
 
-from course import manifest
+from attention_lessons import manifest
 
 NOTEBOOKS = [lesson.path for lesson in manifest.lessons()]
 LESSONS = [path.stem for path in NOTEBOOKS]

@@ -4,7 +4,7 @@ into nbgrader source notebooks).
 
 A question asks for a **function** (``attention_by_hand(Q, K, V)``) instead of the lesson's
 ``S = ...`` placeholders, so that the hidden tests can run it again on fresh random inputs and with
-attnlib switched off (``course.grading``). After the function the answer cell binds the lesson's
+attnlib switched off (``attention_lessons.grading``). After the function the answer cell binds the lesson's
 answer names (``S, S_scaled, A, Z = attention_by_hand(Q, K, V)``), so the lesson's own self-check
 calls, taken from its check cells, are the visible tests, one test cell per answer name.
 
@@ -94,9 +94,9 @@ EXERCISES = Assignment(
     setup="""\
 import numpy as np
 
-from course import grading
-from course.kit import examples
-from course.l08_exercises import checks
+from attention_lessons import grading
+from attention_lessons.kit import examples
+from attention_lessons.l08_exercises import checks
 
 np.set_printoptions(precision=4, suppress=True)""",
     questions=(
@@ -236,8 +236,8 @@ GRADIENTS = Assignment(
     setup="""\
 import numpy as np
 
-from course import grading
-from course.l11_learning_to_attend import checks
+from attention_lessons import grading
+from attention_lessons.l11_learning_to_attend import checks
 
 np.set_printoptions(precision=4, suppress=True)""",
     questions=(

@@ -15,7 +15,7 @@ tests), then
 - one **test cell** per answer (nbgrader ``grade``, with its points): the lesson's own self-check
   call, ``assert result, result.message`` (a wrong answer fails with the check's words for the
   mistake), and between ``### BEGIN HIDDEN TESTS`` and ``### END HIDDEN TESTS`` the function run on
-  fresh random inputs with attnlib switched off (``course.grading.on_new_inputs``).
+  fresh random inputs with attnlib switched off (``attention_lessons.grading.on_new_inputs``).
 
 Every other cell is read-only (nbgrader ``locked``). ``nbgrader generate_assignment`` then makes
 the student version (``tools/grading/week.py``).

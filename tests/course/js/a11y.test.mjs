@@ -1,10 +1,10 @@
-// What a screen reader gets from an explorer (course/kit/widgets/js/a11y.js) and which mode it takes
-// from the page (course/kit/widgets/js/page.js): pure functions, on hand-made numbers.
+// What a screen reader gets from an explorer (attention_lessons/kit/widgets/js/a11y.js) and which mode it takes
+// from the page (attention_lessons/kit/widgets/js/page.js): pure functions, on hand-made numbers.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { announcement, changeSentence, holding, numberTables, regionOf, shownNumber } from "../../../course/kit/widgets/js/a11y.js";
-import { pageStyleOf } from "../../../course/kit/widgets/js/page.js";
-import { powerOfTwoLabel } from "../../../course/l04_scaling/scaling.js";
+import { announcement, changeSentence, holding, numberTables, regionOf, shownNumber } from "../../../attention_lessons/kit/widgets/js/a11y.js";
+import { pageStyleOf } from "../../../attention_lessons/kit/widgets/js/page.js";
+import { powerOfTwoLabel } from "../../../attention_lessons/l04_scaling/scaling.js";
 
 const weight = (col, colLabel, value, shown) => ({ quantity: "weights", col, colLabel, value: String(value), shown });
 

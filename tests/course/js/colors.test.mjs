@@ -1,7 +1,7 @@
-// Colour maps and text contrast (course/kit/widgets/js/colors.js).
+// Colour maps and text contrast (attention_lessons/kit/widgets/js/colors.js).
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { colormapColor, contrastRatio, relativeLuminance, textColorOn } from "../../../course/kit/widgets/js/colors.js";
+import { colormapColor, contrastRatio, relativeLuminance, textColorOn } from "../../../attention_lessons/kit/widgets/js/colors.js";
 import { fixtures } from "./fixtures.mjs";
 
 test("WCAG contrast: black on white is 21:1, a colour on itself 1:1", () => {

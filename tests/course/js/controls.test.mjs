@@ -1,9 +1,9 @@
-// The model binding every explorer's render() uses (course/kit/widgets/js/controls.js), on a stand-in
+// The model binding every explorer's render() uses (attention_lessons/kit/widgets/js/controls.js), on a stand-in
 // for anywidget's model: the on/off/get/set/save_changes it calls.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { bind, embeddingState, sender, themeOf, topElements } from "../../../course/kit/widgets/js/controls.js";
-import { element, heatmap, text } from "../../../course/kit/widgets/js/svg.js";
+import { bind, embeddingState, sender, themeOf, topElements } from "../../../attention_lessons/kit/widgets/js/controls.js";
+import { element, heatmap, text } from "../../../attention_lessons/kit/widgets/js/svg.js";
 
 /** A model with anywidget's event methods: traits in a Map, listeners per event name. */
 function fakeModel(traits) {

@@ -2,9 +2,9 @@
 // value of the mirror (checked against attnlib) or of the table Python computed with attnlib.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { computeSoftmax, drawSoftmax, REGIONS as SOFTMAX_REGIONS } from "../../../course/l05_softmax/softmax.js";
-import { computeSimilarity, drawSimilarity, NARROW as SIMILARITY_NARROW } from "../../../course/l01_embeddings/similarity.js";
-import { drawScaling, NARROW as SCALING_NARROW, statisticsParts, WIDE as SCALING_WIDE } from "../../../course/l04_scaling/scaling.js";
+import { computeSoftmax, drawSoftmax, REGIONS as SOFTMAX_REGIONS } from "../../../attention_lessons/l05_softmax/softmax.js";
+import { computeSimilarity, drawSimilarity, NARROW as SIMILARITY_NARROW } from "../../../attention_lessons/l01_embeddings/similarity.js";
+import { drawScaling, NARROW as SCALING_NARROW, statisticsParts, WIDE as SCALING_WIDE } from "../../../attention_lessons/l04_scaling/scaling.js";
 import { assertClose, entropyScale, fixtures } from "./fixtures.mjs";
 import { PHONE_UNITS } from "./phone_layout.mjs";
 

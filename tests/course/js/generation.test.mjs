@@ -21,7 +21,7 @@ import {
   shownChar,
   textLines,
   weightsOf,
-} from "../../../course/l15_generating_text/generation.js";
+} from "../../../attention_lessons/l15_generating_text/generation.js";
 import { fixtures, numbersIn } from "./fixtures.mjs";
 
 const g = fixtures.generation;

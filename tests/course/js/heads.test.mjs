@@ -1,8 +1,8 @@
-// The head explorer's module (course/l13_real_model/heads.js) on a causal model's weights, as
+// The head explorer's module (attention_lessons/l13_real_model/heads.js) on a causal model's weights, as
 // lesson 16's answer explorer ships them: rows without the masked keys, the sink marked.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { NARROW, clipped, drawHeads, headWeights, linesOf, narrowCell, shownTokens, sinkSentence, sinkWeight } from "../../../course/l13_real_model/heads.js";
+import { NARROW, clipped, drawHeads, headWeights, linesOf, narrowCell, shownTokens, sinkSentence, sinkWeight } from "../../../attention_lessons/l13_real_model/heads.js";
 
 const THEME = { background: "#ffffff", text: "#222222", tick: "#444444", edge: "#333333", annotationDark: "#111111", annotationLight: "#eeeeee" };
 const COLORMAPS = { viridis: ["#440154", "#21918c", "#fde725"] };

@@ -2,9 +2,9 @@
 // computed; future keys are drawn masked (hatched, "masked"), never as a weight of 0.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { describeNumber, drawInduction, inductionParts, inductionRegions, labelledPositions, lossAt, pictureWidth } from "../../../course/l14_induction_heads/induction_replay.js";
-import { announcement } from "../../../course/kit/widgets/js/a11y.js";
-import { markupOf } from "../../../course/kit/widgets/js/controls.js";
+import { describeNumber, drawInduction, inductionParts, inductionRegions, labelledPositions, lossAt, pictureWidth } from "../../../attention_lessons/l14_induction_heads/induction_replay.js";
+import { announcement } from "../../../attention_lessons/kit/widgets/js/a11y.js";
+import { markupOf } from "../../../attention_lessons/kit/widgets/js/controls.js";
 import { fixtures, numbersIn } from "./fixtures.mjs";
 
 const replay = fixtures.inductionReplay;

@@ -18,21 +18,21 @@ from types import SimpleNamespace
 import numpy as np
 from multihead_fixtures import multihead_cases
 
+from attention_lessons.kit import plots
+from attention_lessons.kit.widgets.base import colormap_table, theme
+from attention_lessons.l01_embeddings.similarity import similarity
+from attention_lessons.l04_scaling.scaling import D_K_VALUES, entropy, random_queries_keys
+from attention_lessons.l04_scaling.widgets import scaling_table
+from attention_lessons.l10_positions.plots import ROPE_KEY, ROPE_QUERY
+from attention_lessons.l11_learning_to_attend.widgets import replay_table
+from attention_lessons.l14_induction_heads.widgets import replay_from_snapshots
+from attention_lessons.l15_generating_text.text_model import Vocabulary
+from attention_lessons.l15_generating_text.widgets import generation_explorer
 from attnlib.core import attention_steps, causal_mask, default_scale, softmax
 from attnlib.decoder import DecoderConfig, init_parameters
 from attnlib.positions import rope, rope_frequencies
 from attnlib.projection import qkv
 from attnlib.training import Model, token_labels, train
-from course.kit import plots
-from course.kit.widgets.base import colormap_table, theme
-from course.l01_embeddings.similarity import similarity
-from course.l04_scaling.scaling import D_K_VALUES, entropy, random_queries_keys
-from course.l04_scaling.widgets import scaling_table
-from course.l10_positions.plots import ROPE_KEY, ROPE_QUERY
-from course.l11_learning_to_attend.widgets import replay_table
-from course.l14_induction_heads.widgets import replay_from_snapshots
-from course.l15_generating_text.text_model import Vocabulary
-from course.l15_generating_text.widgets import generation_explorer
 
 SEED = 20261123
 #: The characters of the generation fixture's vocabulary (with the rare symbol, as lesson 15's model).
@@ -190,7 +190,7 @@ def scaling_cases() -> list[dict]:
 
 
 def format_cases(rng: np.random.Generator) -> list[list]:
-    """``[value, decimals, text]``: how course.kit.plots.format_cell shows numbers on cells."""
+    """``[value, decimals, text]``: how attention_lessons.kit.plots.format_cell shows numbers on cells."""
     values = [0.0, -0.0, -0.001, 0.004, -0.5, 1.0, -2.25, 123.456, -1e-9, *rng.uniform(-100, 100, 20)]
     cases = [[float(v), d, plots.format_cell(v, d)] for v in values for d in (2, 3)]
     return [*cases, [None, 2, plots.format_cell(-np.inf)]]

@@ -1,4 +1,4 @@
-// The mirror of attnlib's arithmetic (course/kit/widgets/js/mirror.js) against attnlib itself.
+// The mirror of attnlib's arithmetic (attention_lessons/kit/widgets/js/mirror.js) against attnlib itself.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import {
@@ -11,7 +11,7 @@ import {
   similarity,
   softmax,
   softmaxRow,
-} from "../../../course/kit/widgets/js/mirror.js";
+} from "../../../attention_lessons/kit/widgets/js/mirror.js";
 import { assertClose, entropyScale, fixtures, withInfinity } from "./fixtures.mjs";
 
 test("attention steps equal attnlib.attention_steps (causal, masked, fully masked rows, extremes)", () => {
@@ -49,7 +49,7 @@ test("the causal mask equals attnlib.causal_mask", () => {
 });
 
 test("the playground's steps (Q = X W_q, K = X W_k, V = X W_v, scale 1/√d_k) equal attnlib's", async () => {
-  const { computePlayground } = await import("../../../course/l07_whole_picture/playground.js");
+  const { computePlayground } = await import("../../../attention_lessons/l07_whole_picture/playground.js");
   for (const [k, c] of fixtures.playground.entries()) {
     const steps = computePlayground(c);
     assertClose(steps.rawScores, c.expected.rawScores, `playground ${k} raw scores`);
@@ -70,7 +70,7 @@ test("softmax of masked scores over a temperature equals attnlib's (T = 0.1 … 
   });
 });
 
-test("dot product, lengths, cosine and angle equal course.l01_embeddings.similarity (a zero vector: undefined)", () => {
+test("dot product, lengths, cosine and angle equal attention_lessons.l01_embeddings.similarity (a zero vector: undefined)", () => {
   fixtures.similarity.forEach((c, k) => {
     const s = similarity(c.a, c.b);
     const e = c.expected;

@@ -1,4 +1,4 @@
-// The multi-head explorer of lesson 09 (course/l09_many_heads/multihead.js) against
+// The multi-head explorer of lesson 09 (attention_lessons/l09_many_heads/multihead.js) against
 // attnlib.multihead.multi_head_attention, and the numbers its SVG shows.
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -13,7 +13,7 @@ import {
   multiHeadAttention,
   multiHeadParts,
   multiHeadRegions,
-} from "../../../course/l09_many_heads/multihead.js";
+} from "../../../attention_lessons/l09_many_heads/multihead.js";
 import { assertClose, fixtures } from "./fixtures.mjs";
 import { grownRegions, PHONE_UNITS } from "./phone_layout.mjs";
 

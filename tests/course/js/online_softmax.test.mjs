@@ -3,7 +3,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
-import { drawOnlineSoftmax, NARROW, stateAfter, WIDE } from "../../../course/l12_attention_at_scale/online_softmax.js";
+import { drawOnlineSoftmax, NARROW, stateAfter, WIDE } from "../../../attention_lessons/l12_attention_at_scale/online_softmax.js";
 
 const path = process.env.ATTNLIB_ONLINE_SOFTMAX;
 

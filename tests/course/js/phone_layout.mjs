@@ -1,7 +1,7 @@
 // Shared by the Node tests of the explorers' narrow drawings: how wide a panel a phone shows whole,
 // and where an SVG string's texts reach (their widths estimated).
-import { holding, regionOf } from "../../../course/kit/widgets/js/a11y.js";
-import { textWidth } from "../../../course/kit/widgets/js/svg.js"; // the kit's estimate, as heatmapCells uses it
+import { holding, regionOf } from "../../../attention_lessons/kit/widgets/js/a11y.js";
+import { textWidth } from "../../../attention_lessons/kit/widgets/js/svg.js"; // the kit's estimate, as heatmapCells uses it
 
 // The widest panel a 390 px phone shows whole with its 12-unit text at 11 px (controls.js: a
 // panel is never drawn narrower than 11/12 of its units, plus a pixel).

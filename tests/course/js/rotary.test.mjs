@@ -1,8 +1,8 @@
-// RoPE (course/l10_positions/rotary.js) against attnlib.positions, and what the RoPE explorer draws.
+// RoPE (attention_lessons/l10_positions/rotary.js) against attnlib.positions, and what the RoPE explorer draws.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { computeRope, rope, ropeFrequencies, ropeScore } from "../../../course/l10_positions/rotary.js";
-import { drawRope, formatScore, ropeLayout, scoreCurve, WIDEST_PANEL } from "../../../course/l10_positions/rope.js";
+import { computeRope, rope, ropeFrequencies, ropeScore } from "../../../attention_lessons/l10_positions/rotary.js";
+import { drawRope, formatScore, ropeLayout, scoreCurve, WIDEST_PANEL } from "../../../attention_lessons/l10_positions/rope.js";
 import { assertClose, fixtures } from "./fixtures.mjs";
 import { PHONE_UNITS, textsBeyond } from "./phone_layout.mjs";
 

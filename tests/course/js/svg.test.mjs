@@ -1,7 +1,7 @@
-// Drawing helpers (course/kit/widgets/js/svg.js) and what the playground's SVG carries.
+// Drawing helpers (attention_lessons/kit/widgets/js/svg.js) and what the playground's SVG carries.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { colorLimits, escapeXml, formatNumber, heatmapCells, labelPlacements, niceTicks, textWidth } from "../../../course/kit/widgets/js/svg.js";
+import { colorLimits, escapeXml, formatNumber, heatmapCells, labelPlacements, niceTicks, textWidth } from "../../../attention_lessons/kit/widgets/js/svg.js";
 import {
   NARROW,
   WIDE,
@@ -10,7 +10,7 @@ import {
   pictureHeight,
   playgroundParts,
   playgroundRegions,
-} from "../../../course/l07_whole_picture/playground.js";
+} from "../../../attention_lessons/l07_whole_picture/playground.js";
 import { fixtures, withInfinity } from "./fixtures.mjs";
 import { grownRegions, PHONE_UNITS } from "./phone_layout.mjs";
 
@@ -34,7 +34,7 @@ function numbersIn(svg) {
   return found;
 }
 
-test("numbers are shown as course.kit.plots.format_cell shows them", () => {
+test("numbers are shown as attention_lessons.kit.plots.format_cell shows them", () => {
   for (const [value, decimals, expected] of fixtures.formatCell) {
     assert.equal(formatNumber(withInfinity(value), decimals), expected, `${value} with ${decimals} decimals`);
   }
@@ -93,7 +93,7 @@ test("the playground's SVG carries every raw score, weight and output with its f
 });
 
 test("the playground's arrow panels hold every value and the origin with a 15 % margin", async () => {
-  const { squareLimits } = await import("../../../course/kit/widgets/js/svg.js");
+  const { squareLimits } = await import("../../../attention_lessons/kit/widgets/js/svg.js");
   const near = (actual, expected) => actual.forEach((a, i) => assert.ok(Math.abs(a - expected[i]) < 1e-12, `${actual}`));
   near(squareLimits([1, 3]), [-0.45, 3.45]);
   near(squareLimits([0.1]), [-0.075, 0.175]); // the span counts as at least 0.5

