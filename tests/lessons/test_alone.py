@@ -23,6 +23,7 @@ import lesson_cells
 import nbformat
 import pytest
 from conftest import ROOT
+from pins import constraints_file
 from repository import read as read_repository
 
 from attention_lessons.manifest import PARTS, Lesson, lessons
@@ -64,19 +65,6 @@ def test_the_lesson_reads_its_files_from_the_package(lesson: Lesson) -> None:
         assert Path(path).name in source
 
 
-def _constraints(folder: Path) -> Path:
-    """The repository's exact pins as a constraints file (no hashes: pip refuses them there)."""
-    lines = []
-    for name in ("requirements.txt", "requirements-model.txt"):
-        for line in (ROOT / name).read_text(encoding="utf-8").splitlines():
-            pin = line.split("#")[0].split(" --hash")[0].strip()
-            if pin and not pin.startswith("-"):
-                lines.append(pin)
-    path = folder / "constraints.txt"
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return path
-
-
 @pytest.fixture(scope="module")
 def alone(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     """A wheel of this checkout and a fresh virtual environment with ipykernel alone, outside the
@@ -89,7 +77,7 @@ def alone(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     env = {
         **{key: value for key, value in os.environ.items() if not key.startswith(("PYTHON", "VIRTUAL_ENV"))},
         "PIP_FIND_LINKS": str(wheels),
-        "PIP_CONSTRAINT": str(_constraints(folder)),
+        "PIP_CONSTRAINT": str(constraints_file(folder, "requirements.txt", "requirements-model.txt")),
         "PIP_DISABLE_PIP_VERSION_CHECK": "1",
         "JUPYTER_PATH": str(venv / "share" / "jupyter"),
     }
