@@ -52,11 +52,11 @@ def student_copy(lesson: nbformat.NotebookNode) -> nbformat.NotebookNode:
     note = nbformat.v4.new_markdown_cell(NOTE, metadata={"slideshow": {"slide_type": "subslide"}})
     note.id = NOTE_ID
     copy.cells = [cells[0], note, *cells[1:]]
-    repository = read_repository()  # the Colab link opens the student copy, on the students' branch
-    teachers, students = (
-        repository.colab(branch, "notebooks/") for branch in (repository.branch, repository.student_branch)
-    )
-    cells[0].source = cells[0].source.replace(teachers, students)
+    repository = read_repository()  # the Colab link and the licence line's address: the students' branch
+    for link in (lambda branch: repository.colab(branch, "notebooks/"), repository.tree):
+        teachers, students = link(repository.branch), link(repository.student_branch)
+        for cell in (cells[0], cells[-1]):
+            cell.source = cell.source.replace(teachers, students)
     for cell in copy.cells:
         if LEARNERS_OUTPUT_TAG in cell.metadata.get("tags", []):
             cell.outputs, cell.execution_count = [], None

@@ -45,10 +45,11 @@ BADGE = "[Open this lesson in Colab]"
 def licence(repository: Repository) -> str:
     """The licence line that ends every lesson: what may be reused, under which terms, from whom."""
     return (
-        f"*Attention, step by step*, by the attention-lessons authors ({repository.url}): the lessons' "
-        "text and figures under [CC BY 4.0](https://creativecommons.org/licenses/by/4.0/), the code "
-        "(the code cells included) under the MIT licence; the models of lessons 13 and 16 under their "
-        "own (the repository's `THIRD_PARTY.md`)."
+        "*Attention, step by step*, by the attention-lessons authors "
+        f"({repository.tree(repository.branch)}): the lessons' text and figures under "
+        "[CC BY 4.0](https://creativecommons.org/licenses/by/4.0/), the code (the code cells included) "
+        "under the MIT licence; the models of lessons 13 and 16 under their own (the repository's "
+        "`THIRD_PARTY.md`)."
     )
 
 
