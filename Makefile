@@ -11,12 +11,13 @@ LAB_STAMP  := $(VENV)/.lab-installed
 TEST_STAMP := $(VENV)/.test-installed
 HUB_STAMP  := $(VENV)/.hub-installed
 
-.PHONY: lab test test-env unit notebooks second-path execute clean help python-version hub
+.PHONY: lab test test-env unit check notebooks second-path execute clean help python-version hub
 
 help:
 	@echo "make lab             open the lessons in JupyterLab (http://127.0.0.1:8888, with a token)"
 	@echo "make test            run everything: ruff, unit/property/widget/node tests, nbval, binder, book, slides, browser"
-	@echo "make unit            attnlib's tests (tests/attnlib: the mechanisms and their references), under a minute"
+	@echo "make unit            attnlib's fast tests (tests/attnlib, not those marked slow or model), under 20 s"
+	@echo "make check           unit, and the kit's, the lessons' and the contracts' tests that are not slow"
 	@echo "make notebooks       only nbval over the lessons"
 	@echo "make second-path     nbval over the lessons and the reference tests again, on other kernels"
 	@echo "                     of this CPU (SECOND_FP_PATH): stored outputs must not depend on them"
@@ -93,8 +94,14 @@ test: $(TEST_STAMP) $(HUB_STAMP) book student
 	$(BIN)/python -m pytest --nbval -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 	$(MAKE) --no-print-directory second-path
 
+# The tiers are markers: unit is attnlib's fast tests; check adds the kit's, the lessons' and the
+# contracts' without the slow ones (no fresh environment, no browser, no nbval over the lessons).
 unit: $(TEST_STAMP)
-	$(BIN)/python -m pytest tests/attnlib $(PYTEST_ARGS)
+	$(BIN)/python -m pytest tests/attnlib -m "not slow and not model" $(PYTEST_ARGS)
+
+check: $(TEST_STAMP)
+	$(BIN)/python -m pytest tests/attnlib tests/kit tests/lessons tests/contracts -m "not slow" \
+		-n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
 notebooks: $(TEST_STAMP)
 	$(BIN)/python -m pytest --nbval notebooks $(PYTEST_ARGS)

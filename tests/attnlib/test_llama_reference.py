@@ -1,8 +1,8 @@
 """attnlib.model.llama against transformers' LlamaForCausalLM (eager attention) read from the same GGUF
 file: the logits, every layer's attention weights, greedy continuations token for token, and the
 tokenizer's ids with its one known difference, to float32's rounding in a 30-layer decoder
-(:func:`attnlib.model.llama.float32_tolerance`). Here rather than in tests/attnlib: transformers
-takes about a minute to convert the file's tokenizer and weights."""
+(:func:`attnlib.model.llama.float32_tolerance`). Marked ``model``, which `make unit` leaves out:
+transformers takes about a minute to convert the file's tokenizer and weights."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import pytest
 from attnlib.model import llama
 from attnlib.model.gguf import SMOLLM2_PACKAGE
 
-pytestmark = pytest.mark.reference  # make second-path runs it again on other kernels
+pytestmark = [pytest.mark.reference, pytest.mark.model]  # second-path runs reference tests again
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # the file is local: no look-up on the hub
 
 torch = pytest.importorskip("torch", reason="pip install -r requirements-torch.txt")
