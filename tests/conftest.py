@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import ast
 import doctest
+import functools
 import importlib
+import importlib.util
 import io
 import math
 import os
@@ -69,6 +71,24 @@ def cell_texts(heatmap) -> list[list[str]]:
     n_rows, n_cols = np.shape(heatmap.mesh.get_array())
     texts = [text.get_text() for text in heatmap.texts]
     return [texts[i * n_cols : (i + 1) * n_cols] for i in range(n_rows)]
+
+
+#: How many random positions a slider is also moved to, besides its two ends.
+RANDOM_VALUES = 20
+
+
+def slider_values(low: float, high: float, step: float, rng: np.random.Generator) -> list[float]:
+    """The minimum, the maximum and 20 random values of an explorer's slider, on its step."""
+    n_steps = round((high - low) / step)
+    picked = [0, n_steps, *rng.integers(0, n_steps + 1, RANDOM_VALUES)]
+    return [round(low + int(k) * step, 10) for k in picked]
+
+
+def indexed_controls(controls: dict[str, object], prefix: str) -> list[object]:
+    """The values of an explorer's controls ``prefix-0``, ``prefix-1``, … in order."""
+    count = sum(1 for name in controls if re.fullmatch(rf"{prefix}-\d+", name))
+    assert count > 0, f"no {prefix}-I controls in {sorted(controls)}"
+    return [controls[f"{prefix}-{i}"] for i in range(count)]
 
 
 def decode_png(data: bytes) -> np.ndarray:
@@ -470,6 +490,37 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if item.path.is_relative_to(site):
             item.add_marker(pytest.mark.slow)
+
+
+#: Each lesson's tests: ``tests/lessons/lNN_slug/``, named as the lesson's folder of attention_lessons.
+LESSON_TESTS = ROOT / "tests" / "lessons"
+#: The module of a lesson's test folder that gives the central contracts their examples of it.
+DECLARED = "declared.py"
+
+
+@functools.cache
+def _declarations(folder: Path) -> ModuleType:
+    """``folder``'s declared.py, imported once under a name of its own (``declared_l05_softmax``)."""
+    spec = importlib.util.spec_from_file_location(f"declared_{folder.name}", folder / DECLARED)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def declared(name: str) -> dict[str, object]:
+    """What the lessons' tests declare as ``name`` for a central contract, by lesson folder name.
+
+    A contract (tests/contracts, tests/site) asks the lessons rather than keeping a list of them:
+    ``declared("EXPLORERS")`` is ``{"l05_softmax": {SoftmaxExplorer: make, ...}, ...}``, read from
+    each ``tests/lessons/lNN_slug/declared.py`` that defines ``EXPLORERS``. A new lesson adds its
+    examples there and edits no central test file.
+    """
+    found = {}
+    for path in sorted(LESSON_TESTS.glob(f"l[0-9][0-9]_*/{DECLARED}")):
+        module = _declarations(path.parent)
+        if hasattr(module, name):
+            found[path.parent.name] = getattr(module, name)
+    return found
 
 
 def modules_with_examples(package: ModuleType) -> list[str]:

@@ -1,6 +1,7 @@
-"""The four explorers in a real browser: JupyterLab, Notebook 7 and the book, through Chromium.
+"""The explorers in a real browser: JupyterLab, Notebook 7 and the book, through Chromium.
 
-For each explorer (lesson 01 similarity, 04 scaling, 05 softmax, 07 playground) and each place it
+For each explorer that a lesson's tests declare (``BROWSER`` in ``tests/lessons/lNN_slug/declared.py``:
+today lesson 01's similarity, 04's scaling, 05's softmax and 07's playground) and each place it
 runs in, the test moves sliders with the keyboard and with the mouse (and toggles a checkbox where
 the explorer has one). After every move it reads the explorer's controls and the numbers drawn in
 its SVG from the DOM and checks, in Python, that a number changed and that every number equals
@@ -28,8 +29,6 @@ server, with a generous time limit.
 from __future__ import annotations
 
 import contextlib
-import functools
-import inspect
 import json
 import math
 import os
@@ -49,12 +48,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import ROOT
-
-from attention_lessons.l01_embeddings.similarity import similarity
-from attention_lessons.l04_scaling import scaling
-from attnlib import attention_steps, core
-from attnlib.projection import qkv
+from conftest import ROOT, declared
 
 NOTEBOOKS = ROOT / "notebooks"
 SETTINGS_OVERRIDES = {
@@ -106,94 +100,6 @@ READ_EXPLORER = """(root) => ({
 })"""
 
 
-# --- attnlib's values for the controls of each explorer ----------------------------------------
-
-
-def _indexed(controls: dict[str, object], prefix: str) -> list[object]:
-    """The values of the controls ``prefix-0``, ``prefix-1``, … in order."""
-    count = sum(1 for name in controls if re.fullmatch(rf"{prefix}-\d+", name))
-    assert count > 0, f"no {prefix}-I controls in {sorted(controls)}"
-    return [controls[f"{prefix}-{i}"] for i in range(count)]
-
-
-def _similarity_values(controls: dict[str, object]) -> dict[str, object]:
-    a = np.array([float(controls["x-0"]), float(controls["y-0"])])
-    b = np.array([float(controls["x-1"]), float(controls["y-1"])])
-    sim = similarity(a, b)
-    return {
-        "dot": sim.dot,
-        "cosine": sim.cosine,
-        "angle_degrees": sim.angle_degrees,
-        "norm_a": sim.norm_a,
-        "norm_b": sim.norm_b,
-    }
-
-
-def _scaling_values(controls: dict[str, object]) -> dict[str, object]:
-    from attention_lessons.l04_scaling import widgets
-
-    d_k = scaling.D_K_VALUES[int(controls["d_k"])]
-    # the lesson's scaling_explorer(64) draws with the function's own defaults
-    defaults = inspect.signature(widgets.scaling_explorer).parameters
-    stats = scaling.scaling_statistics(
-        d_k,
-        n_queries=defaults["n_queries"].default,
-        n_keys=defaults["n_keys"].default,
-        seed=defaults["seed"].default,
-    )
-    return {
-        "raw_variance": stats.raw_variance,
-        "scaled_variance": stats.scaled_variance,
-        "raw_max_weight": stats.raw_max_weight,
-        "scaled_max_weight": stats.scaled_max_weight,
-        "raw_entropy": stats.raw_entropy,
-        "scaled_entropy": stats.scaled_entropy,
-        "raw_jacobian_norm": stats.raw_jacobian_norm,
-        "scaled_jacobian_norm": stats.scaled_jacobian_norm,
-    }
-
-
-def _softmax_values(controls: dict[str, object]) -> dict[str, object]:
-    masked = np.array(_indexed(controls, "mask"), dtype=bool)
-    scores = np.where(masked, -np.inf, np.array(_indexed(controls, "score"), dtype=np.float64))
-    temperature = 10.0 ** float(controls["temperature"])
-    weights = core.softmax(scores / temperature)
-    return {
-        "scores": scores,
-        "weights": weights,
-        "temperature": temperature,
-        "weight_sum": float(weights.sum()),
-        "entropy": float(scaling.entropy(weights)),
-    }
-
-
-@functools.cache
-def _lesson_projections() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """W_q, W_k, W_v of the playground that lesson 07 makes (``widgets.playground()``)."""
-    from attention_lessons.l07_whole_picture import widgets
-
-    explorer = widgets.playground()
-    try:
-        return tuple(np.array(W, dtype=np.float64) for W in (explorer.W_q, explorer.W_k, explorer.W_v))
-    finally:
-        explorer.close()
-
-
-def _playground_values(controls: dict[str, object]) -> dict[str, object]:
-    X = np.column_stack([np.array(_indexed(controls, axis), dtype=np.float64) for axis in "xy"])
-    Q, K, V = qkv(X, *_lesson_projections())
-    d_k = int(float(controls["d_k"]))
-    steps = attention_steps(Q, K, V, scale=core.default_scale(d_k), causal=bool(controls["causal"]))
-    return {
-        "embeddings": X,
-        "raw_scores": steps.raw_scores,
-        "scale": steps.scale,
-        "weights": steps.weights,
-        "largest_weight": steps.weights,  # drawn at (i, j) of each row's largest weight
-        "output": steps.output,
-    }
-
-
 @dataclass(frozen=True)
 class Explorer:
     """One explorer: the lesson that shows it, the moves the test makes, attnlib's values."""
@@ -209,38 +115,11 @@ class Explorer:
         return f".attnlib-explorer.attnlib-{self.kind}"
 
 
+#: The explorers that their lessons' tests declare for a browser to drive (``BROWSER`` in
+#: ``tests/lessons/lNN_slug/declared.py``), by kind.
 EXPLORERS = {
-    explorer.kind: explorer
-    for explorer in (
-        Explorer(
-            "similarity",
-            "01_embeddings",
-            (("key", "x-0"), ("drag", "y-1"), ("key", "y-0"), ("drag", "x-1")),
-            ("dot", "cosine", "angle_degrees"),
-            _similarity_values,
-        ),
-        Explorer(
-            "scaling",
-            "04_scaling",
-            (("key", "d_k"), ("drag", "d_k"), ("key", "d_k")),
-            ("raw_variance", "scaled_variance", "raw_max_weight", "scaled_max_weight"),
-            _scaling_values,
-        ),
-        Explorer(
-            "softmax",
-            "05_softmax",
-            (("key", "score-0"), ("drag", "temperature"), ("toggle", "mask-1"), ("drag", "score-2")),
-            ("scores", "weights"),
-            _softmax_values,
-        ),
-        Explorer(
-            "playground",
-            "07_whole_picture",
-            (("key", "x-0"), ("drag", "y-1"), ("drag", "d_k"), ("toggle", "causal"), ("key", "y-2")),
-            ("raw_scores", "weights", "output"),
-            _playground_values,
-        ),
-    )
+    declaration["kind"]: Explorer(lesson=folder.removeprefix("l"), **declaration)
+    for folder, declaration in declared("BROWSER").items()
 }
 
 

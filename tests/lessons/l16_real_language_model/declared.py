@@ -1,0 +1,11 @@
+"""What lesson 16's tests give the central contracts (read by ``declared`` in tests/conftest.py)."""
+
+from __future__ import annotations
+
+from attention_lessons.l16_real_language_model.widgets import AnswerExplorer, answer_explorer
+
+#: tests/contracts/test_explorers.py: each explorer class of the lesson, made small in ``style``
+#: (``request``: pytest's, for a fixture such as the real model's).
+EXPLORERS = {
+    AnswerExplorer: lambda style, request: answer_explorer(prompts=["Hi!"], n_new=1, style=style),
+}
