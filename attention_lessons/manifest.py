@@ -20,8 +20,6 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
-
 ROOT = Path(__file__).resolve().parents[1]
 COURSE = ROOT / "attention_lessons"
 NOTEBOOKS = ROOT / "notebooks"
@@ -129,15 +127,6 @@ class Lesson:
         if missing:
             raise ManifestError(f"{self.folder / MANIFEST}: hidden recipes {missing} are not in answers.py")
         return [value for answer in wanted for value in getattr(recipes, answer.recipe)()]
-
-
-def as_printed(value: float, decimals: int = 4) -> str:
-    """A number as the lessons print it, numpy's ``precision=decimals, suppress=True`` (0.25, not 0.2500).
-
-    >>> as_printed(0.25003), as_printed(-2.71828, 2), as_printed(8.0)
-    ('0.25', '-2.72', '8')
-    """
-    return np.format_float_positional(round(float(value), decimals), precision=decimals, trim="-")
 
 
 #: Each field's kind, and its value where a manifest may leave it out (``None``: it may not).

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import attnlib
+from attention_lessons.kit.checks.wording import as_printed
 from attention_lessons.l04_scaling import scaling
-from attention_lessons.manifest import as_printed
 
 
 def head_scale() -> list[str]:

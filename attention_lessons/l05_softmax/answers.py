@@ -6,7 +6,7 @@ import numpy as np
 
 import attnlib
 from attention_lessons.kit import examples
-from attention_lessons.manifest import as_printed
+from attention_lessons.kit.checks.wording import as_printed
 
 
 def self_check_weights() -> list[str]:

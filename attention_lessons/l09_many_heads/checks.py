@@ -1,5 +1,5 @@
 """Check the shapes and sizes of multi-head attention: :func:`check_split_heads_shape`,
-:func:`check_parameter_count`, :func:`check_head_scale`.
+:func:`check_parameter_count`; and the kit's :func:`check_head_scale`, which lesson 04 asks first.
 
 The key padding mask of a batch is checked by
 :func:`attention_lessons.l08_exercises.masks.check_padding_mask`, whose table already names an inverted
@@ -8,16 +8,13 @@ mask (PyTorch's ``key_padding_mask`` convention).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from attention_lessons.kit.checks.answers import read_number
+from attention_lessons.kit.checks.heads import HeadsExercise, check_head_scale, heads_exercise
 from attention_lessons.kit.checks.mistakes import Mistake, describe, matching
 from attention_lessons.kit.checks.result import CheckResult, failed, passed
-from attention_lessons.kit.checks.scale import check_scale
 from attention_lessons.kit.checks.values import check_shape
 from attention_lessons.l08_exercises.masks import PADDING_MISTAKES, check_padding_mask
 from attnlib.counting import multi_head_parameter_counts
-from attnlib.validation import as_positive_int
 
 #: With the checks lesson 09 shares with other lessons (so the notebook reads them from one module).
 __all__ = [
@@ -30,27 +27,6 @@ __all__ = [
     "check_parameter_count",
     "check_split_heads_shape",
 ]
-
-
-@dataclass(frozen=True)
-class HeadsExercise:
-    """A multi-head layer: ``n_heads`` heads of width ``d_head = d_model / n_heads``, a batch of
-    ``batch`` sequences of ``n`` tokens."""
-
-    d_model: int
-    n_heads: int
-    batch: int = 1
-    n: int = 1
-
-    @property
-    def d_head(self) -> int:
-        """The width of one head."""
-        return self.d_model // self.n_heads
-
-    @property
-    def split_shape(self) -> tuple[int, int, int, int]:
-        """What :func:`attnlib.multihead.split_heads` returns: ``(batch, n_heads, n, d_head)``."""
-        return (self.batch, self.n_heads, self.n, self.d_head)
 
 
 #: The mistakes :func:`check_split_heads_shape` recognises; ``wrong`` gives the shape each leads to.
@@ -111,13 +87,6 @@ PARAMETER_MISTAKES: tuple[Mistake[HeadsExercise], ...] = (
 )
 
 
-def _exercise(d_model: object, n_heads: object, batch: object = 1, n: object = 1) -> HeadsExercise:
-    width, heads = as_positive_int(d_model, "d_model"), as_positive_int(n_heads, "n_heads")
-    if width % heads:
-        raise ValueError(f"d_model={width} does not divide into n_heads={heads} equal heads")
-    return HeadsExercise(width, heads, as_positive_int(batch, "batch"), as_positive_int(n, "n"))
-
-
 def check_split_heads_shape(answer: object, batch: int, n: int, d_model: int, n_heads: int) -> CheckResult:
     """Check the shape of ``split_heads(X @ W_q, n_heads)`` for ``X`` of shape ``(batch, n, d_model)``.
 
@@ -135,7 +104,7 @@ def check_split_heads_shape(answer: object, batch: int, n: int, d_model: int, n_
         head the whole width, ...), or what :func:`attention_lessons.kit.checks.check_shape` says. The right
         shape is never shown.
     """
-    ex = _exercise(d_model, n_heads, batch, n)
+    ex = heads_exercise(d_model, n_heads, batch, n)
     name = "the shape after split_heads"
     verdict = check_shape(answer, ex.split_shape, name=name, axes=("batch", "n_heads", "n", "d_head"))
     if verdict.passed:
@@ -169,7 +138,7 @@ def check_parameter_count(answer: object, d_model: int, n_heads: int) -> CheckRe
         Passed, or a mistake of :data:`PARAMETER_MISTAKES` (forgetting ``W_o``, one head only,
         every head the whole width, biases counted, ...), or a hint. The right count is never shown.
     """
-    ex = _exercise(d_model, n_heads)
+    ex = heads_exercise(d_model, n_heads)
     right = multi_head_parameter_counts(ex.d_model, n_heads=ex.n_heads)["total"]
     value = read_number(answer, "the answer")
     if isinstance(value, CheckResult):
@@ -188,30 +157,3 @@ def check_parameter_count(answer: object, d_model: int, n_heads: int) -> CheckRe
         "Not yet: count the entries of W_q (d_model × n_heads·d_head), W_k, W_v and W_o "
         "(n_heads·d_head × d_model), then add them up."
     )
-
-
-def check_head_scale(answer: object, d_model: int, n_heads: int, *, decimals: int = 4) -> CheckResult:
-    """Check the scale of one head of a layer of width ``d_model`` cut into ``n_heads`` heads.
-
-    Each head compares queries and keys of width ``d_k = d_model / n_heads``, so its scale is
-    ``1/√d_k``; the check takes the layer's sizes, not ``d_k``, so that the exercise does not give
-    the head's width away.
-
-    Parameters
-    ----------
-    answer : float
-        The learner's scale.
-    d_model, n_heads : int
-        The layer; ``d_model`` must divide into ``n_heads`` heads.
-    decimals : int
-        Decimals asked, compared by :func:`attention_lessons.kit.checks.values.number_verdict`'s rule.
-
-    Returns
-    -------
-    CheckResult
-        What :func:`attention_lessons.kit.checks.check_scale` says for ``d_k = d_model / n_heads``, naming the
-        scale of the whole width (``1/√d_model``), ``1/d_k``, ``√d_k``, ... The right scale is never
-        shown.
-    """
-    ex = _exercise(d_model, n_heads)
-    return check_scale(answer, ex.d_head, d_model=ex.d_model, decimals=decimals, name="the scale of one head")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from attention_lessons.manifest import as_printed
+from attention_lessons.kit.checks.wording import as_printed
 from attnlib import positions
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from attention_lessons.manifest import as_printed
+from attention_lessons.kit.checks.wording import as_printed
 from attnlib import counting
 
 

@@ -28,12 +28,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import declared
 
 import attention_lessons
 import attention_lessons.kit.checks as kit_checks
 from attention_lessons.kit.checks import values as values_module
 from attention_lessons.kit.checks.mistakes import matching as original_matching
-from attnlib.counting import DecoderShape
 
 ROOT = Path(attention_lessons.__file__).parent
 
@@ -64,32 +64,12 @@ RNG = np.random.default_rng(30)
 Q = RNG.integers(-2, 3, size=(3, 4)).astype(float)
 K = RNG.integers(-2, 3, size=(4, 4)).astype(float)
 V = RNG.integers(-3, 4, size=(4, 2)).astype(float)
-WEIGHTS = np.array([[0.7, 0.2, 0.1], [0.25, 0.5, 0.25]])
-D_OUT = np.array([[0.4, -1.2], [2.0, 0.6]])
-D_WEIGHTS = np.array([[1.5, -0.5, 2.0], [-1.0, 0.3, 0.8]])
-Q_VEC = np.array([0.9, -0.4, 1.3, 0.2])
-K_VEC = np.array([-0.7, 1.1, 0.5, -0.6])
 SMALL, LARGE = 1e-5, 1e5
 
 
-def _config(hidden: int, heads: int, mlp: int) -> dict[str, int]:
-    return {"hidden_size": hidden, "num_attention_heads": heads, "intermediate_size": mlp}
-
-
-def _cache(unit: str, layers: int, kv: int, d_head: int, tokens: int, itemsize: int, batch: int = 1):
-    shape = DecoderShape(
-        n_layers=layers,
-        d_model=4 * kv * d_head,
-        n_heads=4 * kv,
-        d_mlp=0,
-        vocab=16,
-        n_kv_heads=kv,
-        d_head=d_head,
-    )
-    return (shape, tokens), {"bytes_per_number": itemsize, "batch": batch, "unit": unit}
-
-
-#: ``module.check`` → the exercise's inputs ``(args, kwargs)`` after the answer, small to large right answers.
+#: ``module.check`` → the exercise's inputs ``(args, kwargs)`` after the answer, small to large right
+#: answers: the kit's here, each lesson's as its tests declare them (``CHECK_CASES`` in
+#: ``tests/lessons/lNN_slug/declared.py``, keyed by ``module.check`` of the lesson's folder).
 CASES: dict[str, list[tuple[tuple[object, ...], dict[str, object]]]] = {
     "attention_lessons.kit.checks.values.check_value": [
         ((right,), {"decimals": d, "mistakes": {"half": right / 2, "double": 2 * right, "squared": right**2}})
@@ -108,84 +88,27 @@ CASES: dict[str, list[tuple[tuple[object, ...], dict[str, object]]]] = {
         for what in ("scores", "scaled_scores", "weights", "output")
         for causal in (False, True)
     ],
-    "attention_lessons.l09_many_heads.checks.check_head_scale": [
+    "attention_lessons.kit.checks.heads.check_head_scale": [
         ((d_model, heads), {"decimals": d})
         for d_model, heads in ((8, 2), (512, 8), (10**8, 2))
         for d in (2, 4)
     ],
-    "attention_lessons.l10_positions.checks.check_sinusoidal": [
-        ((position, 8), {"decimals": d}) for position in (0, 3, 1000) for d in (1, 3)
-    ],
-    "attention_lessons.l10_positions.checks.check_shifted_score": [
-        ((Q_VEC * s, K_VEC * s, 2.0, 5.0, 3.0), {"decimals": d})
-        for s in (1e-3, 0.1, 1.0, 30.0)
-        for d in (1, 3)
-    ],
-    "attention_lessons.l11_learning_to_attend.checks.check_value_gradient": [
-        ((WEIGHTS, D_OUT * s), {"decimals": d}) for s in (SMALL, 1e-2, 1.0, LARGE) for d in (2, 4)
-    ],
-    "attention_lessons.l11_learning_to_attend.checks.check_softmax_gradient": [
-        ((WEIGHTS[0], D_WEIGHTS[0] * s), {"decimals": d}) for s in (SMALL, 1e-2, 1.0, LARGE) for d in (2, 3)
-    ],
-    "attention_lessons.l12_attention_at_scale.checks.check_weights_memory": [
-        ((n,), {"batch_heads": bh, "itemsize": item, "decimals": d})
-        for n, bh in ((4, 1), (64, 2), (1024, 8), (65536, 32))
-        for item in (4, 8)
-        for d in (2, 4)
-    ],
-    "attention_lessons.l12_attention_at_scale.checks.check_rescale_factor": [
-        ((m, m_new), {"decimals": d})
-        for m, m_new in ((1.0, 1.5), (0.0, 2.0), (0.0, 8.0), (-3.0, 30.0))
-        for d in (2, 4)
-    ],
-    "attention_lessons.l12_attention_at_scale.checks.check_skipped_blocks": [
-        ((n, block), {}) for n, block in ((4, 4), (8, 4), (64, 8), (4096, 16), (10**6, 1))
-    ],
-    "attention_lessons.l13_real_model.checks.check_attention_parameters": [
-        ((_config(*sizes),), {}) for sizes in ((8, 2, 32), (768, 12, 3072), (8192, 64, 28672))
-    ],
-    "attention_lessons.l13_real_model.checks.check_d_k": [
-        ((_config(*sizes),), {}) for sizes in ((8, 2, 32), (768, 12, 3072), (8192, 64, 28672))
-    ],
-    "attention_lessons.l15_generating_text.checks.check_kv_cache_bytes": [
-        (args, {**kwargs, "decimals": d})
-        for unit in ("bytes", "KiB", "MiB", "GiB")
-        for args, kwargs in (
-            _cache(unit, 1, 1, 2, 1, 2),
-            _cache(unit, 2, 2, 8, 12, 4, batch=3),
-            _cache(unit, 4, 2, 64, 1000, 2),
-            _cache(unit, 32, 8, 128, 8192, 2, batch=16),
-        )
-        for d in (0, 2)
-    ],
+    **{
+        f"attention_lessons.{folder}.{name}": cases
+        for folder, declared_cases in declared("CHECK_CASES").items()
+        for name, cases in declared_cases.items()
+    },
 }
 
 #: Checks that compare no number with a tolerance, and why: each is exact, so 0 or a mistake passes
-#: only where it *is* the right answer.
+#: only where it *is* the right answer. The kit's here, each lesson's in its declared.py.
 NOT_NUMERIC = {
     "attention_lessons.kit.checks.values.check_shape": "a shape: whole numbers compared exactly",
-    "attention_lessons.l08_exercises.checks.check_operation_counts": "whole counts compared exactly",
-    "attention_lessons.l08_exercises.masks.check_causal_mask": "a mask of booleans or 0/−∞, compared exactly",
-    "attention_lessons.l08_exercises.masks.check_padding_mask": (
-        "a mask of booleans or 0/−∞, compared exactly"
-    ),
-    "attention_lessons.l09_many_heads.checks.check_split_heads_shape": "a shape",
-    "attention_lessons.l09_many_heads.checks.check_parameter_count": "a whole count compared exactly",
-    "attention_lessons.l10_positions.checks.check_rotated_values": "a choice among named options",
-    "attention_lessons.l11_learning_to_attend.checks.check_score_direction": "up or down",
-    "attention_lessons.l13_real_model.checks.check_most_attended": "a token (an index or its text)",
-    "attention_lessons.l14_induction_heads.checks.check_head_roles": "a pair of (layer, head) indices",
-    "attention_lessons.l14_induction_heads.checks.check_induction_position": "a position, a whole index",
-    "attention_lessons.l14_induction_heads.checks.check_next_token": "a token id, a whole index",
-    "attention_lessons.l15_generating_text.checks.check_cached_scores": "a boolean pattern of scores",
-    "attention_lessons.l15_generating_text.grouping_checks.check_kv_head_of_query_heads": "head indices",
-    "attention_lessons.l15_generating_text.grouping_checks.check_query_heads_of_kv_head": "head indices",
     **{
-        f"attention_lessons.l16_real_language_model.checks.{name}": "a function, called on the exercise's "
-        "inputs; its result is compared at the right result's scale (checks.RTOL of its largest entry)"
-        for name in ("check_function", "check_rms_norm", "check_swiglu", "check_rotate", "check_attention")
+        f"attention_lessons.{folder}.{name}": why
+        for folder, declared_reasons in declared("NOT_NUMERIC").items()
+        for name, why in declared_reasons.items()
     },
-    "attention_lessons.l16_real_language_model.checks.check_block": "a function, as check_function",
 }
 
 
@@ -317,23 +240,6 @@ def test_zero_and_each_mistake_are_refused_at_every_scale(qualname):
         ("check_d_k", "check_attention_parameters", "check_sinusoidal", "check_skipped_blocks")
     ), sizes
     assert max(sizes) >= 0.5, sizes
-
-
-def test_the_rule_at_a_small_cache():
-    """The case of issue 30: a cache small in the unit asked for, where 0 and the missing factor 2 passed."""
-    from attention_lessons.l15_generating_text.checks import check_kv_cache_bytes
-
-    args, kwargs = _cache("MiB", 2, 2, 8, 12, 4)  # 2·2·2·8·12·4 = 3072 bytes = 0.0029296875 MiB
-    for right in (0.0029, 0.00293, 0.0029296875):
-        assert check_kv_cache_bytes(right, *args, **kwargs, decimals=2).passed
-    for wrong in (0, 0.00146, 0.0015, 0.0059, 0.01, 0.0028):
-        verdict = check_kv_cache_bytes(wrong, *args, **kwargs, decimals=2)
-        assert not verdict.passed, (wrong, verdict)
-    assert "factor 2" in check_kv_cache_bytes(0.0015, *args, **kwargs, decimals=2).message
-    assert str(check_kv_cache_bytes(0, *args, **kwargs, decimals=2)) == (
-        "✘ Rounded away: 0 is the answer rounded to 0 decimals, which keeps fewer than 2 of its significant "
-        "digits; give at least 4 decimals (the check accepts a difference of 0.0001)."
-    )
 
 
 def test_whole_numbers_off_by_one_and_the_asked_rounding_of_a_small_number():

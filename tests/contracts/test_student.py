@@ -22,7 +22,8 @@ import pytest
 from build_student import student_copy
 from conftest import ROOT, CellNames, hidden_answers, readable, require_build
 
-from attention_lessons.manifest import Lesson, as_printed, lessons, step
+from attention_lessons.kit.checks.wording import as_printed
+from attention_lessons.manifest import Lesson, lessons, step
 
 NOTEBOOKS = ROOT / "notebooks"
 COPIES = ROOT / "build" / "student" / "notebooks"

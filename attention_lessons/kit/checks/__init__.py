@@ -36,6 +36,7 @@ array is compared entry by entry at the scale of its largest entry. See
 """
 
 from attention_lessons.kit.checks.attention import ATTENTION_MISTAKES, check_attention
+from attention_lessons.kit.checks.heads import check_head_scale
 from attention_lessons.kit.checks.mistakes import Mistake
 from attention_lessons.kit.checks.result import CheckResult
 from attention_lessons.kit.checks.scale import SCALE_MISTAKES, check_scale
@@ -47,6 +48,7 @@ __all__ = [
     "CheckResult",
     "Mistake",
     "check_attention",
+    "check_head_scale",
     "check_scale",
     "check_shape",
     "check_value",

@@ -5,9 +5,20 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-__all__ = ["number_text", "numpy_index", "one_of", "ordinal", "shape_text", "where"]
+import numpy as np
+
+__all__ = ["as_printed", "number_text", "numpy_index", "one_of", "ordinal", "shape_text", "where"]
 
 ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth")
+
+
+def as_printed(value: float, decimals: int = 4) -> str:
+    """A number as the lessons print it, numpy's ``precision=decimals, suppress=True`` (0.25, not 0.2500).
+
+    >>> as_printed(0.25003), as_printed(-2.71828, 2), as_printed(8.0)
+    ('0.25', '-2.72', '8')
+    """
+    return np.format_float_positional(round(float(value), decimals), precision=decimals, trim="-")
 
 
 def number_text(x: float, decimals: int) -> str:

@@ -13,3 +13,11 @@ EXPLORERS = {
         ["a", "b"], np.eye(2), W_q=np.eye(2), W_k=np.eye(2), W_v=np.eye(2, 4), W_o=np.eye(4, 2), style=style
     ),
 }
+
+
+#: tests/contracts/test_checks_scales.py: this lesson's checks that compare no number with a
+#: tolerance, and why.
+NOT_NUMERIC = {
+    "checks.check_split_heads_shape": "a shape",
+    "checks.check_parameter_count": "a whole count compared exactly",
+}

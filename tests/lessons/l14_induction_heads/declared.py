@@ -9,3 +9,12 @@ from attention_lessons.l14_induction_heads.widgets import InductionReplay, induc
 EXPLORERS = {
     InductionReplay: lambda style, request: induction_replay(style=style),
 }
+
+
+#: tests/contracts/test_checks_scales.py: this lesson's checks that compare no number with a
+#: tolerance, and why.
+NOT_NUMERIC = {
+    "checks.check_head_roles": "a pair of (layer, head) indices",
+    "checks.check_induction_position": "a position, a whole index",
+    "checks.check_next_token": "a token id, a whole index",
+}

@@ -386,3 +386,19 @@ def test_the_grouping_is_the_one_multi_head_attention_uses():
             ),
             True,
         )
+
+
+def test_the_rule_at_a_small_cache():
+    """The case of issue 30: a cache small in the unit asked for, where 0 and the missing factor 2 passed."""
+    shape = DecoderShape(n_layers=2, d_model=64, n_heads=8, d_mlp=0, vocab=16, n_kv_heads=2, d_head=8)
+    args, kwargs = (shape, 12), {"bytes_per_number": 4, "batch": 1, "unit": "MiB"}  # 3072 bytes
+    for right in (0.0029, 0.00293, 0.0029296875):
+        assert check_kv_cache_bytes(right, *args, **kwargs, decimals=2).passed
+    for wrong in (0, 0.00146, 0.0015, 0.0059, 0.01, 0.0028):
+        verdict = check_kv_cache_bytes(wrong, *args, **kwargs, decimals=2)
+        assert not verdict.passed, (wrong, verdict)
+    assert "factor 2" in check_kv_cache_bytes(0.0015, *args, **kwargs, decimals=2).message
+    assert str(check_kv_cache_bytes(0, *args, **kwargs, decimals=2)) == (
+        "✘ Rounded away: 0 is the answer rounded to 0 decimals, which keeps fewer than 2 of its significant "
+        "digits; give at least 4 decimals (the check accepts a difference of 0.0001)."
+    )
