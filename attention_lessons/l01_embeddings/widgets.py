@@ -33,7 +33,8 @@ class SimilarityExplorer(Explorer):
     ``limits`` (both axes, :func:`attention_lessons.kit.plots.similarity_limits`), ``style_name``, ``themes``.
 
     The front end computes what it draws (``attention_lessons/kit/widgets/js/mirror.js``, checked against
-    attnlib in ``tests/course/js``); :attr:`measures` is the same computed by attnlib, when read.
+    attnlib in ``tests/lessons/l01_embeddings/similarity.test.mjs``); :attr:`measures` is the same
+    computed by attnlib, when read.
     """
 
     _esm = module_text("attention_lessons.l01_embeddings", "similarity.js")

@@ -45,7 +45,8 @@ class SoftmaxExplorer(Explorer):
     ``themes``.
 
     The front end computes what it draws (the weights and their entropy,
-    ``attention_lessons/kit/widgets/js/mirror.js``, checked against attnlib in ``tests/course/js``);
+    ``attention_lessons/kit/widgets/js/mirror.js``, checked against attnlib in
+    ``tests/lessons/l05_softmax/softmax.test.mjs``);
     :attr:`weights` is the same computed by attnlib, when read.
     """
 

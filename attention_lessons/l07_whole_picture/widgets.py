@@ -44,7 +44,8 @@ class Playground(EmbeddingExplorer):
     and ``max_d_k``.
 
     The front end computes what it draws (``attention_lessons/kit/widgets/js/mirror.js``, checked against
-    attnlib in ``tests/course/js``); :attr:`steps` is the same computed by attnlib, when read.
+    attnlib in ``tests/lessons/l07_whole_picture/playground.test.mjs``); :attr:`steps` is the same
+    computed by attnlib, when read.
     """
 
     _esm = module_text("attention_lessons.l07_whole_picture", "playground.js")

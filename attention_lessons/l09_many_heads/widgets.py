@@ -54,7 +54,8 @@ class MultiHeadExplorer(EmbeddingExplorer):
     ``step``, ``initial``, ``style_name``), and ``W_o`` (4 × 2).
 
     The front end computes what it draws (``multihead.js``, checked against attnlib in
-    ``tests/course/js``); :attr:`heads` is the same computed by attnlib, when read.
+    ``tests/lessons/l09_many_heads/multihead.test.mjs``); :attr:`heads` is the same computed by attnlib,
+    when read.
     """
 
     _esm = module_text("attention_lessons.l09_many_heads", "multihead.js")

@@ -1,6 +1,6 @@
 // Rotary position embeddings (RoPE), mirrored from attnlib.positions so that the RoPE explorer
 // redraws in the same frame as a slider moves, with or without a kernel. Plain functions on
-// arrays of numbers; tests/course/js/rotary.test.mjs checks each one against attnlib.
+// arrays of numbers; tests/lessons/l10_positions/rotary.test.mjs checks each one against attnlib.
 
 import { dot } from "../kit/widgets/js/mirror.js";
 

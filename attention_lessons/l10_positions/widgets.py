@@ -39,7 +39,8 @@ class RopeExplorer(Explorer):
     :func:`attention_lessons.l10_positions.plots.rope_limits`), ``style_name``, ``themes``.
 
     The front end computes what it draws (``rotary.js``, checked against attnlib in
-    ``tests/course/js``); :attr:`rotated` is the same computed by attnlib, when read.
+    ``tests/lessons/l10_positions/rotary.test.mjs``); :attr:`rotated` is the same computed by attnlib,
+    when read.
     """
 
     _esm = module_text("attention_lessons.l10_positions", "rope.js")

@@ -39,8 +39,8 @@ How they work
   anything reaches the kernel, and also in a static page with no kernel at all. ``svg.js`` draws
   heatmaps, arrows, bars and axes; ``colors.js`` looks colours up in matplotlib's colour maps
   (sent from Python as lookup tables) and picks, for every number on a cell, black or white text,
-  whichever contrasts more (at least 4.5:1). ``tests/course/js`` checks the mirror against attnlib with
-  Node's test runner.
+  whichever contrasts more (at least 4.5:1). ``tests/kit/js`` checks the mirror against attnlib with
+  Node's test runner, and each lesson's ``tests/lessons/lNN_slug/*.test.mjs`` its explorers.
 - **Precomputed where the input is random.** The scaling explorer's d_k slider selects among
   results that Python computed with attnlib for every d_k of
   :data:`attention_lessons.l04_scaling.scaling.D_K_VALUES` (histogram counts, one query's weights, the

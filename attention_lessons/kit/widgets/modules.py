@@ -5,7 +5,8 @@ import such as ``import { dot } from "../kit/widgets/js/mirror.js"`` cannot reso
 :func:`module_text` reads a lesson's module (``attention_lessons/l05_softmax/softmax.js``) and replaces each
 relative import's path by a ``data:`` URL that holds the imported module (a lesson's own or one of
 the kit's in ``attention_lessons/kit/widgets/js/``), itself prepared the same way. The files stay plain ES
-modules that Node imports as they are (``node --test tests/course/js``); a module imported by two others
+modules that Node imports as they are (``tests/kit/js/test_node.py`` runs ``node --test`` on the
+kit's and the lessons' ``*.test.mjs``); a module imported by two others
 becomes the same ``data:`` URL in both, so the browser evaluates it once.
 """
 

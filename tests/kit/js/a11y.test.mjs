@@ -4,7 +4,6 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { announcement, changeSentence, holding, numberTables, regionOf, shownNumber } from "../../../attention_lessons/kit/widgets/js/a11y.js";
 import { pageStyleOf } from "../../../attention_lessons/kit/widgets/js/page.js";
-import { powerOfTwoLabel } from "../../../attention_lessons/l04_scaling/scaling.js";
 
 const weight = (col, colLabel, value, shown) => ({ quantity: "weights", col, colLabel, value: String(value), shown });
 
@@ -77,12 +76,6 @@ test("an element drawn goes to the panel holding its centre, else the nearest on
   assert.equal(regionOf(regions, 150, 99), 1);
   assert.equal(regionOf(regions, 190, 120), 2);
   assert.equal(regionOf(regions, 400, 10), 1, "outside every panel: the nearest centre");
-});
-
-test("the variance axis writes powers of two with superscript digits (no smaller text)", () => {
-  assert.equal(powerOfTwoLabel(4), "2\u2074");
-  assert.equal(powerOfTwoLabel(-2), "2\u207b\u00b2");
-  assert.equal(powerOfTwoLabel(10), "2\u00b9\u2070");
 });
 
 test("a panel grows to hold the texts drawn across its edge, and only those with a size", () => {

@@ -1,12 +1,13 @@
-// Shared by the Node tests: the fixtures written by make_fixtures.py, and comparison to 1e-12.
+// Shared by the Node tests (the kit's here, each lesson's in tests/lessons/lNN_slug/): the fixtures
+// written by make_fixtures.py, and comparison to 1e-12.
 import { readFileSync } from "node:fs";
 import assert from "node:assert/strict";
 
 const path = process.env.ATTNLIB_FIXTURES;
 if (!path) {
   throw new Error(
-    "set ATTNLIB_FIXTURES to a fixtures.json written by `python tests/course/js/make_fixtures.py DIR` " +
-      "(pytest tests/course/js/test_node.py does both)",
+    "set ATTNLIB_FIXTURES to a fixtures.json written by `python tests/kit/js/make_fixtures.py DIR` " +
+      "(pytest tests/kit/js/test_node.py does both)",
   );
 }
 

@@ -1,8 +1,12 @@
-"""Run the explorers' Node tests (tests/course/js/*.test.mjs) on fixtures that attnlib computes now.
+"""Run the explorers' Node tests on fixtures that attnlib computes now.
 
-The fixtures are written into a temporary folder by make_fixtures.py; ``node --test`` then imports
-the explorers' ES modules (attention_lessons/kit/widgets/js, attention_lessons/lNN_slug/*.js) and checks every
-value against them to 1e-12. Skipped, with how to install Node, when ``node`` is not on the PATH.
+The tests are every ``*.test.mjs`` of the kit's (this folder: svg, colors, controls, a11y, mirror,
+page) and of each lesson's folder (``tests/lessons/lNN_slug/*.test.mjs``, that lesson's explorers):
+a new lesson adds its test to its own folder and edits no file here. The fixtures are written into
+a temporary folder by make_fixtures.py (the kit's and each lesson's ``js_fixtures.py``);
+``node --test`` then imports the explorers' ES modules (attention_lessons/kit/widgets/js,
+attention_lessons/lNN_slug/*.js) and checks every value against them to 1e-12. Skipped, with how to
+install Node, when ``node`` is not on the PATH.
 """
 
 from __future__ import annotations
@@ -17,6 +21,22 @@ import pytest
 from conftest import ROOT
 
 HERE = Path(__file__).parent
+LESSON_TESTS = ROOT / "tests" / "lessons"
+
+
+def node_tests() -> list[Path]:
+    """The kit's Node tests and every lesson's."""
+    return sorted(HERE.glob("*.test.mjs")) + sorted(LESSON_TESTS.glob("l[0-9][0-9]_*/*.test.mjs"))
+
+
+def test_every_lesson_with_an_explorer_module_has_node_tests() -> None:
+    """A lesson whose folder ships an ES module (attention_lessons/lNN_slug/*.js) tests it in Node,
+    in its own folder of tests."""
+    modules = (ROOT / "attention_lessons").glob("l[0-9][0-9]_*/*.js")
+    with_modules = sorted({path.parent.name for path in modules})
+    assert with_modules, "no lesson ships an ES module: is attention_lessons/lNN_slug/*.js still the place?"
+    untested = [lesson for lesson in with_modules if not any((LESSON_TESTS / lesson).glob("*.test.mjs"))]
+    assert not untested, f"no tests/lessons/<lesson>/*.test.mjs for the ES modules of {untested}"
 
 
 def test_mirror_and_drawing_against_attnlib(tmp_path: Path) -> None:
@@ -27,8 +47,8 @@ def test_mirror_and_drawing_against_attnlib(tmp_path: Path) -> None:
     subprocess.run(
         [sys.executable, str(HERE / "make_fixtures.py"), str(tmp_path)], check=True, env=env, cwd=ROOT
     )
-    tests = sorted(str(path) for path in HERE.glob("*.test.mjs"))
-    assert len(tests) >= 3, tests
+    tests = [str(path) for path in node_tests()]
+    assert any(Path(t).parent == HERE for t in tests) and any(LESSON_TESTS in Path(t).parents for t in tests)
     result = subprocess.run(
         [node, "--test", *tests],
         env={**env, "ATTNLIB_FIXTURES": str(tmp_path / "fixtures.json")},

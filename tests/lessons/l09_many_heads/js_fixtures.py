@@ -1,5 +1,8 @@
-"""Fixtures of the multi-head explorer's Node tests (lesson 09): seeded inputs and what
-:func:`attnlib.multihead.multi_head_attention` computes of them. Imported by make_fixtures.py."""
+"""Fixtures of the multi-head explorer's Node tests (multihead.test.mjs): seeded inputs and what
+:func:`attnlib.multihead.multi_head_attention` computes of them.
+
+Read by tests/kit/js/make_fixtures.py, which merges every lesson's ``fixtures()`` into one file.
+"""
 
 from __future__ import annotations
 
@@ -52,3 +55,7 @@ def multihead_cases() -> list[dict]:
             multi_head_case(rng.standard_normal((n_q, d_model)), rng.standard_normal((n_k, d_kv)), W, n_heads)
         )
     return cases
+
+
+def fixtures() -> dict:
+    return {"multihead": multihead_cases()}

@@ -14,8 +14,8 @@ import {
   multiHeadParts,
   multiHeadRegions,
 } from "../../../attention_lessons/l09_many_heads/multihead.js";
-import { assertClose, fixtures } from "./fixtures.mjs";
-import { grownRegions, PHONE_UNITS } from "./phone_layout.mjs";
+import { assertClose, fixtures } from "../../kit/js/fixtures.mjs";
+import { grownRegions, PHONE_UNITS } from "../../kit/js/phone_layout.mjs";
 
 /** Every element with data-quantity in an SVG string: {quantity, row, col, value}. */
 function numbersIn(svg) {

@@ -3,7 +3,7 @@
 Every embedding slider goes to its minimum, its maximum and random values on its step; after each
 move the explorer's on-demand weights, concatenation and output (``heads``) equal
 attnlib.multihead's. The front end's arithmetic is checked against attnlib in
-tests/course/js/multihead.test.mjs.
+multihead.test.mjs (this folder).
 """
 
 from __future__ import annotations

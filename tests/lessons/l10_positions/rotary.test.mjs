@@ -3,8 +3,8 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { computeRope, rope, ropeFrequencies, ropeScore } from "../../../attention_lessons/l10_positions/rotary.js";
 import { drawRope, formatScore, ropeLayout, scoreCurve, WIDEST_PANEL } from "../../../attention_lessons/l10_positions/rope.js";
-import { assertClose, fixtures } from "./fixtures.mjs";
-import { PHONE_UNITS, textsBeyond } from "./phone_layout.mjs";
+import { assertClose, fixtures } from "../../kit/js/fixtures.mjs";
+import { PHONE_UNITS, textsBeyond } from "../../kit/js/phone_layout.mjs";
 
 /** Every <text data-quantity=...> of an SVG string: {quantity, col, value}. */
 function numbersIn(svg) {

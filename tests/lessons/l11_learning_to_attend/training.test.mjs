@@ -2,8 +2,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { drawTraining, logDecades, replayRow, trainingLayout, WIDEST_PANEL } from "../../../attention_lessons/l11_learning_to_attend/training.js";
-import { fixtures } from "./fixtures.mjs";
-import { PHONE_UNITS, textsBeyond } from "./phone_layout.mjs";
+import { fixtures } from "../../kit/js/fixtures.mjs";
+import { PHONE_UNITS, textsBeyond } from "../../kit/js/phone_layout.mjs";
 
 function numbersIn(svg) {
   const found = [];

@@ -1,5 +1,5 @@
 // The online softmax explorer (lesson 12) draws the states Python computed with attnlib.efficient.
-// Run by tests/course/test_online_softmax_explorer.py, which writes the states to ATTNLIB_ONLINE_SOFTMAX.
+// Run by test_l12_online_softmax_explorer.py (this folder), which writes the states to ATTNLIB_ONLINE_SOFTMAX.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";

@@ -99,7 +99,7 @@ def test_the_page_draws_attnlibs_states(tmp_path: Path):
     path = tmp_path / "online_softmax.json"
     path.write_text(json.dumps(fixture))
     result = subprocess.run(
-        [node, "--test", str(ROOT / "tests" / "course" / "js" / "online_softmax.test.mjs")],
+        [node, "--test", str(Path(__file__).with_name("online_softmax.test.mjs"))],
         env={**os.environ, "ATTNLIB_ONLINE_SOFTMAX": str(path)},
         cwd=ROOT,
         capture_output=True,

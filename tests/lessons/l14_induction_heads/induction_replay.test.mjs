@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { describeNumber, drawInduction, inductionParts, inductionRegions, labelledPositions, lossAt, pictureWidth } from "../../../attention_lessons/l14_induction_heads/induction_replay.js";
 import { announcement } from "../../../attention_lessons/kit/widgets/js/a11y.js";
 import { markupOf } from "../../../attention_lessons/kit/widgets/js/controls.js";
-import { fixtures, numbersIn } from "./fixtures.mjs";
+import { fixtures, numbersIn } from "../../kit/js/fixtures.mjs";
 
 const replay = fixtures.inductionReplay;
 const stateAt = (step, heads) => ({

@@ -22,7 +22,7 @@ import {
   textLines,
   weightsOf,
 } from "../../../attention_lessons/l15_generating_text/generation.js";
-import { fixtures, numbersIn } from "./fixtures.mjs";
+import { fixtures, numbersIn } from "../../kit/js/fixtures.mjs";
 
 const g = fixtures.generation;
 const stateOf = (run, step, setting, full) => ({

@@ -1,6 +1,7 @@
 // The little arithmetic of attention, mirrored from attnlib so that an explorer redraws in the
 // same frame as a slider moves, with or without a kernel. Plain functions on arrays of numbers
-// (a matrix is an array of rows); tests/course/js/mirror.test.mjs checks each one against attnlib.
+// (a matrix is an array of rows); tests/kit/js/mirror.test.mjs and the Node tests of the lessons
+// that use them (tests/lessons/lNN_slug/*.test.mjs) check each one against attnlib.
 
 /** Dot product of two vectors of the same length. */
 export function dot(a, b) {
