@@ -1,7 +1,8 @@
-"""Helpers shared by the test modules: reading back what a picture holds, the names a notebook
-cell binds and reads, the real model, the browser, a fresh run of a training script, skipping
-(failing under CI) where a build is missing, and bounds on rounding errors for comparing results
-that different code computed.
+"""Helpers shared by the test modules: reading back what a picture holds (its numbers, its arrows
+and their labels, its text alternative), a self-check's verdict, the names a notebook cell binds
+and reads, the real model, the browser, a fresh run of a training script, skipping (failing under
+CI) where a build is missing, and bounds on rounding errors for comparing results that different
+code computed.
 
 Import them with ``from conftest import ...`` (pytest puts this directory on ``sys.path``).
 """
@@ -19,9 +20,11 @@ import os
 import re
 import subprocess
 import sys
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
@@ -30,6 +33,12 @@ from PIL import Image
 
 from attnlib import scaled_dot_product_attention
 from attnlib.multihead import split_heads
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+    from attention_lessons.kit.checks import CheckResult
+    from attention_lessons.kit.plots import Table
 
 ROOT = Path(__file__).resolve().parent.parent
 #: How a masked (``-inf``) score is written on a cell: U+2212 and the infinity sign.
@@ -153,6 +162,15 @@ def require_build(problem: str | None, command: str) -> None:
         if os.environ.get("CI"):
             pytest.fail(message)
         pytest.skip(message)
+
+
+def require_nbgrader() -> None:
+    """Skip the module (fail it under CI) where nbgrader, which the graded assignments need, is missing."""
+    if importlib.util.find_spec("nbgrader") is None:
+        message = "the graded assignments need nbgrader: pip install -r requirements-grade.txt"
+        if os.environ.get("CI"):
+            pytest.fail(message, pytrace=False)
+        pytest.skip(message, allow_module_level=True)
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -543,3 +561,171 @@ def run_doctests(module: str) -> None:
     assert result.failed == 0, (
         f"{result.failed} of {result.attempted} examples in {module} failed (see stdout)"
     )
+
+
+# --- figures: what the kit's and the lessons' figure tests share -----------------------------------
+
+MINUS = "−"  # U+2212, the minus sign of negative cells
+#: Global rcParams unlike both styles: what a figure's style must win over.
+FOREIGN_RC = {
+    "text.color": "#ff0000", "axes.labelcolor": "#ff0000", "axes.edgecolor": "#ff0000",
+    "xtick.color": "#ff0000", "ytick.color": "#ff0000", "axes.facecolor": "#00ff00",
+    "axes.titleweight": "normal", "axes.titlecolor": "#ff0000",
+}  # fmt: skip
+STYLES = ["light", "dark"]
+
+
+def expected_text(value, decimals=2):
+    """Independent formatting: fixed decimals, U+2212 for minus and minus-infinity, no "−0.00"."""
+    if np.isneginf(value):
+        return MINUS_INF
+    digits = f"{abs(value):.{decimals}f}"
+    return MINUS + digits if value < 0 and float(digits) != 0 else digits
+
+
+def expected_texts(matrix, decimals=2):
+    return [[expected_text(v, decimals) for v in row] for row in np.asarray(matrix, dtype=float)]
+
+
+def softmax_rows(scores):
+    exps = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    return exps / exps.sum(axis=-1, keepdims=True)
+
+
+def quiver_tails(arrows):
+    """Where the arrows are drawn from: the collection's offsets (what the renderer uses)."""
+    return np.asarray(arrows.quiver.get_offsets(), dtype=float)
+
+
+def quiver_deltas(arrows):
+    return np.column_stack([np.ravel(arrows.quiver.U), np.ravel(arrows.quiver.V)])
+
+
+def inside(inner, outer, tolerance=0.5):
+    return (
+        outer.x0 - tolerance <= inner.x0
+        and inner.x1 <= outer.x1 + tolerance
+        and outer.y0 - tolerance <= inner.y0
+        and inner.y1 <= outer.y1 + tolerance
+    )
+
+
+def arrow_outlines(ax):
+    """Every arrow of ``ax`` in pixels: (tail, tip, shaft width)."""
+    from matplotlib.quiver import Quiver  # here, not above: the attnlib tier loads no matplotlib
+
+    outlines = []
+    for quiver in ax.collections:
+        if isinstance(quiver, Quiver):
+            tails = np.asarray(quiver.get_offsets(), dtype=float)
+            tips = tails + np.column_stack([np.ravel(quiver.U), np.ravel(quiver.V)])
+            shaft = quiver.width * ax.bbox.width  # vectors draws in units of the axes' width
+            for tail, tip in zip(ax.transData.transform(tails), ax.transData.transform(tips), strict=True):
+                outlines.append((tail, tip, shaft))
+    return outlines
+
+
+def box_distance(point, box):
+    dx = max(box.x0 - point[0], 0.0, point[0] - box.x1)
+    dy = max(box.y0 - point[1], 0.0, point[1] - box.y1)
+    return math.hypot(dx, dy)
+
+
+def label_problems(fig, ax):
+    """What is wrong with the arrow labels of ``ax`` as last drawn, in words (empty: nothing).
+
+    A label must lie inside the axes, within 32 pixels (at 100 dpi) of its own arrow head, touch
+    no arrow (a shaft is one shaft width wide, the head three widths wide and five long; each
+    arrow is checked at 400 points) and no other label.
+    """
+    renderer = fig.canvas.get_renderer()
+    outlines = arrow_outlines(ax)
+    head = 1.5 * max(shaft for *_, shaft in outlines)
+    labels = ax.texts[: len(outlines)]  # vectors writes one label per arrow, before any other text
+    problems, boxes = [], []
+    for text, (_, tip, _) in zip(labels, outlines, strict=True):
+        if not text.get_text():
+            continue
+        name, box = text.get_text(), text.get_window_extent(renderer)
+        if not inside(box, ax.bbox):
+            problems.append(f"{name} is outside the axes")
+        if box_distance(tip, box) > head + 32 * fig.dpi / 100:
+            problems.append(f"{name} is {box_distance(tip, box):.0f} px from its tip")
+        for tail, other_tip, shaft in outlines:
+            length = float(np.hypot(*(other_tip - tail)))
+            for t in np.linspace(0.0, 1.0, 400):
+                half = (1.5 if (1 - t) * length <= 5 * shaft else 0.5) * shaft
+                if box_distance(tail + t * (other_tip - tail), box) < half:
+                    problems.append(f"{name} is on the arrow to {np.round(other_tip)}")
+                    break
+        problems += [f"{name} overlaps {other}" for other, placed in boxes if box.overlaps(placed)]
+        boxes.append((name, box))
+    return problems
+
+
+def alt(fig: Figure) -> str:
+    """A figure's text alternative (``plots.description``)."""
+    from attention_lessons.kit import plots  # here, not above: the attnlib tier imports no course
+
+    return plots.description(fig).text
+
+
+def tables(fig: Figure) -> tuple[Table, ...]:
+    """The tables below a figure, which hold the numbers its text alternative leaves out."""
+    from attention_lessons.kit import plots
+
+    return plots.description(fig).tables
+
+
+# --- self-checks: what the kit's and the lessons' tests of the checks share ----------------------
+
+
+def fails_with(result: CheckResult, *phrases: str) -> None:
+    from attention_lessons.kit.checks import CheckResult  # here, not above: as alt
+
+    assert isinstance(result, CheckResult)
+    assert not result.passed, str(result)
+    for phrase in phrases:
+        assert phrase in result.message, result.message
+
+
+def passes(result: CheckResult) -> None:
+    from attention_lessons.kit.checks import CheckResult
+
+    assert isinstance(result, CheckResult)
+    assert result.passed, str(result)
+
+
+def revealed(message: str, right: object) -> list[str]:
+    """The numbers of ``message`` that give away a value of ``right`` (text: the text itself).
+
+    Small whole numbers (below 10) are left out: messages say "axis=-1", "1/√d_k", "m − 1".
+    """
+    if isinstance(right, str):
+        return [right] if right in message else []
+    values = np.atleast_1d(np.asarray(right, dtype=float)).ravel()
+    found = []
+    for token in re.findall(r"-?\d+(?:\.\d+)?", message):
+        number, places = float(token), len(token.partition(".")[2])
+        for value in values:
+            if (
+                (places or abs(value) >= 10)
+                and round(value, places) == number
+                and value.is_integer() == (places == 0)
+            ):
+                found.append(token)
+    return found
+
+
+@dataclass(frozen=True)
+class Case:
+    """One mistake: the check, the exercise's inputs, the answer the mistake gives, its name, and
+    the right answer (or text), which the message must not contain."""
+
+    id: str
+    check: Callable[..., CheckResult]
+    inputs: tuple
+    wrong: object
+    name: str
+    right: object
+    options: dict = field(default_factory=dict)

@@ -30,17 +30,18 @@ from pathlib import Path
 import nbformat
 import numpy as np
 import pytest
-from assignments import ASSIGNMENTS, EXERCISES, GRADIENTS
-from conftest import ROOT
-from make_source import SourceError, source_notebook, split_code
-from week import Course, main
+from conftest import ROOT, require_nbgrader
 
 import attnlib
 from attention_lessons import grading
-from attention_lessons.kit import examples
+from attention_lessons.kit import checks, examples
 from attention_lessons.kit.checks.result import CheckResult
-from attention_lessons.l08_exercises import checks
 from attention_lessons.manifest import lessons
+
+require_nbgrader()  # the grading tools import it
+from assignments import ASSIGNMENTS, EXERCISES, GRADIENTS  # noqa: E402
+from make_source import SourceError, source_notebook, split_code  # noqa: E402
+from week import Course, main  # noqa: E402
 
 # nbgrader 0.9.6's gradebook, on SQLAlchemy 2, warns while it autogrades (a RuntimeWarning, an error
 # in this project's tests): the submission is saved all the same.

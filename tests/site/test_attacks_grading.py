@@ -38,9 +38,11 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from assignments import EXERCISES
-from conftest import ROOT, require_build
-from week import Course
+from conftest import ROOT, require_build, require_nbgrader
+
+require_nbgrader()  # the grading tools import it
+from assignments import EXERCISES  # noqa: E402
+from week import Course  # noqa: E402
 
 pytestmark = [
     pytest.mark.filterwarnings("ignore:Object of type <Submitted:sqlalchemy.exc.SAWarning"),
