@@ -81,6 +81,7 @@ class Lesson:
     data: tuple[str, ...]
     model_wheels: tuple[str, ...]
     kernel_peak_mib: float
+    kernel_target_mib: float
     colours_by_meaning: bool
     colour_meanings: tuple[str, ...]
     minutes: int
@@ -144,6 +145,7 @@ FIELDS: dict[str, tuple[str, object]] = {
     "data": ("a list of strings", None),
     "model_wheels": ("a list of strings", []),
     "kernel_peak_mib": ("a number", None),
+    "kernel_target_mib": ("a number", 300),
     "colours_by_meaning": ("true or false", None),
     "colour_meanings": ("a list of strings", None),
     "minutes": ("a whole number", None),
