@@ -5,19 +5,10 @@ Each lesson's explorer lives in its lesson's folder, as ``widgets.py`` beside it
     from attention_lessons.l07_whole_picture import widgets
     widgets.playground()            # lesson 07: the whole picture, a slider for every number
 
-and likewise ``attention_lessons.l04_scaling.widgets.scaling_explorer`` (why divide by √d_k),
-``attention_lessons.l05_softmax.widgets.softmax_explorer`` (scores, temperature and masks → weights),
-``attention_lessons.l01_embeddings.widgets.similarity_explorer`` (dot product, cosine and angle),
-``attention_lessons.l09_many_heads.widgets.multi_head_explorer`` (two heads, their concatenation and W_o),
-``attention_lessons.l10_positions.widgets.rope_explorer`` (RoPE turns a query and a key by their positions),
-``attention_lessons.l11_learning_to_attend.widgets.training_replay`` (a saved training run, step by step),
-``attention_lessons.l12_attention_at_scale.widgets.online_softmax_explorer`` (one query row read block by
-block), ``attention_lessons.l13_real_model.widgets.head_explorer`` (every head of all-MiniLM-L6-v2),
-``attention_lessons.l14_induction_heads.widgets.induction_replay`` (a two-layer decoder's heads while it
-trains) and ``attention_lessons.l15_generating_text.widgets.generation_explorer`` (generation, the KV cache,
-windows, sinks). This package holds what they share: :class:`Explorer` (:mod:`.base`), the
-checked inputs (:mod:`.inputs`, :mod:`.sliders`), the ES-module loader (:mod:`.modules`), the
-re-run cleanup (:mod:`.cells`) and the shared ES modules in ``js/``.
+and likewise in every lesson that has an explorer: its manifest (``lesson.toml``, ``explorers``) names
+the functions of its ``widgets.py`` that make one. This package holds what they share:
+:class:`Explorer` (:mod:`.base`), the checked inputs (:mod:`.inputs`, :mod:`.sliders`), the ES-module
+loader (:mod:`.modules`), the re-run cleanup (:mod:`.cells`) and the shared ES modules in ``js/``.
 
 Each explorer is an `anywidget <https://anywidget.dev>`_ (an ipywidgets ``DOMWidget``): displaying
 it shows native sliders (keyboard-operable) and an SVG picture, the same panels, titles, labels
