@@ -10,6 +10,10 @@ BIN    := $(VENV)/bin
 LAB_STAMP  := $(VENV)/.lab-installed
 TEST_STAMP := $(VENV)/.test-installed
 HUB_STAMP  := $(VENV)/.hub-installed
+GRADE_STAMP := $(VENV)/.grade-installed
+BOOK_STAMP := $(VENV)/.book-installed
+PRINT_STAMP := $(VENV)/.print-installed
+NODE_STAMP := node_modules/.installed
 
 .PHONY: lab test test-env unit check notebooks second-path execute clean help python-version hub
 
@@ -80,15 +84,17 @@ lab: $(LAB_STAMP)
 	$(BIN)/jupyter lab --ServerApp.ip=127.0.0.1 --ServerApp.root_dir=notebooks $(ALLOW_ROOT) \
 		--ServerApp.terminals_enabled=False --LabApp.default_url=/lab/tree/00_start_here.ipynb
 
-test-env: $(TEST_STAMP) $(HUB_STAMP)
+test-env: $(TEST_STAMP) $(HUB_STAMP) $(GRADE_STAMP)
 
-# The book is built first: the book and browser tests serve both editions with no kernel; so are
-# the student copies, which tests/lessons/test_student.py reads (without running them).
+# Everything the tests need, here only: the test tools, the hub's packages and nbgrader (the hub and
+# grading tests), npm's packages (the hub's proxy, the pages' MathJax and reveal.js), and what they
+# read as built: the book (served in both editions with no kernel), the student copies (read by
+# tests/contracts/test_student.py without running them) and the decks (measured as they are).
 # The tests run in TEST_WORKERS processes (pytest-xdist), each test file whole in one of them
 # (--dist loadfile: a lesson's cells share one kernel, in order); most tests wait on a kernel or
 # a browser, so two processes keep both cores of a 2-core machine busy.
 TEST_WORKERS ?= 2
-test: $(TEST_STAMP) $(HUB_STAMP) book student
+test: $(TEST_STAMP) $(HUB_STAMP) $(GRADE_STAMP) $(NODE_STAMP) book student slides
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/python -m pytest --nbval -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
@@ -138,8 +144,6 @@ build/executed/%.ipynb: notebooks/%.ipynb $(ATTNLIB_SOURCES) $(COURSE_SOURCES) t
 
 # What the book and the decks load (MathJax, reveal.js, …), from the exact npm versions of
 # package-lock.json: no page loads anything from another host.
-NODE_STAMP := node_modules/.installed
-
 $(NODE_STAMP): package.json package-lock.json
 	npm ci --ignore-scripts --no-audit --no-fund
 	touch $@
@@ -150,8 +154,6 @@ $(NODE_STAMP): package.json package-lock.json
 # `solution`, no guide). MathJax 3 is copied from npm and book/explorers.js draws the explorers
 # from the widget state in each page: they respond with no kernel, and no page loads anything
 # from another host. jupyter-book is installed on the lessons' pins, without the test tools.
-BOOK_STAMP := $(VENV)/.book-installed
-
 .PHONY: book
 
 $(BOOK_STAMP): $(LAB_STAMP) requirements-book.txt
@@ -193,14 +195,10 @@ student-branch: $(LAB_STAMP)
 # course folder is ATTN_GRADING_ROOT (~/attention-grading), the exchange ATTN_EXCHANGE
 # (/srv/nbgrader/exchange), both outside build/.
 # nbgrader and its pins (requirements-grade.txt) on top of the hub's: the hub's servers, the grading
-# steps and tests/course/test_grading.py use them.
-GRADE_STAMP := $(VENV)/.grade-installed
-
+# steps and tests/contracts/test_grading.py use them.
 $(GRADE_STAMP): $(HUB_STAMP) requirements-grade.txt
 	$(BIN)/python -m pip install --quiet -r requirements-grade.txt
 	touch $@
-
-test-env test hub: $(GRADE_STAMP)
 
 # ASSIGNMENT names the assignment(s) to release or grade (a1-exercises); empty: every one for
 # assignments, every one released for grades.
@@ -225,16 +223,11 @@ slides: $(LAB_STAMP) $(NODE_STAMP) student
 	$(BIN)/python tools/build_slides.py --out build/slides notebooks/*.ipynb
 	$(BIN)/python tools/build_slides.py --student --out build/slides-student build/student/notebooks/*.ipynb
 
-# The decks are built before the tests: the slide test measures them as they are.
-test: slides
-
 # Handouts: each deck printed by Chromium (reveal.js's ?print-pdf layout) to PDFs in build/handouts/,
 # A4 and Letter: the students' from their decks (the student copies: no answer, no notes), the
 # teacher's with every answer and the speaker notes; the slides down a portrait page, each as tall
 # as what it shows, the figures' tables unfolded under them; offline, like the decks. Playwright
 # comes from requirements-print.txt; Chromium is Debian's.
-PRINT_STAMP := $(VENV)/.print-installed
-
 .PHONY: handouts
 
 $(PRINT_STAMP): $(LAB_STAMP) requirements-print.txt
@@ -258,10 +251,7 @@ $(HUB_STAMP): $(LAB_STAMP) requirements-hub.txt
 
 # `sudo make hub` for a class (a system user per student); HUB_IP, HUB_CERT, HUB_KEY (TLS),
 # HUB_DIR (the state folder), HUB_ROSTER (account names): docs/instructor_guide.md.
-hub: $(HUB_STAMP) $(NODE_STAMP)
+hub: $(HUB_STAMP) $(GRADE_STAMP) $(NODE_STAMP)
 	ATTN_HUB_IP="$(HUB_IP)" ATTN_HUB_CERT="$(HUB_CERT)" ATTN_HUB_KEY="$(HUB_KEY)" \
 	ATTN_HUB_DIR="$(HUB_DIR)" ATTN_HUB_ROSTER="$(HUB_ROSTER)" \
 	$(BIN)/jupyterhub -f tools/hub/jupyterhub_config.py
-
-# The hub test starts configurable-http-proxy from node_modules.
-test: $(NODE_STAMP)
