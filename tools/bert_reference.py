@@ -16,10 +16,10 @@ thread) and saves, as float32:
   sentence embedding (sentence-transformers' pooling for all-MiniLM-L6-v2 is the mean; [CLS] is
   not used).
 
-The file's SHA-256 is :data:`REFERENCE_SHA256`; the lesson and ``tests/course/test_bert_reference.py``
-check it, so a changed file is noticed. ``--check`` recomputes the outputs and compares them with
-the file, each float array to :func:`tolerances`: float32 computed by another CPU's kernels differs
-by a few ulps.
+The file's SHA-256 is :data:`REFERENCE_SHA256`; the lesson and
+``tests/lessons/l13_real_model/test_l13_bert_reference.py`` check it, so a changed file is noticed.
+``--check`` recomputes the outputs and compares them with the file, each float array to
+:func:`tolerances`: float32 computed by another CPU's kernels differs by a few ulps.
 """
 
 from __future__ import annotations

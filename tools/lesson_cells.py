@@ -18,7 +18,7 @@ from its manifest, ``attnlib.__version__``, ``requirements-model.txt`` and ``rep
 
 A release changes the version in ``attnlib/__init__.py`` and runs this script (CONTRIBUTING.md,
 "Cutting a release"); ``--check`` only names the lessons whose cells differ.
-``tests/lessons/test_alone.py`` checks the cells and runs lessons alone in a fresh environment.
+``tests/contracts/test_alone.py`` checks the cells and runs lessons alone in a fresh environment.
 """
 
 from __future__ import annotations

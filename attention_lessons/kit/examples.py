@@ -1,7 +1,7 @@
 """The worked examples of the lessons, as named data.
 
 Each function returns the *inputs* of one example; the numbers it is known to give are in its
-docstring, and ``tests/course/test_examples.py`` checks that attnlib reproduces them. Lessons call these
+docstring, and ``tests/kit/test_examples.py`` checks that attnlib reproduces them. Lessons call these
 functions rather than typing the numbers again.
 
 Where they come from: each example and its "known values" were given, at the precision quoted

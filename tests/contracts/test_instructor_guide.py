@@ -4,7 +4,7 @@ The guide is Markdown for people; the slides take each lesson's part as speaker 
 (``build_slides.lesson_notes``). Every lesson has a part with its time, idea, explorer to project,
 misconceptions and at least two pauses; every pause sits at a ``## `` heading that exists in its
 lesson, word for word; every explorer the guide tells a teacher to project is one the lesson shows
-(its manifest's ``explorers``, which ``tests/lessons/test_contributing.py`` checks against the lesson);
+(its manifest's ``explorers``, which ``tests/contracts/test_contributing.py`` checks against the lesson);
 every number a part quotes appears in its lesson; the two walkthrough plans add up and name real
 lessons, explorers and sections; every lesson's **Time:** is its manifest's ``minutes``, and every
 total of lessons' minutes the guide states is their sum (each such sentence is found, or the test

@@ -2,7 +2,7 @@
 
 nbval (``pytest --nbval``) re-runs every notebook and compares its outputs; these tests check
 what nbval does not: that the stored notebook is one clean run (its execution counts, the map
-and the **Next:** links are CONTRIBUTING's steps, checked in ``tests/lessons/test_contributing.py``),
+and the **Next:** links are CONTRIBUTING's steps, checked in ``tests/contracts/test_contributing.py``),
 that every lesson has the parts a lesson needs, and that re-running any cell after Run All means
 what it meant the first time (no cell reads a name that two cells assign).
 """
@@ -20,7 +20,7 @@ from attention_lessons.manifest import step
 NOTEBOOKS = ROOT / "notebooks"
 LESSONS = sorted(
     path.name for path in NOTEBOOKS.glob("*.ipynb")
-)  # tests/lessons/test_contributing.py: named 00_…
+)  # tests/contracts/test_contributing.py: named 00_…
 IGNORE_TAG = "nbval-ignore-output"
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 

@@ -7,7 +7,7 @@
 lesson ran without an error, the 95th percentile of the run-all times is at most
 ``RUN_ALL_MAX_S``, and every student's explorer p95 is at most ``EXPLORER_P95_MAX_MS``; a lesson's
 capacity is the largest class size that holds with every smaller size measured holding too.
-The guide's numbers are this module's (``tests/lessons/test_instructor_guide.py`` checks them).
+The guide's numbers are this module's (``tests/contracts/test_instructor_guide.py`` checks them).
 """
 
 from __future__ import annotations
