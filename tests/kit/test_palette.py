@@ -1,5 +1,6 @@
 """One colour per meaning: attention_lessons.kit.plots.palette, and that figures and lessons take colours
-from it."""
+from it. The lessons come from their manifests (attention_lessons.manifest.lessons()); a lesson's own
+figure drawing its meanings' colours is tested in its folder (tests/lessons/lNN_slug/test_lNN_plots.py)."""
 
 from __future__ import annotations
 
@@ -10,19 +11,20 @@ import nbformat
 import numpy as np
 import pytest
 from conftest import ROOT
-from matplotlib.colors import to_hex, to_rgb
+from matplotlib.colors import to_rgb
 
 from attention_lessons.kit import plots
 from attention_lessons.kit.plots import contrast_ratio, palette
-from attention_lessons.l10_positions.plots import rope_figure
 from attention_lessons.manifest import Lesson, lessons
 
 COURSE = ROOT / "attention_lessons"
+#: Every lesson: its manifest says whether its code takes every colour by meaning, and which.
+LESSONS = lessons()
 #: The figure modules: the kit's drawing tools and every lesson's figures (lesson 12's in two files).
 FIGURE_MODULES = sorted(
     [
         *(COURSE / "kit" / "plots").glob("*.py"),
-        *COURSE.glob("l*/plots.py"),
+        *(lesson.folder / "plots.py" for lesson in LESSONS if (lesson.folder / "plots.py").is_file()),
         *(COURSE / "l12_attention_at_scale" / name for name in ("at_scale.py", "flash.py")),
     ]
 )
@@ -32,8 +34,6 @@ LITERALS_ALLOWED = {"kit/plots/palette.py", "kit/plots/styles.py", "kit/plots/co
 #: Figure modules of other lessons that still pick Okabe–Ito colours by position, not by meaning.
 #: Shrink this set; never grow it.
 INDEXING_LEFT = {"l01_embeddings/plots.py", "l05_softmax/plots.py"}
-#: Every lesson: its manifest says whether its code takes every colour by meaning, and which.
-LESSONS = lessons()
 
 HEX = re.compile(r"""["']#[0-9a-fA-F]{3,8}["']""")
 COLOR_KEYWORDS = {"color", "colors", "facecolor", "edgecolor", "c"}
@@ -123,27 +123,6 @@ def test_lessons_take_colours_by_meaning(lesson: Lesson) -> None:
         assert meaning in palette.MEANINGS, f"{lesson.notebook}: no meaning {meaning!r}"
 
 
-def _drawn_colours(fig):
-    """The colours of every line, patch and collection drawn (not text, not colour maps)."""
-    colours = set()
-    for ax in fig.axes:
-        for line in ax.lines:
-            colours.add(to_hex(line.get_color()))
-        for patch in ax.patches:
-            colours.add(to_hex(patch.get_facecolor(), keep_alpha=False))
-        for coll in ax.collections:
-            if coll.get_array() is None:  # not a colour-mapped mesh
-                colours.update(to_hex(c, keep_alpha=False) for c in coll.get_facecolor())
-    return colours
-
-
-def test_the_rope_figure_draws_query_key_and_raw_score_in_their_colours_only():
-    drawn = rope_figure([1.0, 0.2], [0.6, 0.8], 2, 5, offset=0, max_distance=6)
-    meanings = {palette.meaning_of(c) for c in _drawn_colours(drawn.figure)} - {None}
-    assert meanings == {"query", "key", "raw score"}
-    assert to_hex(drawn.curve.get_color()) == to_hex(plots.color("raw score"))
-
-
 def test_a_masked_heatmap_hatches_the_hidden_cells_and_says_so():
     fig, axes = plots.figure(1, 2)
     w = np.array([[1.0, 0.0, 0.0], [0.4, 0.6, 0.0]])
@@ -157,22 +136,6 @@ def test_a_masked_heatmap_hatches_the_hidden_cells_and_says_so():
     assert "3 of 6 cells hidden by the mask (hatched)" in plots.description(fig).text
     with pytest.raises(ValueError, match="masked must be a boolean array"):
         plots.heatmap(axes[0, 1], w, ["a", "b"], ["x", "y", "z"], masked=hidden[:, :2])
-
-
-def test_the_two_heads_figure_draws_concat_and_w_o_on_one_scale_about_0():
-    from attention_lessons.l09_many_heads.plots import two_heads_figure
-
-    X = np.array([[1.0, 0.6], [-1.0, 0.6], [1.0, -0.6], [-1.0, -0.6]])
-    W = {
-        "W_q": np.array([[2.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 2.0]]),
-        "W_k": np.array([[2.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 2.0]]),
-        "W_v": np.array([[1.0, 0.0, 1.0, 0.0], [0.0, 1.0, 0.0, 1.0]]),
-        "W_o": np.array([[1.0, 0.0], [0.0, 0.0], [0.0, 0.0], [0.0, 1.0]]),
-    }
-    drawn = two_heads_figure(["a", "b", "c", "d"], X, **W)
-    concat, w_o = drawn.concat_map.mesh.norm, drawn.w_o_map.mesh.norm
-    assert (concat.vmin, concat.vmax) == (w_o.vmin, w_o.vmax)
-    assert concat.vmin == -concat.vmax > -np.inf
 
 
 def _lab(colour: str) -> np.ndarray:

@@ -2,7 +2,7 @@
 
 A colour that means something in one picture means the same in every other: vermilion is always a
 raw score, never a tiled algorithm or a training step. Figure functions and lessons take colours
-from here by meaning (:func:`color`), never as literals; ``tests/course/test_palette.py`` checks that no
+from here by meaning (:func:`color`), never as literals; ``tests/kit/test_palette.py`` checks that no
 module of :mod:`attention_lessons.kit.plots` and no lesson names a colour any other way.
 
 Every colour of :data:`MEANINGS` comes from the Okabe–Ito palette or Paul Tol's schemes (both

@@ -1,4 +1,5 @@
-"""attention_lessons.l10_positions.plots: the RoPE figure draws the rotations and scores attnlib computes.
+"""attention_lessons.l10_positions.plots: the RoPE figure draws the rotations and scores attnlib computes,
+each in its meaning's colour, and says the positions and the score in its text alternative.
 
 The arrows, the curve and the marker are read back from Matplotlib and compared with rotations
 written out in the test (2×2 rotation matrices), not with attnlib's own code path.
@@ -10,9 +11,11 @@ import math
 
 import numpy as np
 import pytest
-from matplotlib.colors import to_rgb
+from conftest import alt
+from matplotlib.colors import to_hex, to_rgb
 
 from attention_lessons.kit import plots
+from attention_lessons.kit.plots import palette
 from attention_lessons.l10_positions.plots import (
     ROPE_KEY,
     ROPE_QUERY,
@@ -21,6 +24,9 @@ from attention_lessons.l10_positions.plots import (
     rope_score_limits,
     rope_text,
 )
+from attnlib.positions import rope
+
+fmt = plots.format_cell
 
 
 def rotation(angle: float) -> np.ndarray:
@@ -103,3 +109,35 @@ def test_rope_text_uses_real_minus_signs():
 def test_rope_figure_bad_input_is_a_clear_error(args, kwargs, message):
     with pytest.raises((ValueError, TypeError), match=message):
         rope_figure(*args, **kwargs)
+
+
+# --- colours and text alternative ----------------------------------------------------------------
+
+
+def _drawn_colours(fig):
+    """The colours of every line, patch and collection drawn (not text, not colour maps)."""
+    colours = set()
+    for ax in fig.axes:
+        for line in ax.lines:
+            colours.add(to_hex(line.get_color()))
+        for patch in ax.patches:
+            colours.add(to_hex(patch.get_facecolor(), keep_alpha=False))
+        for coll in ax.collections:
+            if coll.get_array() is None:  # not a colour-mapped mesh
+                colours.update(to_hex(c, keep_alpha=False) for c in coll.get_facecolor())
+    return colours
+
+
+def test_the_rope_figure_draws_query_key_and_raw_score_in_their_colours_only():
+    drawn = rope_figure([1.0, 0.2], [0.6, 0.8], 2, 5, offset=0, max_distance=6)
+    meanings = {palette.meaning_of(c) for c in _drawn_colours(drawn.figure)} - {None}
+    assert meanings == {"query", "key", "raw score"}
+    assert to_hex(drawn.curve.get_color()) == to_hex(plots.color("raw score"))
+
+
+def test_rope_figure_gives_the_positions_and_the_score():
+    drawn = rope_figure(ROPE_QUERY, ROPE_KEY, 2, 5, offset=1)
+    score = float(rope(np.asarray(ROPE_QUERY, float), [3.0]) @ rope(np.asarray(ROPE_KEY, float), [6.0]))
+    text = alt(drawn.figure)
+    assert "m = 3" in text and "n = 6" in text and "m − n = -3" in text
+    assert f"score {fmt(score, 3)}" in text

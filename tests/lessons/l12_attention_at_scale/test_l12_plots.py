@@ -1,9 +1,11 @@
-"""plots.at_scale, the pictures of lesson 12: what they draw comes from attnlib's counts."""
+"""plots.at_scale, the pictures of lesson 12: what they draw comes from attnlib's counts, and their text
+alternatives say what they count."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import alt, tables
 from matplotlib.colors import to_hex
 
 from attention_lessons.kit.plots.artists import number
@@ -108,3 +110,29 @@ def test_traffic_and_gpu_figures_say_their_numbers():
     assert "math fails from n = 2048 (out of memory)" in text and "flash 85–200" in text
     with pytest.raises(ValueError, match="d = 128"):
         flash.gpu_backends_figure({"info": {"gpu": "a GPU"}, "rows": rows}, d=128)
+
+
+def test_at_scale_figures_say_what_they_count():
+    text = alt(at_scale.tiles_figure(1000, 128))
+    assert "no mask: 64 of 64 blocks computed; causal: 36 of 64 blocks computed" in text
+    scores = np.array([1.0, 0.0, 5.0, 2.0, 7.0])
+    text = alt(at_scale.online_softmax_figure(scores, 2))
+    assert "running maximum m after each block is 1, 5, 7" in text
+    grew = np.exp(5.0 - 7.0)
+    assert f"× {np.exp(1.0 - 5.0):.3f} after block 2; × {grew:.3f} after block 3" in text
+    text = alt(at_scale.memory_wall_figure([256, 65536, 131072]))
+    assert f"from {number(256**2 * 4 / 2**30)} to {number(131072**2 * 4 / 2**30)} GiB" in text
+    assert "pass a laptop's 16 GiB from n = 131072" in text
+    row = {
+        "threads": "1",
+        "n": 256,
+        "batch_heads": 1,
+        "causal": False,
+        "seconds": {"naive": 0.1, "tiled": 0.01, "torch": 0.02},
+        "peak_bytes": {"naive": 2**20, "tiled": 2**18, "torch": 2**17},
+    }
+    fig = at_scale.benchmark_figure({"rows": [row]}, batch_heads=1)
+    expected = "At n = 256, one thread each: naive attnlib 100 ms, tiled attnlib 10 ms, PyTorch 20 ms."
+    assert expected in alt(fig)
+    (table,) = tables(fig)
+    assert table.cells[0][-1] == number(2**17 / 2**20)

@@ -1,9 +1,11 @@
-"""attention_lessons.l13_real_model.plots: the grid of every head draws exactly the weights it is given."""
+"""attention_lessons.l13_real_model.plots: the grid of every head draws exactly the weights it is given,
+and names its most and least focused heads in its text alternative."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import alt, tables
 
 from attention_lessons.l13_real_model.plots import heads_grid_figure
 from attnlib import softmax
@@ -41,3 +43,15 @@ def test_each_panel_holds_its_head(style):
 def test_bad_input_is_named(weights, tokens, message):
     with pytest.raises(ValueError, match=message):
         heads_grid_figure(weights, tokens)
+
+
+def test_heads_grid_figure_names_its_most_and_least_focused_heads():
+    weights = softmax(np.random.default_rng(0).normal(size=(2, 3, 4, 4)) * 3)
+    grid = heads_grid_figure(weights, ["[CLS]", "a", "b", "[SEP]"])
+    focus = weights.max(axis=-1).mean(axis=-1)
+    layer, head = np.unravel_index(np.argmax(focus), focus.shape)
+    text = alt(grid.figure)
+    assert f"{focus.max():.2f} in the most focused head (layer {layer}, head {head})" in text
+    assert "2 layers × 3 heads, on 4 tokens" in text
+    (table,) = tables(grid.figure)
+    assert table.cells[1][2] == f"{focus[1, 2]:.2f}"

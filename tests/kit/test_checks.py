@@ -1,20 +1,17 @@
 """attention_lessons.kit.checks: right answers pass; each mistake of the tables is named, and no message gives
-the right answer away."""
+the right answer away. Lesson 08's checks of the masks and the operation counts are tested in
+tests/lessons/l08_exercises."""
 
 import math
-import re
 import subprocess
 import sys
-from collections.abc import Callable
-from dataclasses import dataclass, field
 
 import numpy as np
 import pytest
+from conftest import Case, fails_with, passes, revealed
 
 from attention_lessons.kit import examples
 from attention_lessons.kit.checks import CheckResult, check_attention, check_scale, check_shape, check_value
-from attention_lessons.l08_exercises.checks import check_operation_counts
-from attention_lessons.l08_exercises.masks import check_causal_mask, check_padding_mask
 from attnlib import attention_steps, scaled_dot_product_attention, softmax
 from attnlib.counting import operation_counts
 
@@ -34,40 +31,6 @@ PADDING = REAL[:, None, :]  # (batch, 1, n_k): broadcasts over the queries
 N_Q, N_K, D_K, D_V = 2, 3, 2, 3  # the shapes of BY_HAND
 COUNTS = operation_counts(N_Q, N_K, D_K, D_V, stable=False).totals()
 MULS, ADDS = COUNTS["multiplications"], COUNTS["additions"]
-LOWER = np.tri(4, dtype=bool)
-
-
-def fails_with(result: CheckResult, *phrases: str) -> None:
-    assert isinstance(result, CheckResult)
-    assert not result.passed, str(result)
-    for phrase in phrases:
-        assert phrase in result.message, result.message
-
-
-def passes(result: CheckResult) -> None:
-    assert isinstance(result, CheckResult)
-    assert result.passed, str(result)
-
-
-def revealed(message: str, right: object) -> list[str]:
-    """The numbers of ``message`` that give away a value of ``right`` (text: the text itself).
-
-    Small whole numbers (below 10) are left out: messages say "axis=-1", "1/√d_k", "m − 1".
-    """
-    if isinstance(right, str):
-        return [right] if right in message else []
-    values = np.atleast_1d(np.asarray(right, dtype=float)).ravel()
-    found = []
-    for token in re.findall(r"-?\d+(?:\.\d+)?", message):
-        number, places = float(token), len(token.partition(".")[2])
-        for value in values:
-            if (
-                (places or abs(value) >= 10)
-                and round(value, places) == number
-                and value.is_integer() == (places == 0)
-            ):
-                found.append(token)
-    return found
 
 
 def test_revealed_finds_a_right_answer_in_a_message():
@@ -148,50 +111,9 @@ def test_decimals_sets_the_tolerance():
     fails_with(check_attention(STEPS.output + 0.004, *BY_HAND, decimals=3))
 
 
-def test_right_masks_scales_shapes_and_counts_pass():
-    passes(check_causal_mask(LOWER, 4))
-    passes(check_causal_mask(np.where(LOWER, 0.0, -np.inf), 4))
-    passes(check_padding_mask(REAL, LENGTHS, n_k=4))
-    passes(check_padding_mask(np.where(REAL, 0.0, -np.inf), LENGTHS, n_k=4))
-    passes(check_scale(0.7071, d_k=2))
-    passes(check_shape((2, 3), (2, 3)))
-    passes(check_shape(np.zeros((2, 3)), (2, 3)))
-    passes(check_shape(3, (3,)))
-    passes(check_operation_counts({"multiplications": MULS, "additions": ADDS}, N_Q, N_K, D_K, D_V))
-    passes(check_operation_counts({"multiplications": 30.0, "additions": np.int64(22)}, N_Q, N_K, D_K, D_V))
-
-
-def test_right_counts_state_the_convention_and_its_source():
-    result = check_operation_counts({"multiplications": MULS, "additions": ADDS}, N_Q, N_K, D_K, D_V)
-    passes(result)
-    assert "30 multiplications and 22 additions" in result.message
-    assert "divisions by √d_k" in result.message and "attnlib.counting" in result.message
-    assert "exercise 2" in result.message
-
-
-def test_an_additive_mask_with_a_huge_negative_number_passes_with_a_note():
-    result = check_causal_mask(np.where(LOWER, 0.0, -1e9), 4)
-    passes(result)
-    assert "acts as −∞" in result.message
-
-
 # --------------------------------------------------------------------------------------------
 # One mistake, one row: each mistake's wrong answer gets the mistake's name, and no message
 # contains the right answer.
-
-
-@dataclass(frozen=True)
-class Case:
-    """One mistake: the check, the exercise's inputs, the answer the mistake gives, its name, and
-    the right answer (or text), which the message must not contain."""
-
-    id: str
-    check: Callable[..., CheckResult]
-    inputs: tuple
-    wrong: object
-    name: str
-    right: object
-    options: dict = field(default_factory=dict)
 
 
 STAGE = {"scores": "raw_scores", "scaled_scores": "scaled_scores", "weights": "weights", "output": "output"}
@@ -223,24 +145,6 @@ def scale(id: str, wrong: float, name: str, **sizes: int) -> Case:
     return Case(id, check_scale, (6,), wrong, name, 1 / math.sqrt(6), sizes or {"n_k": 10, "d_v": 5})
 
 
-def causal(id: str, wrong: np.ndarray, name: str) -> Case:
-    """A wrong causal mask in question 2d (n = 4)."""
-    return Case(id, check_causal_mask, (4,), wrong, name, "np.tril")
-
-
-def padding(id: str, wrong: np.ndarray, name: str) -> Case:
-    """A wrong key padding mask for sentences of lengths 3 and 2, padded to 4."""
-    return Case(id, check_padding_mask, (LENGTHS, 4), wrong, name, "[[")
-
-
-def counts(id: str, name: str, multiplications: int = MULS, additions: int = ADDS, **more: int) -> Case:
-    """Wrong counts in question 2c (the right ones are 30 and 22)."""
-    answer = {"multiplications": multiplications, "additions": additions}
-    answer.update({op.replace("_", " "): count for op, count in more.items()})
-    right = [MULS, ADDS, *(COUNTS[op] for op in answer if op not in ("multiplications", "additions"))]
-    return Case(id, check_operation_counts, (N_Q, N_K, D_K, D_V), answer, name, right)
-
-
 def scaled_by(factor: float, stage: int = 0) -> np.ndarray:
     """Exercise 3's output (stage 0) or weights (stage 1) with another scale."""
     return scaled_dot_product_attention(*BY_HAND, scale=factor)[stage]
@@ -252,9 +156,6 @@ def _whole_matrix(scores: np.ndarray) -> np.ndarray:
 
 
 SCALED, RAW, WEIGHTS, OUT = STEPS.scaled_scores, STEPS.raw_scores, STEPS.weights, STEPS.output
-QK_MULS, WV_MULS = N_Q * N_K * D_K, N_Q * N_K * D_V
-D_K_FOR_D_V_ADDS = N_Q * N_K * (D_K - 1) + N_Q * (N_K - 1) + N_Q * D_K * (N_K - 1)
-D_V_FOR_D_K_ADDS = N_Q * N_K * (D_V - 1) + N_Q * (N_K - 1) + N_Q * D_V * (N_K - 1)
 PADDING_FULL = np.broadcast_to(PADDING, (2, 4, 4))
 
 CASES = [
@@ -309,36 +210,6 @@ CASES = [
          {"mistakes": {"you counted Q Kᵀ only.": 12}}),
     Case("shape: axes swapped", check_shape, ((2, 3),), (3, 2), "Axes swapped", "(2, 3)",
          {"axes": ("n_q", "n_k")}),
-    causal("causal mask: upper", LOWER.T, "Upper-triangular"),
-    causal("causal mask: upper, additive", np.where(LOWER.T, 0.0, -np.inf), "Upper-triangular"),
-    causal("causal mask: no diagonal", np.tri(4, k=-1, dtype=bool), "The diagonal is missing"),
-    causal("causal mask: inverted", ~LOWER, "Inverted: your True marks the hidden entries"),
-    causal("causal mask: inverted, additive", np.where(LOWER, -np.inf, 0.0), "Inverted: your 0 marks"),
-    causal("causal mask: nothing hidden", np.ones((4, 4), dtype=bool), "Nothing is hidden"),
-    causal("causal mask: 1/0", LOWER.astype(float), "1/0 instead of 0/−∞"),
-    causal("causal mask: 1 hides", (~LOWER).astype(int), "1 marks the hidden entries"),
-    causal("causal mask: 0/1, no diagonal", np.tri(4, k=-1), "The diagonal is missing"),
-    padding("padding mask: inverted", ~REAL, "Inverted: your True marks the padding"),
-    padding("padding mask: transposed", REAL.T, "Transposed"),
-    padding("padding mask: at the front", REAL[:, ::-1], "Padding at the front"),
-    padding("padding mask: one too few", np.arange(4) < np.array([[2], [1]]), "One real token too few"),
-    padding("padding mask: one too many", np.arange(4) < np.array([[4], [3]]), "One position too many"),
-    padding("padding mask: nothing hidden", np.ones((2, 4), dtype=bool), "Nothing is hidden"),
-    counts("counts: Q Kᵀ only", "You counted Q Kᵀ but not weights · V", multiplications=QK_MULS),
-    counts("counts: weights · V only", "You counted weights · V but not Q Kᵀ", multiplications=WV_MULS),
-    counts("counts: scaling", "You counted the scaling as multiplications", multiplications=MULS + N_Q * N_K),
-    counts("counts: divisions", "You counted the divisions as multiplications", multiplications=MULS + 12),
-    counts("counts: d_k for d_v", "You used d_k for weights · V too", 2 * QK_MULS, D_K_FOR_D_V_ADDS),
-    counts("counts: d_v for d_k", "You used d_v for Q Kᵀ too", 2 * WV_MULS, D_V_FOR_D_K_ADDS),
-    counts("counts: m per sum", "You counted one addition per term", additions=ADDS + N_Q * (N_K + 1 + D_V)),
-    counts("counts: no softmax sums", "You left out the softmax's sums", additions=ADDS - N_Q * (N_K - 1)),
-    counts("counts: no Q Kᵀ sums", "You left out the additions of Q Kᵀ",
-           additions=ADDS - N_Q * N_K * (D_K - 1)),
-    counts("counts: no weights · V sums", "You left out the additions of weights · V",
-           additions=ADDS - N_Q * D_V * (N_K - 1)),
-    counts("counts: stable subtractions", "stable softmax's subtractions", additions=ADDS + N_Q * N_K),
-    counts("counts: root per score", "You took one square root per score", square_roots=N_Q * N_K),
-    counts("counts: one division", "a division by 1/√d_k computed once", divisions=N_Q * N_K + 1),
 ]  # fmt: skip
 
 
@@ -379,38 +250,6 @@ def test_the_same_advice_is_given_once():
     s, h, _ = ONE_QUERY  # n_k = d_k = d_v = 3: 1/√d_k, 1/√n_k and 1/√d_v are the same scale
     result = check_attention(scaled_dot_product_attention(s, h, h)[0], s, h, h, scale=1.0)
     assert result.message.count("this exercise uses scale = 1") == 1, result.message
-
-
-def test_two_count_mistakes_with_the_same_count_are_both_listed():
-    # d_k = d_v: Q Kᵀ alone and weights · V alone both take n_q·n_k·d_k = 12 multiplications
-    additions = operation_counts(2, 3, 2, 2, stable=False).totals()["additions"]
-    fails_with(
-        check_operation_counts({"multiplications": 12, "additions": additions}, 2, 3, 2, 2),
-        "Multiplications (12): not it. Several mistakes give this; it is probably one of these:",
-        "(1) You counted Q Kᵀ but not weights · V",
-        "(2) You counted weights · V but not Q Kᵀ",
-        "Additions: right.",
-    )
-
-
-def test_a_mistake_that_changes_both_counts_explains_both_at_once():
-    answer = {
-        "multiplications": 2 * N_Q * N_K * D_K,
-        "additions": N_Q * N_K * (D_K - 1) + N_Q * (N_K - 1) + N_Q * D_K * (N_K - 1),
-    }  # additions: also "the softmax's sums left out", but the multiplications say d_k for d_v
-    result = check_operation_counts(answer, N_Q, N_K, D_K, D_V)
-    fails_with(result, "Multiplications (24) and additions (18): not it. You used d_k for weights · V too")
-    assert "softmax's sums" not in result.message
-
-
-@pytest.mark.parametrize(("multiplications", "additions"), [(31, 22), (30, 23), (37, 19), (100, 1), (0, 0)])
-def test_an_arbitrary_wrong_count_gets_a_hint_that_reveals_nothing(multiplications, additions):
-    result = check_operation_counts(
-        {"multiplications": multiplications, "additions": additions}, N_Q, N_K, D_K, D_V
-    )
-    fails_with(result, "not yet", "step by step")
-    assert "probably" not in result.message and "too" not in result.message
-    assert not revealed(result.message, [MULS, ADDS]), result.message
 
 
 def test_an_arbitrary_wrong_attention_answer_names_the_entry_not_its_value():
@@ -457,34 +296,6 @@ def test_rounding_too_early():
     result = check_attention(STEPS.weights.round(2) @ V, *BY_HAND)
     fails_with(result, "Very close", "rounding")
     assert not revealed(result.message, STEPS.output)
-
-
-def test_wrong_shapes_are_named_by_their_axes_only():
-    fails_with(check_attention(STEPS.output[:, :2], *BY_HAND), "Wrong shape", "(n_q, d_v)", "yours is (2, 2)")
-    fails_with(
-        check_attention(PLAIN.output[None, :], *ONE_QUERY, scale=1.0), "(d_v,)", "yours is (1, 3)", "length 1"
-    )
-    fails_with(check_causal_mask(np.tri(3, dtype=bool), 4), "Wrong shape", "(n, n)", "yours is (3, 3)")
-    result = check_shape((6,), (2, 3))
-    fails_with(result, "2 axes", "you gave 1")
-    assert "(2, 3)" not in result.message
-    result = check_shape((2, 4), (2, 3), axes=("n_q", "n_k"))
-    fails_with(result, "the second axis (numpy axis 1, n_k)", "is not 4")
-    assert not revealed(result.message, 3) and " 3" not in result.message
-
-
-def test_a_wrong_mask_entry_is_pointed_at_without_its_value():
-    wrong = LOWER.copy()
-    wrong[3, 1] = False
-    result = check_causal_mask(wrong, 4)
-    fails_with(result, "look again at query token 4, key token 2 (numpy index [3, 1])")
-    assert "True" not in result.message and "False" not in result.message
-
-
-def test_an_additive_mask_entry_that_is_not_minus_infinity():
-    fails_with(
-        check_causal_mask(np.where(LOWER, 0.0, -100.0), 4), "Entry [0, 1] of the mask is -100", "exp(-100)"
-    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -606,43 +417,6 @@ def test_nan_and_infinities_in_an_attention_answer():
     ("answer", "phrase"),
     [
         (None, "No answer yet"),
-        ("tril", "text"),
-        ([[1, 0], [1]], "ragged"),
-        (np.array([["a"]]), "dtype"),
-        (np.full((2, 2), np.nan), "NaN"),
-        (np.full((2, 2), np.inf), "+∞"),
-        (np.ones(2, dtype=bool), "1 axis"),
-        (np.full((2, 2), 1000.0), "exp(1000) is not 0"),
-        (np.full((2, 2), 1e308), "is 1e+308"),
-    ],
-)
-def test_causal_mask_bad_answers(answer, phrase):
-    fails_with(check_causal_mask(answer, 2), phrase)  # no RuntimeWarning either: pytest makes it an error
-
-
-@pytest.mark.parametrize(
-    ("answer", "phrase"),
-    [
-        (None, "No answer yet"),
-        ([30, 22], "as a dict"),
-        ({"mults": 30, "additions": 22}, "Unknown key 'mults'"),
-        ({"multiplications": 30}, "no 'additions'"),
-        ({"multiplications": 30, "additions": 22.5}, "whole number"),
-        ({"multiplications": -30, "additions": 22}, "whole number"),
-        ({"multiplications": None, "additions": 22}, "No answer yet"),
-        ({"multiplications": "30", "additions": 22}, "text"),
-        ({"multiplications": True, "additions": 22}, "boolean"),
-        ({"multiplications": 10**400, "additions": 22}, "too large"),
-    ],
-)
-def test_operation_counts_bad_answers(answer, phrase):
-    fails_with(check_operation_counts(answer, N_Q, N_K, D_K, D_V), phrase)
-
-
-@pytest.mark.parametrize(
-    ("answer", "phrase"),
-    [
-        (None, "No answer yet"),
         ("2x3", "tuple of whole numbers"),
         ((2.0, 3.0), "tuple of whole numbers"),
         ((True, 3), "tuple of whole numbers"),
@@ -681,22 +455,6 @@ def test_check_shape_bad_answers(answer, phrase):
         (lambda: check_shape((2, 3), "2, 3"), TypeError, "expected_shape"),
         (lambda: check_shape((2, 3), (2, -3)), ValueError, "expected_shape"),
         (lambda: check_shape((2, 3), (2, 3), axes=("n_q",)), ValueError, "one name per axis"),
-        (lambda: check_causal_mask(LOWER, 0), ValueError, "n"),
-        (lambda: check_causal_mask(LOWER, 4.0), TypeError, "n"),
-        (lambda: check_padding_mask(REAL, 3), TypeError, "lengths"),
-        (lambda: check_padding_mask(REAL, []), TypeError, "lengths"),
-        (lambda: check_padding_mask(REAL, [3, -1]), ValueError, "lengths"),
-        (lambda: check_padding_mask(REAL, [5, 2], n_k=4), ValueError, "at most n_k"),
-        (
-            lambda: check_operation_counts({"multiplications": 30, "additions": 22}, 2, 0, 2, 3),
-            ValueError,
-            "n_k",
-        ),
-        (
-            lambda: check_operation_counts({"multiplications": 30, "additions": 22}, 2, 3, 2, 3.5),
-            TypeError,
-            "d_v",
-        ),
     ],
 )
 def test_bad_exercise_inputs_raise_naming_the_argument(call, error, match):

@@ -1,5 +1,5 @@
-"""attention_lessons.l04_scaling.scaling (the experiment of lesson 04) and
-attention_lessons.l01_embeddings.similarity (lesson 01)."""
+"""attention_lessons.l04_scaling.scaling (the experiment of lesson 04): the variance of raw scores grows
+like d_k and scaling removes it; the entropy and the softmax Jacobian, within float64's rounding."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ import pytest
 from conftest import gamma
 
 import attnlib
-from attention_lessons.l01_embeddings.similarity import similarity
 from attention_lessons.l04_scaling.scaling import (
     entropy,
     random_queries_keys,
@@ -73,16 +72,6 @@ def jacobian_norm_rounding(p: np.ndarray, norm: np.ndarray) -> np.ndarray:
     return gamma(n + 4, np.float64) * T / (2 * norm) + gamma(n * n + 4, np.float64) * norm
 
 
-def angle_rounding(n: int) -> float:
-    """The most float64 rounding moves :func:`similarity`'s angle, in degrees, for vectors of n entries.
-
-    The cosine is within δ = γ(2n + 5) (two scalings by the largest entry, a dot product and two
-    norms of n terms, a product, a division); acos moves by at most acos(1 − δ) ≈ √(2δ) over an
-    interval of length δ, steepest at ±1.
-    """
-    return math.degrees(math.acos(1 - gamma(2 * n + 5, np.float64)))
-
-
 def test_softmax_jacobian_matches_finite_differences() -> None:
     scores = np.array([0.3, -1.2, 2.0, 0.5])
     p = attnlib.softmax(scores)
@@ -103,48 +92,6 @@ def test_softmax_jacobian_matches_finite_differences() -> None:
         softmax_jacobian(np.eye(2))
 
 
-@pytest.mark.parametrize(
-    ("a", "b", "dot", "cosine", "angle"),
-    [
-        ([1, 0], [0, 1], 0.0, 0.0, 90.0),
-        ([1, 0], [1, 1], 1.0, math.sqrt(0.5), 45.0),
-        ([2, 0], [-3, 0], -6.0, -1.0, 180.0),
-        ([0.9, 0.1], [0.9, 0.1], 0.82, 1.0, 0.0),
-    ],
-)
-def test_similarity_values(a: list[float], b: list[float], dot: float, cosine: float, angle: float) -> None:
-    s = similarity(a, b)
-    assert s.dot == pytest.approx(dot)
-    assert s.cosine == pytest.approx(cosine)
-    assert s.angle_degrees == pytest.approx(angle, abs=angle_rounding(2))
-    assert s.dot == pytest.approx(s.norm_a * s.norm_b * s.cosine)
-
-
-def test_dot_product_scales_with_length_but_cosine_does_not() -> None:
-    a, b = np.array([0.2, 0.8]), np.array([0.9, 0.1])
-    assert similarity(2 * a, b).dot == pytest.approx(2 * similarity(a, b).dot)
-    assert similarity(2 * a, b).cosine == pytest.approx(similarity(a, b).cosine)
-
-
-def test_similarity_of_a_zero_vector_has_no_angle() -> None:
-    s = similarity([0, 0], [1, 2])
-    assert (s.dot, s.norm_a, s.cosine, s.angle_degrees) == (0.0, 0.0, None, None)
-
-
-@pytest.mark.parametrize("size", [1e-170, 1e-300, 1e150])
-def test_similarity_of_very_short_and_very_long_vectors(size: float) -> None:
-    """Squaring 1e-170 underflows to 0 and squaring 1e200 overflows: the cosine must not care."""
-    same = similarity([size, 0], [size, 0])
-    assert (same.cosine, same.angle_degrees) == (1.0, 0.0)
-    assert same.norm_a == same.norm_b == size
-    right_angle = similarity([size, 0], [0, 3 * size])
-    assert right_angle.cosine == 0.0 and right_angle.angle_degrees == 90.0
-    assert right_angle.norm_b == pytest.approx(3 * size, rel=1e-15)
-    opposite = similarity([size, size], [-2 * size, -2 * size])
-    assert opposite.cosine == pytest.approx(-1.0, abs=gamma(2 * 2 + 5, np.float64))
-    assert opposite.angle_degrees == pytest.approx(180.0, abs=angle_rounding(2))
-
-
 def test_entropy_of_a_fully_masked_row_is_zero_not_minus_zero() -> None:
     weights = attnlib.attention_steps(
         np.ones((2, 3)), np.ones((4, 3)), np.ones((4, 1)), mask=[[True] * 4, [False] * 4]
@@ -159,8 +106,3 @@ def test_entropy_along_another_axis_and_of_float32_softmax() -> None:
     np.testing.assert_allclose(entropy(columns, axis=0), entropy(columns.T))
     wide = attnlib.softmax(np.random.default_rng(5).normal(size=(3, 1024)).astype(np.float32))
     assert entropy(wide).shape == (3,)  # float32 rounding in 1024 terms is still a distribution
-
-
-def test_similarity_rejects_mismatched_vectors() -> None:
-    with pytest.raises(ValueError, match=r"shapes \(2,\) and \(3,\)"):
-        similarity([1, 2], [1, 2, 3])

@@ -4,40 +4,39 @@ crash".
 Each test reads back what Matplotlib holds (the heatmap mesh array, the cell texts and their
 colours, the colour limits, the quiver's offsets and components, where the labels and titles
 are drawn) and compares it with values computed independently in plain numpy: the WCAG
-contrast formula, the softmax, the label geometry.
+contrast formula, the label geometry. The lessons' figure functions are tested in their lessons'
+folders (tests/lessons/lNN_slug/test_lNN_plots.py).
 """
 
 import io
 import itertools
-import math
 import struct
 
 import matplotlib as mpl
 import numpy as np
 import pytest
-from conftest import MINUS_INF, cell_texts, decode_png, mesh_values
+from conftest import (
+    FOREIGN_RC,
+    MINUS_INF,
+    STYLES,
+    box_distance,
+    cell_texts,
+    decode_png,
+    expected_texts,
+    inside,
+    label_problems,
+    mesh_values,
+    quiver_deltas,
+    quiver_tails,
+)
 from matplotlib.colors import to_rgb, to_rgba
 from matplotlib.figure import Figure
-from matplotlib.quiver import Quiver
 from PIL import Image
 
 from attention_lessons.kit import examples, plots
-from attention_lessons.l01_embeddings.plots import similarity_figure, similarity_text
-from attention_lessons.l04_scaling import scaling
-from attention_lessons.l04_scaling.plots import scaling_bins, scaling_figure
-from attention_lessons.l05_softmax.plots import softmax_figure
-from attention_lessons.l07_whole_picture.plots import attention_figure
 from attnlib import attention_steps, qkv
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
-MINUS = "−"  # U+2212, the minus sign of negative cells
-#: Global rcParams unlike both styles: what a figure's style must win over.
-FOREIGN_RC = {
-    "text.color": "#ff0000", "axes.labelcolor": "#ff0000", "axes.edgecolor": "#ff0000",
-    "xtick.color": "#ff0000", "ytick.color": "#ff0000", "axes.facecolor": "#00ff00",
-    "axes.titleweight": "normal", "axes.titlecolor": "#ff0000",
-}  # fmt: skip
-STYLES = ["light", "dark"]
 
 
 # --- helpers -------------------------------------------------------------------------------------
@@ -46,23 +45,6 @@ STYLES = ["light", "dark"]
 def new_ax(style="light", figsize=(4.0, 3.0)):
     fig, axes = plots.figure(1, 1, figsize=figsize, style=style)
     return fig, axes[0, 0]
-
-
-def expected_text(value, decimals=2):
-    """Independent formatting: fixed decimals, U+2212 for minus and minus-infinity, no "−0.00"."""
-    if np.isneginf(value):
-        return MINUS_INF
-    digits = f"{abs(value):.{decimals}f}"
-    return MINUS + digits if value < 0 and float(digits) != 0 else digits
-
-
-def expected_texts(matrix, decimals=2):
-    return [[expected_text(v, decimals) for v in row] for row in np.asarray(matrix, dtype=float)]
-
-
-def softmax_rows(scores):
-    exps = np.exp(scores - scores.max(axis=-1, keepdims=True))
-    return exps / exps.sum(axis=-1, keepdims=True)
 
 
 def wcag_contrast(a, b):
@@ -76,38 +58,10 @@ def wcag_contrast(a, b):
     return (high + 0.05) / (low + 0.05)
 
 
-def quiver_tails(arrows):
-    """Where the arrows are drawn from: the collection's offsets (what the renderer uses)."""
-    return np.asarray(arrows.quiver.get_offsets(), dtype=float)
-
-
-def quiver_deltas(arrows):
-    return np.column_stack([np.ravel(arrows.quiver.U), np.ravel(arrows.quiver.V)])
-
-
 def png_size(data):
     """(width, height) from the IHDR chunk, read by hand."""
     assert data[12:16] == b"IHDR"
     return struct.unpack(">II", data[16:24])
-
-
-def inside(inner, outer, tolerance=0.5):
-    return (
-        outer.x0 - tolerance <= inner.x0
-        and inner.x1 <= outer.x1 + tolerance
-        and outer.y0 - tolerance <= inner.y0
-        and inner.y1 <= outer.y1 + tolerance
-    )
-
-
-@pytest.fixture
-def four_tokens():
-    """The four 2D tokens, their attention steps and an independent reference computation."""
-    ex = examples.four_tokens_2d()
-    steps = attention_steps(*qkv(ex.X, ex.W_q, ex.W_k, ex.W_v))
-    raw = ex.X @ ex.X.T  # identity projections: Q = K = V = X
-    weights = softmax_rows(raw / np.sqrt(2))
-    return ex, steps, {"raw": raw, "weights": weights, "output": weights @ ex.X}
 
 
 # --- format_cell ---------------------------------------------------------------------------------
@@ -155,7 +109,7 @@ def test_format_cell_bad_value_is_a_clear_error(value):
         plots.format_cell(value)
 
 
-# --- contrast -----------------------------------------------------------------------------------
+# --- contrast ------------------------------------------------------------------------------------
 
 
 def test_contrast_ratio_matches_the_wcag_definition():
@@ -224,7 +178,7 @@ def test_unknown_style_is_a_clear_error(make):
         make()
 
 
-# --- drawing in the style of the figure ---------------------------------------------------------
+# --- drawing in the style of the figure ----------------------------------------------------------
 
 
 @pytest.mark.parametrize("style", STYLES)
@@ -269,23 +223,6 @@ def test_axes_of_other_figures_draw_in_the_current_rcparams():
         plots.vectors(ax, [[1.0, 0.0]], ["u"], title="not ours")
     assert to_rgba(ax.lines[0].get_color()) == to_rgba(FOREIGN_RC["axes.edgecolor"])
     assert ax.title.get_fontweight() == "normal"
-
-
-def test_figure_functions_draw_in_their_style_whatever_the_rcparams(four_tokens):
-    ex, steps, _ = four_tokens
-    dark = plots.STYLES["dark"]
-    with mpl.rc_context(FOREIGN_RC):
-        view = attention_figure(steps, ex.tokens, ex.X, style="dark")
-    plots.png_bytes(view.figure)
-    for drawn in (view.score_map, view.weight_map):
-        labels = [t for t in drawn.colorbar.ax.get_yticklabels() if t.get_text()]
-        assert {to_rgba(t.get_color()) for t in labels} == {to_rgba(dark["ytick.color"])}
-        assert [to_rgba(c) for c in drawn.mesh.get_edgecolor()] == [to_rgba(dark["axes.facecolor"])]
-    for ax in (view.embeddings, view.scores, view.weights, view.context):
-        assert ax.title.get_fontweight() == "bold"
-        assert to_rgba(ax.title.get_color()) == to_rgba(dark["text.color"])
-    for ax in (view.embeddings, view.context):
-        assert {to_rgba(line.get_color()) for line in ax.lines} == {to_rgba(dark["axes.edgecolor"])}
 
 
 # --- heatmap -------------------------------------------------------------------------------------
@@ -655,57 +592,6 @@ def test_vectors_bad_input_is_a_clear_error(points, labels, kwargs, message):
 # --- where the arrow labels go -------------------------------------------------------------------
 
 
-def arrow_outlines(ax):
-    """Every arrow of ``ax`` in pixels: (tail, tip, shaft width)."""
-    outlines = []
-    for quiver in ax.collections:
-        if isinstance(quiver, Quiver):
-            tails = np.asarray(quiver.get_offsets(), dtype=float)
-            tips = tails + np.column_stack([np.ravel(quiver.U), np.ravel(quiver.V)])
-            shaft = quiver.width * ax.bbox.width  # vectors draws in units of the axes' width
-            for tail, tip in zip(ax.transData.transform(tails), ax.transData.transform(tips), strict=True):
-                outlines.append((tail, tip, shaft))
-    return outlines
-
-
-def box_distance(point, box):
-    dx = max(box.x0 - point[0], 0.0, point[0] - box.x1)
-    dy = max(box.y0 - point[1], 0.0, point[1] - box.y1)
-    return math.hypot(dx, dy)
-
-
-def label_problems(fig, ax):
-    """What is wrong with the arrow labels of ``ax`` as last drawn, in words (empty: nothing).
-
-    A label must lie inside the axes, within 32 pixels (at 100 dpi) of its own arrow head, touch
-    no arrow (a shaft is one shaft width wide, the head three widths wide and five long; each
-    arrow is checked at 400 points) and no other label.
-    """
-    renderer = fig.canvas.get_renderer()
-    outlines = arrow_outlines(ax)
-    head = 1.5 * max(shaft for *_, shaft in outlines)
-    labels = ax.texts[: len(outlines)]  # vectors writes one label per arrow, before any other text
-    problems, boxes = [], []
-    for text, (_, tip, _) in zip(labels, outlines, strict=True):
-        if not text.get_text():
-            continue
-        name, box = text.get_text(), text.get_window_extent(renderer)
-        if not inside(box, ax.bbox):
-            problems.append(f"{name} is outside the axes")
-        if box_distance(tip, box) > head + 32 * fig.dpi / 100:
-            problems.append(f"{name} is {box_distance(tip, box):.0f} px from its tip")
-        for tail, other_tip, shaft in outlines:
-            length = float(np.hypot(*(other_tip - tail)))
-            for t in np.linspace(0.0, 1.0, 400):
-                half = (1.5 if (1 - t) * length <= 5 * shaft else 0.5) * shaft
-                if box_distance(tail + t * (other_tip - tail), box) < half:
-                    problems.append(f"{name} is on the arrow to {np.round(other_tip)}")
-                    break
-        problems += [f"{name} overlaps {other}" for other, placed in boxes if box.overlaps(placed)]
-        boxes.append((name, box))
-    return problems
-
-
 def lesson_06_cell_22():
     toks = examples.four_tokens_2d()
     V2 = toks.X
@@ -731,18 +617,10 @@ def lesson_01_cell_15():
     return fig, list(axes[0])
 
 
-def lesson_07(style):
-    four = examples.four_tokens_2d()
-    steps = attention_steps(*qkv(four.X, four.W_q, four.W_k, four.W_v))
-    view = attention_figure(steps, four.tokens, four.X, style=style)
-    return view.figure, [view.embeddings, view.context]
-
-
+#: Lesson 07's overview figure is checked the same way in tests/lessons/l07_whole_picture.
 LESSON_CASES = {
     "lesson 06 cell 22": lesson_06_cell_22,
     "lesson 01 cell 15": lesson_01_cell_15,
-    "lesson 07 light": lambda: lesson_07("light"),
-    "lesson 07 dark": lambda: lesson_07("dark"),
 }
 
 
@@ -752,16 +630,6 @@ def test_lesson_arrow_labels_sit_at_their_own_tips_clear_of_every_arrow(case):
     plots.png_bytes(fig)
     for ax in axes:
         assert label_problems(fig, ax) == [], ax.get_title()
-
-
-@pytest.mark.parametrize(("a", "b"), [([1, 0.2], [0.9, 0.35]), ([1, 0], [-1, 0]), ([-1.5, 1.4], [1, 1])])
-def test_similarity_figure_labels_sit_at_their_tips_clear_of_the_arrows_and_the_numbers(a, b):
-    view = similarity_figure(a, b, limits=plots.similarity_limits())
-    plots.png_bytes(view.figure)
-    assert label_problems(view.figure, view.ax) == []
-    readout = view.readout.get_bbox_patch().get_window_extent()
-    for label in view.arrows.labels:
-        assert not label.get_window_extent().overlaps(readout)
 
 
 def readable_random_arrows(rng, n):
@@ -817,244 +685,6 @@ def test_an_empty_label_is_not_placed_and_takes_no_room():
     assert label_problems(fig, ax) == []
 
 
-# --- attention_figure ----------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("style", STYLES)
-def test_attention_figure_shows_the_attention_steps(four_tokens, style):
-    ex, steps, ref = four_tokens
-    view = attention_figure(steps, ex.tokens, ex.X, style=style)
-
-    # top left: the embeddings
-    np.testing.assert_array_equal(quiver_deltas(view.embedding_arrows), ex.X)
-    np.testing.assert_array_equal(quiver_tails(view.embedding_arrows), np.zeros((4, 2)))
-    # top right: the raw scores, exactly attention_steps' and X Xᵀ
-    np.testing.assert_array_equal(mesh_values(view.score_map), steps.raw_scores)
-    np.testing.assert_allclose(mesh_values(view.score_map), ref["raw"], atol=1e-12)
-    assert cell_texts(view.score_map) == expected_texts(ref["raw"])
-    # bottom left: the weights, rows summing to 1, on a fixed 0..1 colour scale
-    np.testing.assert_array_equal(mesh_values(view.weight_map), steps.weights)
-    np.testing.assert_allclose(mesh_values(view.weight_map), ref["weights"], atol=1e-12)
-    np.testing.assert_allclose(mesh_values(view.weight_map).sum(axis=1), 1.0)
-    assert cell_texts(view.weight_map) == expected_texts(ref["weights"])
-    assert view.weight_map.mesh.get_clim() == (0, 1)
-    # bottom right: the output as arrows, the embeddings faint and unlabelled behind them
-    np.testing.assert_array_equal(quiver_deltas(view.context_arrows), steps.output)
-    np.testing.assert_allclose(quiver_deltas(view.context_arrows), ref["output"], atol=1e-12)
-    np.testing.assert_array_equal(quiver_deltas(view.faint_arrows), ex.X)
-    assert view.faint_arrows.quiver.get_alpha() == 0.25
-    assert [t.get_text() for t in view.faint_arrows.labels] == [""] * 4
-    for arrows in (view.embedding_arrows, view.context_arrows):
-        assert [t.get_text() for t in arrows.labels] == list(ex.tokens)
-    # both arrow panels on the same square limits
-    assert view.embeddings.get_xlim() == view.embeddings.get_ylim() == view.context.get_xlim()
-    # four panels in reading order on a 2×2 grid, plus the two colour bars
-    panels = [view.embeddings, view.scores, view.weights, view.context]
-    grid = [(ax.get_subplotspec().rowspan.start, ax.get_subplotspec().colspan.start) for ax in panels]
-    assert grid == [(0, 0), (0, 1), (1, 0), (1, 1)]
-    assert view.figure.axes == panels
-    assert view.score_map.ax is view.scores and view.weight_map.ax is view.weights
-    assert [ax.child_axes for ax in panels] == [
-        [],
-        [view.score_map.colorbar.ax],
-        [view.weight_map.colorbar.ax],
-        [],
-    ]
-    assert view.scores.get_title().startswith("2. Raw scores")
-    assert view.weights.get_title().startswith("3. Weights")
-    assert view.figure.get_facecolor() == to_rgba(plots.STYLES[style]["figure.facecolor"])
-    assert view.embeddings.get_facecolor() == to_rgba(plots.STYLES[style]["axes.facecolor"])
-
-
-@pytest.mark.parametrize("style", STYLES)
-def test_attention_figure_colour_bars_are_as_tall_as_the_heatmaps(four_tokens, style):
-    ex, steps, _ = four_tokens
-    view = attention_figure(steps, ex.tokens, ex.X, style=style)
-    fig = view.figure
-    plots.png_bytes(fig)
-    for drawn in (view.score_map, view.weight_map):
-        bar, cells = drawn.colorbar.ax.get_window_extent(), drawn.ax.get_window_extent()
-        assert (bar.y0, bar.height) == pytest.approx((cells.y0, cells.height), abs=0.5)
-        assert 0 < bar.x0 - cells.x1 < 0.2 * fig.dpi
-        assert bar.y1 < drawn.ax.title.get_window_extent().y0  # below its panel's title
-    for ax in fig.axes:  # nothing cut off at the edges: labels, titles, colour bars
-        assert inside(ax.get_tightbbox(), fig.bbox, tolerance=0)
-
-
-def test_attention_figure_labels_can_stay_above_their_tips(four_tokens):
-    ex, steps, _ = four_tokens
-    view = attention_figure(steps, ex.tokens, ex.X, spread_labels=False)
-    assert not view.embedding_arrows.spread_labels and not view.context_arrows.spread_labels
-    assert attention_figure(steps, ex.tokens, ex.X).context_arrows.spread_labels
-
-
-@pytest.mark.parametrize(
-    ("tokens", "embeddings_shape", "values_dim"),
-    [
-        (("a", "b", "c"), (4, 2), 2),  # one label short
-        (("a", "b", "c", "d"), (4, 3), 2),  # embeddings not 2D
-        (("a", "b", "c", "d"), (4, 2), 3),  # outputs not 2D
-    ],
-)
-def test_attention_figure_bad_input_is_a_clear_error(tokens, embeddings_shape, values_dim):
-    rng = np.random.default_rng(0)
-    Q, K, V = rng.normal(size=(4, 2)), rng.normal(size=(4, 2)), rng.normal(size=(4, values_dim))
-    steps = attention_steps(Q, K, V)
-    with pytest.raises(ValueError, match=r"the overview needs self-attention of n tokens in 2D"):
-        attention_figure(steps, tokens, rng.normal(size=embeddings_shape))
-
-
-def test_attention_figure_wants_attention_steps_and_a_known_style(four_tokens):
-    ex, steps, _ = four_tokens
-    with pytest.raises(ValueError, match=r"style must be one of"):
-        attention_figure(steps, ex.tokens, ex.X, style="sepia")
-    with pytest.raises(TypeError, match=r"steps must be what attnlib.attention_steps returns, got tuple"):
-        attention_figure((steps.output, steps.weights), ex.tokens, ex.X)
-
-
-# --- similarity_figure ---------------------------------------------------------------------------
-
-
-def test_similarity_figure_draws_the_vectors_the_projection_and_the_numbers():
-    a, b = np.array([1.0, 0.5]), np.array([0.2, 1.0])
-    view = similarity_figure(a, b, labels=("u", "v"))
-    np.testing.assert_array_equal(quiver_deltas(view.arrows), [a, b])
-    foot = (a @ b) / (a @ a) * a  # the projection of b onto a, by hand
-    np.testing.assert_allclose(np.column_stack(view.shadow.get_data()), [[0.0, 0.0], foot])
-    np.testing.assert_allclose(np.column_stack(view.drop.get_data()), [b, foot])
-    arc = np.column_stack(view.arc.get_data())
-    radius = 0.3 * min(np.linalg.norm(a), np.linalg.norm(b))
-    np.testing.assert_allclose(np.linalg.norm(arc, axis=1), radius)
-    angles = np.degrees(np.arctan2(arc[:, 1], arc[:, 0]))
-    expected = np.degrees(np.arccos(a @ b / np.linalg.norm(a) / np.linalg.norm(b)))
-    assert angles[-1] - angles[0] == pytest.approx(expected)
-    assert view.readout.get_text() == similarity_text(a, b, ("u", "v"))
-    assert view.readout.get_text().splitlines() == [
-        f"u·v     = {a @ b:+.2f}",
-        f"|u| |v| = {np.linalg.norm(a) * np.linalg.norm(b):.2f}",
-        f"cos θ   = {a @ b / np.linalg.norm(a) / np.linalg.norm(b):+.3f}",
-        f"θ       = {expected:.1f}°",
-    ]
-
-
-def test_similarity_figure_of_a_zero_vector_has_no_angle():
-    view = similarity_figure([0.0, 0.0], [1.0, 1.0])
-    assert len(view.arc.get_xdata()) == 0 and len(view.shadow.get_xdata()) == 0
-    assert "cos θ   : undefined" in view.readout.get_text()
-
-
-def test_similarity_figure_of_opposite_vectors_draws_a_half_circle():
-    view = similarity_figure([1.0, 0.0], [-2.0, 0.0])
-    angles = np.degrees(np.arctan2(*np.column_stack(view.arc.get_data())[:, ::-1].T))
-    assert abs(angles[-1] - angles[0]) == pytest.approx(180.0)
-
-
-@pytest.mark.parametrize(
-    ("a", "b", "kwargs", "message"),
-    [
-        ([1, 2, 3], [1, 2, 3], {}, r"a and b must be 2D vectors of shape \(2,\)"),
-        ([1, 0], [0, 1], {"labels": ("a",)}, r"labels must name the two vectors"),
-        ([1, np.nan], [0, 1], {}, r"^a has 1 non-finite"),
-    ],
-)
-def test_similarity_figure_bad_input_is_a_clear_error(a, b, kwargs, message):
-    with pytest.raises(ValueError, match=message):
-        similarity_figure(a, b, **kwargs)
-
-
-# --- scaling_figure ------------------------------------------------------------------------------
-
-
-def test_scaling_figure_draws_the_statistics_in_one_colour_per_meaning():
-    view = scaling_figure(64, n_queries=32, n_keys=5, seed=3)
-    Q, K = scaling.random_queries_keys(64, 32, 5, seed=3)
-    raw = Q @ K.T  # independent: the scores by hand
-    scaled = raw / 8.0
-    np.testing.assert_allclose(view.statistics.raw, raw, atol=1e-12)
-    edges = scaling_bins(64)
-    np.testing.assert_allclose(edges[[0, -1]], [-36.0, 36.0])
-    values, drawn_edges = view.raw_hist.get_data()[:2]
-    np.testing.assert_allclose(drawn_edges, edges)
-    np.testing.assert_allclose(values, np.histogram(np.clip(raw, -36, 36), edges)[0] / raw.size)
-    values = view.scaled_hist.get_data()[0]
-    np.testing.assert_allclose(values, np.histogram(scaled, edges)[0] / raw.size)
-    np.testing.assert_allclose([bar.get_height() for bar in view.raw_bars], softmax_rows(raw)[0])
-    np.testing.assert_allclose([bar.get_height() for bar in view.scaled_bars], softmax_rows(scaled)[0])
-    assert view.raw_marker.get_data() == ([64], [pytest.approx(raw.var())])
-    entropy = -(softmax_rows(scaled)[0] * np.log(softmax_rows(scaled)[0])).sum()
-    assert f"{entropy:6.3f}" in view.weight_numbers.get_text().splitlines()[2]
-    # raw in RAW_COLOR, scaled in SCALED_COLOR, everywhere
-    raw_colour, scaled_colour = to_rgb(plots.RAW_COLOR), to_rgb(plots.SCALED_COLOR)
-    assert to_rgb(view.raw_hist.get_facecolor()) == raw_colour
-    assert to_rgb(view.scaled_hist.get_facecolor()) == scaled_colour
-    assert {to_rgb(bar.get_facecolor()) for bar in view.raw_bars} == {raw_colour}
-    assert {to_rgb(bar.get_facecolor()) for bar in view.scaled_bars} == {scaled_colour}
-    raw_line, scaled_line = view.variance.lines[:2]
-    assert (raw_line.get_label(), scaled_line.get_label()) == ("raw", "scaled")
-    assert to_rgb(raw_line.get_color()) == to_rgb(view.raw_marker.get_color()) == raw_colour
-    assert to_rgb(scaled_line.get_color()) == to_rgb(view.scaled_marker.get_color()) == scaled_colour
-    np.testing.assert_array_equal(raw_line.get_xdata(), scaling.D_K_VALUES)
-
-
-@pytest.mark.parametrize("d_k", [0, -1, 2.5, True])
-def test_scaling_figure_bad_d_k_is_a_clear_error(d_k):
-    with pytest.raises((ValueError, TypeError), match=r"d_k"):
-        scaling_figure(d_k)
-
-
-# --- softmax_figure ------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("temperature", "title"), [(1.0, "T = 1"), (0.25, "T = 0.25"), (4, "T = 4"), (1e-5, "T = 1e-05")]
-)
-def test_softmax_figure_draws_scores_and_weights(temperature, title):
-    scores = np.array([8.0, 6.0, -np.inf, 1.0])
-    view = softmax_figure(scores, ["h1", "h2", "h3", "h4"], temperature=temperature)
-    finite = np.where(np.isfinite(scores), scores, -1e300)
-    expected = np.exp((finite - 8.0) / temperature)
-    expected /= expected.sum()
-    np.testing.assert_allclose([bar.get_height() for bar in view.weight_bars], expected, atol=1e-15)
-    np.testing.assert_allclose(view.weights_drawn, expected, atol=1e-15)
-    assert [bar.get_height() for bar in view.score_bars] == [8.0, 6.0, 0.0, 1.0]
-    assert [t.get_text() for t in view.score_texts] == ["8.00", "6.00", MINUS_INF, "1.00"]
-    assert [t.get_text() for t in view.weight_texts] == [f"{w:.3f}" for w in expected]
-    assert view.weights.get_title() == f"Weights softmax(s / T), {title}"
-
-
-@pytest.mark.parametrize(
-    ("temperature", "error", "message"),
-    [
-        (True, TypeError, r"temperature must be a positive number"),
-        ("1", TypeError, r"temperature must be a positive number"),
-        (0, ValueError, r"temperature must be a positive, finite number, got 0.0"),
-        (-1.0, ValueError, r"temperature must be a positive, finite number"),
-        (np.inf, ValueError, r"temperature must be a positive, finite number, got inf"),
-        (np.nan, ValueError, r"temperature must be a positive, finite number, got nan"),
-        (1e-310, ValueError, r"temperature 1e-310 is too small for these scores"),
-    ],
-)
-def test_softmax_figure_bad_temperature_is_a_clear_error(temperature, error, message):
-    with pytest.raises(error, match=message):
-        softmax_figure([1, 2], ["a", "b"], temperature=temperature)
-
-
-def test_softmax_figure_bad_scores_are_a_clear_error():
-    with pytest.raises(ValueError, match=r"scores must be one row of 2 values"):
-        softmax_figure([[1.0, 2.0]], ["a", "b"])
-    with pytest.raises(ValueError, match=r"span more than the largest float"):
-        softmax_figure([1.7e308, -1.7e308], ["a", "b"])
-    with pytest.raises(ValueError, match=r"limits must have low < high"):
-        softmax_figure([1.0, 2.0], ["a", "b"], limits=(1.0, 0.0))
-
-
-def test_explorer_limits_have_a_margin():
-    assert plots.score_limits((-10.0, 10.0)) == pytest.approx((-12.4, 12.4))
-    assert plots.similarity_limits((-1.5, 1.5)) == pytest.approx((-1.8, 1.8))
-    view = softmax_figure([1.0, 2.0], ["a", "b"], limits=plots.score_limits())
-    assert view.scores.get_ylim() == pytest.approx((-12.4, 12.4))
-
-
 # --- png_bytes and show --------------------------------------------------------------------------
 
 
@@ -1107,28 +737,3 @@ def test_show_displays_the_png_with_its_text_alternative(monkeypatch, capsys):
     assert bundle["text/plain"] == alt
     assert bundle["text/html"].startswith(f'<img src="data:image/png;base64,{bundle["image/png"]}" alt="')
     assert capsys.readouterr() == ("", "")  # no "<Figure size ...>" text anywhere
-
-
-def test_the_pictures_need_no_explorers():
-    """A static lesson figure is drawn without the explorers (attention_lessons.kit.widgets, a lesson's
-    widgets, anywidget)."""
-    import subprocess
-    import sys
-
-    code = """
-import sys
-import attention_lessons.kit.plots as plots
-from attention_lessons.kit import examples
-from attention_lessons.l01_embeddings.plots import similarity_figure
-from attention_lessons.l04_scaling.plots import scaling_figure
-from attention_lessons.l05_softmax.plots import softmax_figure
-four = examples.four_tokens_2d()
-plots.png_bytes(similarity_figure(four.X[0], four.X[1], limits=plots.similarity_limits()).figure)
-plots.png_bytes(softmax_figure([8.0, 6.0, 1.0], ["h1", "h2", "h3"], limits=plots.score_limits()).figure)
-plots.png_bytes(scaling_figure(64).figure)
-explorers = ("anywidget", "attention_lessons.kit.widgets")  # (seaborn itself imports ipywidgets if it can)
-lessons = [m for m in sys.modules if m.startswith("attention_lessons.l") and m.endswith(".widgets")]
-print(sorted(m for m in sys.modules if m.startswith(explorers)) + lessons)
-"""
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert result.stdout.strip() == "[]"
