@@ -116,3 +116,18 @@ def test_a_lessons_tests_live_in_its_test_folder(path: Path) -> None:
             f"{path.relative_to(ROOT)}: a lesson's test file is named test_l{number:02d}_<topic>.py "
             "(pytest needs every test file's name to be unique)"
         )
+
+
+@pytest.mark.parametrize("lesson", lessons(), ids=lambda lesson: lesson.id)
+def test_a_lesson_with_code_has_its_test_folder(lesson) -> None:
+    """A lesson whose folder holds code of its own (beside ``__init__.py`` and ``answers.py``, which
+    the student-copy tests read) has its tests in ``tests/lessons/lNN_slug/``."""
+    code = sorted(
+        path.name
+        for path in lesson.folder.iterdir()
+        if path.suffix in (".py", ".js") and path.name not in ("__init__.py", "answers.py")
+    )
+    tests = sorted(path.name for path in (LESSON_TESTS / lesson.folder.name).glob(f"test_l{lesson.id}_*.py"))
+    assert tests or not code, (
+        f"lesson {lesson.id} has {code} but no tests/lessons/{lesson.folder.name}/test_l{lesson.id}_*.py"
+    )

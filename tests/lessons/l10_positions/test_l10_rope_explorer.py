@@ -4,7 +4,7 @@ Every slider goes to its minimum, its maximum and 20 random values on its step (
 sends them); after each move the explorer holds the value and its on-demand ``rotated`` equals
 attnlib.positions.rope on the same inputs, and moving only the offset leaves the score where it
 was. The front end's arithmetic is
-checked against attnlib in tests/course/js/rotary.test.mjs.
+checked against attnlib in rotary.test.mjs, beside this file.
 """
 
 from __future__ import annotations
