@@ -39,7 +39,7 @@ from attention_lessons.kit.checks.result import CheckResult
 from attention_lessons.manifest import lessons
 
 require_nbgrader()  # the grading tools import it
-from assignments import ASSIGNMENTS, EXERCISES, GRADIENTS  # noqa: E402
+from assignments import ASSIGNMENTS  # noqa: E402
 from make_source import SourceError, source_notebook, split_code  # noqa: E402
 from week import Course, main  # noqa: E402
 
@@ -47,6 +47,8 @@ from week import Course, main  # noqa: E402
 # in this project's tests): the submission is saved all the same.
 pytestmark = pytest.mark.filterwarnings("ignore:Object of type <Submitted:sqlalchemy.exc.SAWarning")
 BY_NOTEBOOK = {lesson.notebook: lesson for lesson in lessons()}
+EXERCISES = ASSIGNMENTS["a1-exercises"]  # lesson 08's
+GRADIENTS = ASSIGNMENTS["a2-gradients"]  # lesson 11's
 NAME = EXERCISES.id
 # Lesson 08's exercise 3 with the softmax taken down each column (the named mistake) and with
 # attnlib's softmax (the library call the question forbids), S and S_scaled right in both.

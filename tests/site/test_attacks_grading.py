@@ -41,13 +41,14 @@ import pytest
 from conftest import ROOT, require_build, require_nbgrader
 
 require_nbgrader()  # the grading tools import it
-from assignments import EXERCISES  # noqa: E402
+from assignments import ASSIGNMENTS  # noqa: E402
 from week import Course  # noqa: E402
 
 pytestmark = [
     pytest.mark.filterwarnings("ignore:Object of type <Submitted:sqlalchemy.exc.SAWarning"),
     pytest.mark.slow,
 ]
+EXERCISES = ASSIGNMENTS["a1-exercises"]  # lesson 08's
 NAME = EXERCISES.id
 LEAK = "/tmp/attn-leak"  # where the attacks try to drop what they stole (outside the sandbox: /tmp)
 BUDGET_S = 15  # the whole-notebook budget in this test (ATTN_GRADING_BUDGET_S)

@@ -6,7 +6,7 @@ so the student's code runs as the teacher and can rewrite its own tests' verdict
 ``Autograde.autograde_preprocessors`` (nbgrader's sanitising, its ``SaveAutoGrades``, late
 penalties and feedback stay as they are):
 
-- **the course's assignments** (``tools/grading/assignments.py``): only the student's answer cells
+- **the course's assignments** (``tools/grading/lessons/``): only the student's answer cells
   are taken from the submission, by their nbgrader id, and run in the sandbox
   (``tools/grading/sandbox.py``), where they define the functions the questions ask for. Every other
   cell comes from the teacher's source notebook (hidden tests included) and runs here, in the

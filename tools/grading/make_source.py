@@ -1,4 +1,4 @@
-"""Write the nbgrader source notebooks of the graded assignments (``tools/grading/assignments.py``).
+"""Write the nbgrader source notebooks of the graded assignments (``tools/grading/lessons/``).
 
     .venv/bin/python tools/grading/make_source.py [--root ~/attention-grading] [a1-exercises ...]
 

@@ -19,7 +19,7 @@ what the nbgrader command named does, run in this process with nbgrader's classe
 ``grade``     collect, autograde, feedback and export in one go
 
 With no assignment named, ``source`` and ``release`` take every assignment of
-``tools/grading/assignments.py`` and the grading steps every one of them released (in the
+``tools/grading/lessons/`` and the grading steps every one of them released (in the
 exchange's ``outbound``); naming one never released is an error. An assignment released but not
 yet submitted is skipped with a line that says so. The settings are
 those of ``tools/grading/nbgrader_config.py`` (which the ``nbgrader`` command reads too where
