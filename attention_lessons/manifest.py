@@ -25,7 +25,9 @@ COURSE = ROOT / "attention_lessons"
 NOTEBOOKS = ROOT / "notebooks"
 MANIFEST = "lesson.toml"
 FOLDER = re.compile(r"l(\d\d)_([a-z0-9_]+)")
-PARTS = ("I", "II", "III")
+#: The course's parts, in order (design.md: I the formula, II what real models add, III attention at
+#: work, IV the learner's own model).
+PARTS = ("I", "II", "III", "IV")
 #: Where a hidden answer must not be seen: "solutions" (printed by the lesson's solution cells,
 #: so only the student copy must not show it) or "nowhere" (a self-check's answer, which no cell
 #: of the lesson prints).
@@ -193,7 +195,7 @@ def read(path: Path) -> Lesson:
     ------
     ManifestError
         Naming ``path`` and the field: one missing, unknown or of the wrong kind, a number or
-        notebook that is not the folder's, a part that is not I, II or III, ``minutes`` that is not
+        notebook that is not the folder's, a part that is not one of :data:`PARTS`, ``minutes`` that is not
         more than 0, ``minutes_with_homework`` without ``homework`` (or the other way round) or not
         less than ``minutes``, or a ``hidden`` list shown in solutions together with
         ``no_solution_values``.

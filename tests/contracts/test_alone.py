@@ -30,9 +30,25 @@ from repository import read as read_repository
 from attention_lessons.manifest import PARTS, Lesson, lessons
 
 MANIFESTS = lessons()
-#: One lesson of each part runs alone in CI: the part's last, which builds on the most (in parts II
-#: and III a real model's files through the ``model`` extra, and committed data).
-IN_CI = {max((m for m in MANIFESTS if m.part == part), key=lambda m: m.number).id for part in PARTS}
+
+
+def _last(chosen: list[Lesson]) -> str:
+    return max(chosen, key=lambda lesson: lesson.number).id
+
+
+#: The lessons CI runs alone: each part's last, which builds on the most (in parts II and III a
+#: real model's files through the ``model`` extra, and committed data), and, for every model
+#: wheel no such lesson installs, the last lesson that installs it.
+IN_CI = {
+    _last([m for m in MANIFESTS if m.part == part])
+    for part in PARTS
+    if any(m.part == part for m in MANIFESTS)
+}
+IN_CI |= {
+    _last([m for m in MANIFESTS if wheel in m.model_wheels])
+    for wheel in {wheel for m in MANIFESTS for wheel in m.model_wheels}
+    - {wheel for m in MANIFESTS if m.id in IN_CI for wheel in m.model_wheels}
+}
 KERNEL = "attn-alone"
 
 
