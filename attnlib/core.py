@@ -73,6 +73,7 @@ __all__ = [
     "apply_mask",
     "attention_arguments",
     "attention_steps",
+    "attention_steps_of",
     "causal_mask",
     "default_scale",
     "entropy",
@@ -81,6 +82,7 @@ __all__ = [
     "scaled_dot_product_attention",
     "softmax",
     "weighted_sum",
+    "window_rule",
 ]
 
 
@@ -260,15 +262,32 @@ def causal_mask(n_q: int, n_k: int | None = None, *, window: int | None = None, 
     cols = rows if n_k is None else as_positive_int(n_k, "n_k", minimum=0)
     width = None if window is None else as_positive_int(window, "window")
     first = as_positive_int(sinks, "sinks", minimum=0)
+    if width is not None and width >= rows:  # a window of n_q or more hides nothing
+        width = None
     try:
-        allowed = np.tri(rows, cols, dtype=bool)  # j ≤ i
-        if width is not None and width < rows:  # a window of n_q or more hides nothing
-            too_old = np.tri(rows, cols, -width, dtype=bool)  # j ≤ i − window: left the window
-            too_old[:, :first] = False  # the sinks never leave it
-            allowed &= ~too_old
+        return window_rule(np.arange(rows), np.arange(cols), width, min(first, cols))
     except (ValueError, MemoryError) as exc:  # numpy: "Maximum allowed size exceeded"
         raise ValueError(f"a causal mask of n_q={rows} by n_k={cols} is too large to build ({exc})") from None
-    return allowed
+
+
+def window_rule(
+    query_positions: np.ndarray, key_positions: np.ndarray, window: int | None, sinks: int
+) -> np.ndarray:
+    """The causal rule with a window and sinks, on positions; it trusts its arguments.
+
+    Lesson 15 · 4. Past the trained context: windows and sinks.
+
+    ``(n_q, n_k)`` bool: the query at position ``i`` sees the key at position ``j`` when
+    ``j ≤ i and (window is None or j > i − window or j < sinks)``. The one place the rule is
+    written: :func:`causal_mask` (positions ``0 … n − 1``), :func:`attnlib.decoder.visible_keys`,
+    the rolling :class:`attnlib.decoder.KVCache` and :func:`attnlib.model.llama.forward` apply it.
+
+    ``query_positions (n_q,)`` and ``key_positions (n_k,)`` are int arrays; ``window`` is None or
+    at least 1 and ``sinks`` at least 0, both small enough that ``i − window`` is an int64.
+    """
+    i, j = query_positions[:, None], key_positions[None, :]
+    seen = j <= i
+    return seen if window is None else seen & ((j > i - window) | (j < sinks))
 
 
 @functools.lru_cache(maxsize=8)
@@ -389,8 +408,26 @@ def attention_steps(
     AttentionSteps
         Raw scores, the scale, scaled scores, masked scores, weights and output.
     """
-    Q, K, V, mask, scale, single = attention_arguments(Q, K, V, mask, causal, scale)
+    return attention_steps_of(attention_arguments(Q, K, V, mask, causal, scale), causal=bool(causal))
 
+
+def attention_steps_of(arguments: AttentionArguments, *, causal: bool = False) -> AttentionSteps:
+    """:func:`attention_steps` of arguments already checked; it trusts them.
+
+    Lesson 07 · One computation, every intermediate: the body behind the door. A loop that calls
+    attention many times on arrays it made itself (:func:`attnlib.decoder.generate`, one call per
+    layer and token) checks once, where the learner called in, and calls this.
+
+    Parameters
+    ----------
+    arguments : AttentionArguments
+        From :func:`attention_arguments`, or built from arrays already checked: ``Q, K, V`` of
+        one float dtype, ``(..., n_q, d_k)``, ``(..., n_k, d_k)``, ``(..., n_k, d_v)``, a boolean
+        or additive mask broadcastable to ``(..., n_q, n_k)`` (or None) and the scale.
+    causal : bool
+        Also apply the lower-triangular mask.
+    """
+    Q, K, V, mask, scale, single = arguments
     with np.errstate(over="ignore", invalid="ignore"):  # an overflow is named below, not warned about
         raw = Q @ K.swapaxes(-1, -2)  # Q Kᵀ: every query · every key, (..., n_q, n_k)
         scaled = raw * scale  # · 1/√d_k unless another scale is given

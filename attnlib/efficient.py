@@ -51,6 +51,7 @@ __all__ = [
     "tile_schedule",
     "tiled_attention",
     "tiled_attention_with_logsumexp",
+    "tiled_attention_with_statistics",
 ]
 
 #: The default block sizes of :func:`tiled_attention`, from ``benchmarks/attention.py --blocks`` on
@@ -255,28 +256,46 @@ def tiled_attention_with_logsumexp(
         Rounded to the dtype, L is off by up to ``u·|L|`` (u the unit roundoff), and so are
         weights recomputed from it: :mod:`attnlib.tiled_backward` keeps ``m`` and ``log l`` apart.
     """
-    output, m, log_l = _tiled_forward(Q, K, V, block_q, block_k, mask, causal, scale)
+    output, m, log_l = tiled_attention_with_statistics(
+        Q, K, V, block_q=block_q, block_k=block_k, mask=mask, causal=causal, scale=scale
+    )
     logsumexp = np.full(m.shape, -np.inf, dtype=m.dtype)
     np.add(m, log_l, out=logsumexp, where=np.isfinite(log_l))
     return output, logsumexp
 
 
-def _tiled_forward(
+def tiled_attention_with_statistics(
     Q: npt.ArrayLike,
     K: npt.ArrayLike,
     V: npt.ArrayLike,
-    block_q: int,
-    block_k: int,
-    mask: npt.ArrayLike | None,
-    causal: bool,
-    scale: float | None,
+    *,
+    block_q: int = BLOCK_Q,
+    block_k: int = BLOCK_K,
+    mask: npt.ArrayLike | None = None,
+    causal: bool = False,
+    scale: float | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Tiled attention's output, each row's largest score ``m`` and ``log l``, kept apart.
+    """:func:`tiled_attention`, and each row's largest score ``m`` and ``log l``, kept apart.
+
+    Lesson 12 · 6. What FlashAttention adds: the backward pass (:mod:`attnlib.tiled_backward`)
+    recomputes each block of weights from them, ``exp((s − m) − log l)``.
 
     ``L = m + log l`` rounded to the dtype loses ``u·|m|`` (u the unit roundoff): with scores
     of size 2·10⁶ in float32, weights recomputed as ``exp(s − L)`` are off by 10 %. Kept apart,
     ``(s − m) − log l`` is exact up to rounding of numbers of size ``|s − m|``, whatever ``m`` is.
-    ``log l`` is ``-inf`` where every key is masked.
+
+    Parameters
+    ----------
+    Q, K, V, block_q, block_k, mask, causal, scale
+        As in :func:`tiled_attention`, and checked as it checks them.
+
+    Returns
+    -------
+    output : (..., n_q, d_v), or (..., d_v) for a single query
+    m : (..., n_q), or (...) for a single query
+        Each row's largest scaled score (``-inf`` where every key is masked).
+    log_l : (..., n_q), or (...) for a single query
+        The log of each row's sum of ``exp(s − m)`` (``-inf`` where every key is masked).
     """
     checked = attention_arguments(Q, K, V, mask, causal, scale)
     q, k, v, factor = checked.Q, checked.K, checked.V, checked.scale

@@ -42,6 +42,7 @@ __all__ = [
     "half_to_interleaved",
     "rope",
     "rope_frequencies",
+    "rotate_pairs",
     "sinusoidal",
     "sinusoidal_shift",
 ]
@@ -287,21 +288,9 @@ def rope(
         if positions is None
         else _positions(positions, vectors.shape[:-1], arr.shape)
     )
-    first, second = (
-        (slice(0, None, 2), slice(1, None, 2))
-        if pairing == "interleaved"
-        else (
-            slice(0, d // 2),
-            slice(d // 2, None),
-        )
-    )  # the two components of every pair
-    even, odd = vectors[..., first].astype(np.float64), vectors[..., second].astype(np.float64)
-    rotated = np.empty(vectors.shape, dtype=np.float64)
     with np.errstate(over="ignore", invalid="ignore"):  # an overflow is named below
         angles = pos[..., None] * theta  # (..., n, d/2): the angle p · θ_i of each pair
-        cos, sin = np.cos(angles), np.sin(angles)
-        rotated[..., first] = even * cos - odd * sin
-        rotated[..., second] = even * sin + odd * cos
+        rotated = rotate_pairs(vectors.astype(np.float64, copy=False), angles, pairing)
     _check_angles(angles, "rope's positions times its frequencies")
     largest = float(np.finfo(arr.dtype).max)
     if not (np.isfinite(rotated).all() and np.abs(rotated).max(initial=0.0) <= largest):
@@ -310,6 +299,40 @@ def rope(
             "form in that type (a rotation keeps the length); scale x down"
         )
     return rotated.astype(arr.dtype, copy=False).reshape(arr.shape)
+
+
+def rotate_pairs(x: np.ndarray, angles: np.ndarray, pairing: str = "interleaved") -> np.ndarray:
+    """:func:`rope`'s rotation of checked arrays; it trusts its arguments.
+
+    Lesson 10 · 3. RoPE: rotate the queries and the keys. Pair ``i`` of each vector,
+    ``(a, b)``, becomes ``(a cos φ − b sin φ, a sin φ + b cos φ)`` with ``φ = angles[..., i]``.
+    A loop that rotates every layer's queries and keys (:func:`attnlib.decoder.generate`) calls it
+    with angles made once.
+
+    Parameters
+    ----------
+    x : (..., n, d) float64
+        ``d`` even.
+    angles : (..., n, d/2) float64
+        Finite; broadcasts against ``x``'s pairs (``(n, d/2)`` for every batch and head at once).
+    pairing : {"interleaved", "half"}
+        As in :func:`rope`.
+
+    Returns
+    -------
+    (..., n, d) float64
+    """
+    d = x.shape[-1]
+    if pairing == "interleaved":  # the two components of every pair
+        first, second = slice(0, None, 2), slice(1, None, 2)
+    else:
+        first, second = slice(0, d // 2), slice(d // 2, None)
+    even, odd = x[..., first], x[..., second]
+    cos, sin = np.cos(angles), np.sin(angles)
+    rotated = np.empty(x.shape, dtype=np.float64)
+    rotated[..., first] = even * cos - odd * sin
+    rotated[..., second] = even * sin + odd * cos
+    return rotated
 
 
 def _physical_memory() -> int | None:

@@ -35,7 +35,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from attnlib.efficient import BLOCK_K, BLOCK_Q, _tiled_forward
+from attnlib.efficient import BLOCK_K, BLOCK_Q, tiled_attention_with_statistics
 from attnlib.validation import as_flag, as_positive_int, as_real_array
 
 __all__ = ["tiled_attention_backward"]
@@ -90,7 +90,9 @@ def tiled_attention_backward(
         )
     causal = as_flag(causal, "causal")
     bq, bk = as_positive_int(block_q, "block_q"), as_positive_int(block_k, "block_k")
-    output, row_max, log_l = _tiled_forward(*arrays[:3], bq, bk, None, causal, scale)
+    output, row_max, log_l = tiled_attention_with_statistics(
+        *arrays[:3], block_q=bq, block_k=bk, causal=causal, scale=scale
+    )
     # checks Q, K, V and scale as the forward pass does
     q, k, v = (a.astype(output.dtype, copy=False) for a in arrays[:3])
     d_out = arrays[3].astype(output.dtype, copy=False)

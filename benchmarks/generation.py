@@ -39,7 +39,7 @@ import numpy as np
 
 from attention_lessons.l15_generating_text.text_model import load_corpus, load_text_model
 from attnlib.counting import kv_cache_bytes
-from attnlib.decoder import generate
+from attnlib.decoder import generate, generate_with_trace
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
 from machine import machine_description  # tools/machine.py
@@ -81,7 +81,7 @@ def main() -> None:
         np.testing.assert_array_equal(with_cache, without)  # the same tokens either way
     load_after = os.getloadavg()
 
-    _, trace = generate(config, model.params, prompt, args.new, return_trace=True, **options)
+    _, trace = generate_with_trace(config, model.params, prompt, args.new, **options)
     shape = config.shape
     itemsize = np.dtype(np.float64).itemsize
     per_token = kv_cache_bytes(shape, 1, bytes_per_number=itemsize)

@@ -1,8 +1,8 @@
 """Helpers shared by the test modules: reading back what a picture holds (its numbers, its arrows
 and their labels, its text alternative), a self-check's verdict, the names a notebook cell binds
 and reads, the real model, the browser, a fresh run of a training script, skipping (failing under
-CI) where a build is missing, and bounds on rounding errors for comparing results that different
-code computed.
+CI) where a build is missing, bounds on rounding errors for comparing results that different
+code computed, and the sweep of odd arguments (a right answer or a clear error).
 
 Import them with ``from conftest import ...`` (pytest puts this directory on ``sys.path``).
 """
@@ -15,12 +15,14 @@ import functools
 import importlib
 import importlib.util
 import io
+import itertools
 import math
 import os
 import re
 import subprocess
 import sys
-from collections.abc import Callable
+import warnings
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -729,3 +731,181 @@ class Case:
     name: str
     right: object
     options: dict = field(default_factory=dict)
+
+
+# --- odd arguments: every combination of what a learner might pass --------------------------------
+
+#: Odd values for any argument: none, booleans, whole numbers beyond every float, NaN and infinities,
+#: text, empty, ragged and nested lists, arrays of every dtype a learner meets, and at the edges of
+#: float64 and float32. :func:`odd_values` adds three PyTorch tensors where torch is installed.
+ODD = [
+    None, True, 0, 1, -1, 2, 10**400, 2.5, math.nan, math.inf, -math.inf, 1e308, 1e-320, "x",
+    [], [[]], [1.0], [[1.0, 2.0]], [[1.0, 2.0], [3.0]], [[1e200, 1e200]], [[1e-200, 1e-200]],
+    [[10**30, 1]], [[10**400, 1]],
+    np.ones((2, 2)), np.full((2, 2), 3e38, np.float32), np.ones((2, 2), np.float16),
+    np.full((2, 2), 255, np.uint8), np.ones((2, 2), bool), np.ones((2, 2), complex), np.array(1.0),
+    np.zeros((0, 2)), np.zeros((2, 0)), np.full((2, 2), -np.inf), np.array([[np.nan, 1.0]]),
+    np.ones((2, 2, 2)), np.ones(2), np.array([[1e308, -1e308]]), np.array([[0.5, 0.5]]),
+    np.array([[2.0, -1.0]]), np.full((2, 2), np.longdouble(10) ** 400), np.float32(0.5), np.int64(3),
+]  # fmt: skip
+
+
+@functools.cache
+def odd_values() -> tuple[object, ...]:
+    """:data:`ODD`, and a tensor that requires grad, a plain one and a 0-d one where PyTorch is
+    installed (imported here, on the first sweep, not when the tests are collected)."""
+    try:
+        import torch
+    except ImportError:  # the PyTorch cases run where torch is installed
+        return tuple(ODD)
+    return (*ODD, torch.ones(2, 2, requires_grad=True), torch.ones(2, 2), torch.tensor(0.5))
+
+
+def _finite(result: object) -> bool:
+    """Every float in ``result`` is finite or -inf (a masked score)."""
+    if isinstance(result, np.ndarray):
+        return result.dtype.kind != "f" or bool(np.all(np.isfinite(result) | np.isneginf(result)))
+    if isinstance(result, float):
+        return math.isfinite(result)
+    if isinstance(result, tuple):
+        return all(_finite(item) for item in result)
+    if hasattr(result, "__dataclass_fields__"):
+        return all(_finite(getattr(result, name)) for name in result.__dataclass_fields__)
+    return True
+
+
+#: Where a check of ours may raise: attnlib, or a lesson's own code in attention_lessons/.
+OURS = {
+    Path(folder).resolve()
+    for package in ("attnlib", "attention_lessons")
+    for folder in importlib.util.find_spec(package).submodule_search_locations
+}
+
+
+@functools.cache
+def _ours(filename: str) -> bool:
+    """Whether ``filename`` is attnlib's or the course's code (resolved once per file: 90,000 calls
+    raise)."""
+    return bool(OURS & set(Path(filename).resolve().parents))
+
+
+def answer_or_clear_error(call: Callable[..., object], *args: object) -> None:
+    """Call; a result must be finite, an error must be a ValueError or TypeError raised by us (the
+    innermost frame of its traceback is in attnlib or attention_lessons, not deep in NumPy), and
+    no warning may come on the way."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        _judged(call, args)
+
+
+def _judged(call: Callable[..., object], args: tuple[object, ...]) -> None:
+    """:func:`answer_or_clear_error` under a filter that already turns every warning into an error."""
+    try:
+        result = call(*args)
+    except (ValueError, TypeError) as exc:
+        frame = exc.__traceback__
+        while frame.tb_next is not None:
+            frame = frame.tb_next
+        where = frame.tb_frame.f_code.co_filename
+        assert _ours(where), f"{type(exc).__name__} raised in {where}, not by us: {exc}"
+        return
+    assert _finite(result), f"a non-finite result {result!r}"
+
+
+def every_odd_combination(name: str, call: Callable[..., object], n_args: int) -> None:
+    """Call ``call`` with every combination of ``n_args`` odd arguments (:func:`odd_values`); the
+    first that gives neither a finite answer nor a clear error fails, named ``name(arguments)``.
+
+    Every call runs with warnings as errors, as :func:`answer_or_clear_error` runs one (the filter
+    is set once for the sweep: setting it for each of 100,000 calls took a third of the time).
+    """
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for args in itertools.product(odd_values(), repeat=n_args):
+            try:
+                _judged(call, args)
+            except AssertionError as failure:
+                raise AssertionError(f"{name}{tuple(args)!r}: {failure}") from None
+
+
+#: Entries of an odd-argument sweep: a name, the call, and how many odd arguments it takes.
+OddCalls = dict[str, tuple[Callable[..., object], int]]
+
+
+def count_unclean(calls: OddCalls) -> tuple[int, int, dict[str, list[str]]]:
+    """How many of the odd calls of ``calls`` are not clean: (calls, not clean, failures per entry).
+
+    For a sweep run by hand (``PYTHONPATH=tests python tests/…/test_lNN_odd_arguments.py``). Each
+    call has 2 s (a call that never returns is not clean either).
+    """
+    import signal
+
+    def too_slow(*_: object) -> None:
+        raise TimeoutError("no answer within 2 s")
+
+    signal.signal(signal.SIGALRM, too_slow)
+    total, bad, per = 0, 0, {}
+    for name, (call, n_args) in calls.items():
+        for args in itertools.product(odd_values(), repeat=n_args):
+            total += 1
+            signal.alarm(2)
+            try:
+                answer_or_clear_error(call, *args)
+            except BaseException as exc:
+                if isinstance(exc, KeyboardInterrupt):
+                    raise
+                bad += 1
+                per.setdefault(name, []).append(f"{args!r}: {type(exc).__name__} {str(exc)[:150]}")
+            finally:
+                signal.alarm(0)
+        print(name, len(per.get(name, [])), file=sys.stderr, flush=True)
+    return total, bad, per
+
+
+def print_unclean(calls: OddCalls) -> None:
+    """:func:`count_unclean`'s count, and the first failures of each entry, printed."""
+    total, unclean, where = count_unclean(calls)
+    print(f"{total} calls, {unclean} not clean")
+    for entry, failures in sorted(where.items(), key=lambda item: -len(item[1])):
+        print(f"{len(failures):5d} {entry}")
+        for failure in failures[:4]:
+            print("        " + failure[:300])
+
+
+def every_odd_trait(explorer: str, make: Callable[[], object], names: tuple[str, ...]) -> None:
+    """Set each trait ``names`` of the explorer ``make()`` to every odd value, and to -1, True,
+    False, 10⁶ and two small lists: each is refused with a ``TraitError`` that leaves the trait as
+    it was, or kept as a value the explorer would give itself (of the trait's own type, not a
+    boolean for a number; a step, prompt, sink count or length a whole number ≥ 0). One explorer
+    for every value: a refused value must leave it usable."""
+    import traitlets
+
+    widget = make()
+    for name, value in itertools.product(names, [*odd_values(), -1, True, False, 10**6, [0, 0], [-1, 0]]):
+        where = f"{explorer}.{name} = {value!r}"
+        before = getattr(widget, name)
+        try:
+            setattr(widget, name, value)
+        except traitlets.TraitError:
+            assert getattr(widget, name) == before, f"{where}: {name} changed although refused"
+            continue
+        except (ValueError, TypeError) as exc:
+            raise AssertionError(f"{where}: {type(exc).__name__} {exc}") from None
+        after = getattr(widget, name)
+        if after == before:
+            continue
+        assert not isinstance(after, (bool, np.bool_)) or isinstance(before, bool), f"{where}: kept {after!r}"
+        if name in {"step", "prompt", "sinks", "n_new"}:
+            assert isinstance(after, int) and after >= 0, f"{where}: kept {after!r}"
+
+
+def every_case(check: Callable[[object], None], cases: Iterable[object]) -> None:
+    """``check(case)`` for each of ``cases``; the first that fails is named in the error.
+
+    Many random cases of one comparison in a loop, rather than one test each: a test item costs
+    pytest a millisecond or two of its own, more than a small case takes."""
+    for case in cases:
+        try:
+            check(case)
+        except AssertionError as failure:
+            raise AssertionError(f"case {case!r}: {failure}") from None

@@ -110,7 +110,10 @@ ROLE_MISTAKES: tuple[Mistake[HeadScores], ...] = (
 
 
 def _read_head(value: object, role: str) -> Head | str:
-    """A (layer, head) pair of whole numbers from the answer, or the reason it is not one."""
+    """A (layer, head) pair of whole numbers from the answer (a tuple, a list or an array), or the
+    reason it is not one."""
+    if isinstance(value, np.ndarray) and value.ndim == 1:
+        value = tuple(value.tolist())
     if isinstance(value, (str, bytes)) or not isinstance(value, Sequence) or len(value) != 2:
         return f"the {role} head must be a pair (layer, head), got {value!r}"
     if not all(isinstance(v, numbers.Integral) and not isinstance(v, bool) for v in value):
@@ -130,9 +133,10 @@ def check_head_roles(answer: object, previous: object, induction: object) -> Che
     """
     p = as_real_array(previous, "previous", dtype=np.float64)
     i = as_real_array(induction, "induction", dtype=np.float64)
-    if p.ndim != 2 or p.shape != i.shape:
+    if p.ndim != 2 or p.shape != i.shape or p.size == 0:
         raise ValueError(
-            f"previous and induction must both be (n_layers, n_heads) scores, got {p.shape} and {i.shape}"
+            "previous and induction must both be (n_layers, n_heads) scores of at least one head, "
+            f"got shapes {p.shape} and {i.shape}"
         )
     ex = HeadScores(p, i)
     right = ex.right
@@ -151,6 +155,8 @@ def check_head_roles(answer: object, previous: object, induction: object) -> Che
         if isinstance(head, str):
             return failed(head + ".")
         given[role] = head
+    if _tied_best(given, p, i):  # the highest of each score, or one of the heads tied for it
+        right = given
     found = matching(ROLE_MISTAKES, ex, lambda wrong: wrong == given and wrong != right)
     if found:
         return failed(describe("Not yet", found, ex))
@@ -174,6 +180,20 @@ def check_head_roles(answer: object, previous: object, induction: object) -> Che
         for role in wrong_roles
     )
     return failed(f"Not yet: {said}. Look for the head whose score of that kind stands out.")
+
+
+def _tied_best(given: dict[str, Head], previous: np.ndarray, induction: np.ndarray) -> bool:
+    """Whether the two heads named differ and each has the highest score of its kind (a tie allowed)."""
+    if given["previous_token"] == given["induction"]:
+        return False
+    for role, scores in (("previous_token", previous), ("induction", induction)):
+        layer, head = given[role]
+        if (
+            not (0 <= layer < scores.shape[0] and 0 <= head < scores.shape[1])
+            or scores[layer, head] < scores.max()
+        ):
+            return False
+    return True
 
 
 @dataclass(frozen=True)

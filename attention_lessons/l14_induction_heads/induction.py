@@ -40,7 +40,7 @@ from attnlib.decoder import (
     forward,
     next_token_losses,
 )
-from attnlib.decoder.config import as_mapping, read_npz
+from attnlib.decoder.config import as_config, as_mapping, read_npz
 from attnlib.training import log_softmax
 from attnlib.validation import (
     LARGEST,
@@ -120,6 +120,8 @@ def induction_batch(
     -------
     (batch, n_ctx) int64
     """
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(f"rng must be a NumPy generator, np.random.default_rng(seed), got {rng!r:.60}")
     b = as_positive_int(batch, "batch", maximum=LARGEST)
     n = as_positive_int(n_ctx, "n_ctx", minimum=4, maximum=LARGEST)
     longest = n // 2
@@ -523,7 +525,10 @@ def token_ov_circuit(
 
 
 def _as_head(config: DecoderConfig, head: object, name: str) -> tuple[int, int]:
-    """``head`` as (layer, head) of ``config``'s model, or a ValueError naming ``name``."""
+    """``head`` as (layer, head) of ``config``'s model (a tuple, a list or an array of two whole
+    numbers), or a ValueError naming ``name``."""
+    if isinstance(head, list) or (isinstance(head, np.ndarray) and head.ndim == 1):
+        head = tuple(head)
     if not (
         isinstance(head, tuple)
         and len(head) == 2
@@ -545,6 +550,7 @@ def composition_baseline(
 
     A trained pair of heads that compose scores well above it; unrelated heads score near it.
     """
+    config = as_config(config)
     if kind not in ("K", "Q", "V"):
         raise ValueError(f"kind must be 'K', 'Q' or 'V', got {kind!r}")
     count = as_positive_int(samples, "samples", maximum=LARGEST)
@@ -626,15 +632,26 @@ def load_induction_run(path: str | None = None) -> InductionRun:
 def run_from_arrays(arrays: Mapping[str, np.ndarray]) -> InductionRun:
     """An :class:`InductionRun` from the arrays ``tools/train_induction.py`` saves."""
     arrays = as_mapping(arrays)
-    config = DecoderConfig(
-        **{name: int(arrays[f"config.{name}"]) for name in _CONFIG_FIELDS},
+    config = DecoderConfig(  # a size saved as 2.5 is refused by name, not cut to 2
+        **{name: _saved_number(arrays, f"config.{name}") for name in _CONFIG_FIELDS},
         positions=str(arrays["config.positions"]),
     )
     params = {name.removeprefix("param."): arrays[name] for name in arrays if name.startswith("param.")}
+    half = as_positive_int(_saved_number(arrays, "half"), "half", minimum=2)
+    steps = as_whole_array(arrays["snapshot_steps"], "snapshot_steps", minimum=0)
+    probe = as_whole_array(arrays["probe"], "probe", minimum=0)
+    weights = as_real_array(arrays["probe_weights"], "probe_weights")
+    expected = (len(steps), config.n_layers, config.n_heads, 2 * half, 2 * half)
+    if steps.ndim != 1 or probe.shape != (2 * half,) or weights.shape != expected:
+        raise ValueError(
+            f"the run's snapshot_steps {steps.shape}, probe {probe.shape} and probe_weights "
+            f"{weights.shape} do not fit its config and half={half}: expected (s,), {(2 * half,)}, {expected}"
+        )
+    as_distributions(weights, "probe_weights")  # each row sums to 1
     return InductionRun(
         config,
         check_parameters(config, params),
-        int(arrays["half"]),
+        half,
         {
             name.removeprefix("setting."): arrays[name].item()
             for name in arrays
@@ -643,10 +660,15 @@ def run_from_arrays(arrays: Mapping[str, np.ndarray]) -> InductionRun:
         arrays["loss"],
         arrays["first_half_loss"],
         arrays["repeated_half_loss"],
-        arrays["snapshot_steps"],
-        arrays["probe"],
-        arrays["probe_weights"],
+        steps,
+        probe,
+        weights,
     )
+
+
+def _saved_number(arrays: Mapping[str, np.ndarray], name: str) -> object:
+    """The number saved as ``name`` (a 0-d array), as Python has it: ``2.5`` stays a float."""
+    return np.asarray(arrays[name]).item()
 
 
 _CONFIG_FIELDS = ("vocab_size", "n_ctx", "d_model", "n_heads", "n_layers", "d_mlp")

@@ -25,7 +25,7 @@ from attention_lessons.kit.widgets.base import Explorer
 from attention_lessons.kit.widgets.inputs import WholeNumber
 from attention_lessons.kit.widgets.modules import module_text
 from attention_lessons.l14_induction_heads import induction
-from attnlib.validation import as_real_array, is_number
+from attnlib.validation import as_distributions, as_real_array, is_number
 
 __all__ = ["DECIMALS", "InductionReplay", "induction_replay", "replay_from_snapshots", "replay_table"]
 
@@ -71,6 +71,7 @@ def replay_table(
     future = np.triu(np.ones(w.shape[-2:], dtype=bool), k=1)
     if np.any(w[..., future] != 0):
         raise ValueError("weights must be causal: every weight on a future key must be 0")
+    as_distributions(w, "weights")  # and each row sums to 1
     scores = {}
     for name, value in (("previous", previous), ("induction", induction)):
         array = as_real_array(value, name, dtype=np.float64)

@@ -211,7 +211,7 @@ def check_kv_cache_bytes(
     """
     if not isinstance(shape, DecoderShape):
         raise TypeError(f"shape must be a DecoderShape, got {type(shape).__name__}")
-    if unit not in UNITS:
+    if not isinstance(unit, str) or unit not in UNITS:
         raise ValueError(f"unit must be one of {', '.join(UNITS)}, got {unit!r}")
     ex = CacheExercise(
         shape,

@@ -264,6 +264,8 @@ class TextModel:
         may sample ``BOS`` (id 0) as it samples any token; ``decode`` leaves it out, so the text
         then has fewer than ``n_new`` characters after the prompt.
         """
+        if not isinstance(prompt, str):
+            raise TypeError(f"prompt must be a str (the text to continue), got {type(prompt).__name__}")
         ids = generate(
             self.config,
             self.params,
@@ -294,9 +296,9 @@ _CONFIG_FIELDS = ("vocab_size", "n_ctx", "d_model", "n_heads", "n_layers", "d_ml
 def model_from_arrays(arrays: Mapping[str, np.ndarray]) -> TextModel:
     """A :class:`TextModel` from the arrays ``tools/train_decoder.py`` saves."""
     arrays = as_mapping(arrays)
-    config = DecoderConfig(
-        **{name: int(arrays[f"config.{name}"]) for name in _CONFIG_FIELDS},
-        layer_norm=bool(arrays["config.layer_norm"]),
+    config = DecoderConfig(  # a size saved as 2.5 (or a flag saved as 2) is refused by name, not rounded
+        **{name: np.asarray(arrays[f"config.{name}"]).item() for name in _CONFIG_FIELDS},
+        layer_norm=np.asarray(arrays["config.layer_norm"]).item(),
         positions=str(arrays["config.positions"]),
     )
     vocabulary = Vocabulary(str(arrays["vocabulary"]))

@@ -116,8 +116,8 @@ def generation_entry(
     """
     ids = model.vocabulary.encode(check_prompt(model, prompt))
     bos = model.vocabulary.BOS  # the model may also write it: shown as at the start
-    tokens, trace = decoder.generate(
-        model.config, model.params, ids, n_new, window=window, sinks=sinks, return_trace=True
+    tokens, trace = decoder.generate_with_trace(
+        model.config, model.params, ids, n_new, window=window, sinks=sinks
     )
     return {
         "tokens": [

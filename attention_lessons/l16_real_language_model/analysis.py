@@ -89,7 +89,7 @@ def first_token_weights(weights: Sequence[npt.ArrayLike]) -> np.ndarray:
     Parameters
     ----------
     weights : list of n_layers arrays (n_heads, n, n)
-        :func:`attnlib.model.llama.forward`'s weights (``keep_weights=True``).
+        :func:`attnlib.model.llama.forward_with_weights`' weights.
 
     Returns
     -------

@@ -108,7 +108,7 @@ def answer_entry(
         )
     new = llama.generate(model, ids, min(n_new, max_tokens - len(ids)))
     both = np.concatenate([ids, new])
-    _, weights = llama.forward(model, both, keep_weights=True)
+    _, weights = llama.forward_with_weights(model, both)
     rounded = np.rint(np.stack(weights).astype(np.float64) * SCALE).astype(np.int64).tolist()
     return {
         "text": prompt,

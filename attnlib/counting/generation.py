@@ -254,10 +254,10 @@ def kv_cache_outgrows_weights(
         None when a sliding window keeps the cache below the weights at every length.
     """
     shape = _shape(shape)
-    weights = as_positive_int(parameters, "parameters") * as_positive_int(
-        bytes_per_number if weight_bytes_per_number is None else weight_bytes_per_number,
-        "weight_bytes_per_number",
-    )
+    number = as_positive_int(bytes_per_number, "bytes_per_number")
+    weight_number = number if weight_bytes_per_number is None else weight_bytes_per_number
+    weight_bytes = as_positive_int(weight_number, "weight_bytes_per_number")
+    weights = as_positive_int(parameters, "parameters") * weight_bytes
     per_token = kv_cache_bytes(shape, 1, bytes_per_number=bytes_per_number, batch=batch)
     length = weights // per_token + 1
     _sinks(window, sinks)

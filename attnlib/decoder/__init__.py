@@ -15,13 +15,14 @@ With row vectors times matrices, as in the other lessons, and ``x`` the residual
         if d_mlp:  x = x + GELU(LN(x) W_in + b_in) W_out + b_out   (LN only if layer_norm)
     logits = (LN(x) if layer_norm else x) unembed                  (B, n, vocab)
 
-Generation (:func:`generate`) keeps each layer's keys and values in a :class:`KVCache`; with a
-``window`` and ``sinks`` the cache rolls (StreamingLLM, Xiao et al. 2023): it keeps the first
-``sinks`` tokens and the latest ones, and with RoPE each key is rotated by its place in the cache,
-so a model with ``positions="rope"`` can write past ``n_ctx`` without meeting a distance longer
-than ``sinks + window − 1``. :func:`forward` with the same ``window`` and ``sinks`` computes the
-same thing over a whole sequence. :func:`pool_kv_heads` turns a model's key/value heads into
-fewer by averaging (grouped-query attention, Ainslie et al. 2023).
+Generation (:func:`generate`; :func:`generate_with_trace` also keeps what each step attended to)
+keeps each layer's keys and values in a :class:`KVCache`; with a ``window`` and ``sinks`` the cache
+rolls (StreamingLLM, Xiao et al. 2023): it keeps the first ``sinks`` tokens and the latest ones,
+and with RoPE each key is rotated by its place in the cache, so a model with ``positions="rope"``
+can write past ``n_ctx`` without meeting a distance longer than ``sinks + window − 1``.
+:func:`forward` with the same ``window`` and ``sinks`` computes the same thing over a whole
+sequence. :func:`pool_kv_heads` turns a model's key/value heads into fewer by averaging
+(grouped-query attention, Ainslie et al. 2023).
 
 The loss is the mean next-token cross-entropy: positions ``0 … n−2`` predict tokens ``1 … n−1``.
 :func:`loss_and_gradients` runs the chain rule backwards through every step above, the attention
@@ -68,6 +69,7 @@ from attnlib.decoder.forward_pass import (
     GenerationTrace,
     forward,
     generate,
+    generate_with_trace,
     pool_kv_heads,
 )
 from attnlib.decoder.kv_cache import KVCache
@@ -86,6 +88,7 @@ __all__ = [
     "check_tokens",
     "forward",
     "generate",
+    "generate_with_trace",
     "init_parameters",
     "loss_and_gradients",
     "next_token_losses",

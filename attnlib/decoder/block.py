@@ -16,17 +16,23 @@ which keys each query sees (causal, or a window with sinks), where RoPE places t
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 
-from attnlib.core import AttentionSteps, attention_steps, default_scale, softmax
+from attnlib.core import (
+    AttentionArguments,
+    AttentionSteps,
+    attention_steps_of,
+    softmax,
+    window_rule,
+)
 from attnlib.decoder.config import DecoderConfig, as_window
 from attnlib.decoder.kv_cache import KVCache
-from attnlib.multihead import merge_heads, split_heads
-from attnlib.positions import rope
+from attnlib.positions import rope_frequencies, rotate_pairs
 from attnlib.validation import as_whole_array
 
 __all__ = [
@@ -143,15 +149,20 @@ def _attn(
     cache: KVCache | None,
     ablate: frozenset[tuple[int, int]],
 ) -> tuple[np.ndarray, LayerSteps]:
-    """The heads' attention over ``a = ln_1(x)`` and what they write: ``concat(z_1 … z_H) W_o``."""
+    """The heads' attention over ``a = ln_1(x)`` and what they write: ``concat(z_1 … z_H) W_o``.
+
+    Everything it is given is checked already (by :func:`attnlib.decoder.forward` or
+    :func:`attnlib.decoder.generate`), so it calls the trusting steps: the cache's
+    :meth:`~attnlib.decoder.KVCache.extend`, and :func:`attend`.
+    """
     name = f"layer{layer}."
     # Shortformer: positions steer where heads look
     qk_in = a + p["pos_embed"][query_positions] if c.positions == "attention" else a
-    Q = split_heads(qk_in @ p[name + "W_q"], c.n_heads)
-    K = split_heads(qk_in @ p[name + "W_k"], c.kv_heads)
-    V = split_heads(a @ p[name + "W_v"], c.kv_heads)
+    Q = _split_heads(qk_in @ p[name + "W_q"], c.n_heads)
+    K = _split_heads(qk_in @ p[name + "W_k"], c.kv_heads)
+    V = _split_heads(a @ p[name + "W_v"], c.kv_heads)
     if cache is not None:
-        K, V = cache.append(layer, K, V)
+        K, V = cache.extend(layer, K, V)
     if c.group_size > 1:
         K, V = np.repeat(K, c.group_size, axis=1), np.repeat(V, c.group_size, axis=1)
     steps, Q, K = attend(Q, K, V, mask, rotation)
@@ -160,8 +171,20 @@ def _attn(
     if dropped:
         heads_out = heads_out.copy()
         heads_out[:, dropped] = 0.0
-    z = merge_heads(heads_out)
+    z = _merge_heads(heads_out)
     return z @ p[name + "W_o"], LayerSteps(a, qk_in, attn_norm, Q, K, V, steps, z)
+
+
+def _split_heads(x: np.ndarray, n_heads: int) -> np.ndarray:
+    """``(B, n, n_heads·d_head)`` → ``(B, n_heads, n, d_head)``: lesson 09's ``split_heads``, unchecked."""
+    B, n, width = x.shape
+    return x.reshape(B, n, n_heads, width // n_heads).swapaxes(1, 2)
+
+
+def _merge_heads(x: np.ndarray) -> np.ndarray:
+    """``(B, n_heads, n, d_head)`` → ``(B, n, n_heads·d_head)``: lesson 09's ``merge_heads``, unchecked."""
+    B, n_heads, n, d_head = x.shape
+    return x.swapaxes(1, 2).reshape(B, n, n_heads * d_head)
 
 
 def _mlp(p: dict[str, np.ndarray], name: str, m: np.ndarray, kept: LayerSteps) -> np.ndarray:
@@ -267,9 +290,7 @@ def visible_keys(
         raise ValueError(
             f"query_positions and key_positions must be lists (1-D), got shapes {q.shape}, {k.shape}"
         )
-    i, j = q[:, None], k[None, :]  # causal_mask's rule, for these rows and columns only
-    seen = j <= i
-    return seen if w is None else seen & ((j > i - w) | (j < s))
+    return window_rule(q, k, w, s)  # causal_mask's rule, for these rows and columns only
 
 
 @dataclass(frozen=True)
@@ -311,19 +332,35 @@ def attend(
 ) -> tuple[AttentionSteps, np.ndarray, np.ndarray]:
     """The attention's steps, and the queries and keys as the scores read them (rotated by RoPE).
 
-    Lesson 14's attention of one layer; with RoPE and sinks, lesson 15 · 4's.
+    Lesson 14's attention of one layer; with RoPE and sinks, lesson 15 · 4's. It trusts its
+    arguments: float64 ``Q (B, H, n, d_head)``, ``K, V (B, H, n_k, d_head)``, ``mask (n, n_k)``
+    bool, as :func:`block` has them.
     """
+    scale = 1.0 / math.sqrt(Q.shape[-1])  # default_scale(d_head), here where d_head is checked already
     if rotation is None:
-        return attention_steps(Q, K, V, mask=mask), Q, K
-    Q_rot, K_rot = rope(Q, rotation.queries), rope(K, rotation.keys)
+        return attention_steps_of(AttentionArguments(Q, K, V, mask, scale, False)), Q, K
+    Q_rot, K_rot = _rope(Q, rotation.queries), _rope(K, rotation.keys)
     if rotation.sink_queries is None:
-        return attention_steps(Q_rot, K_rot, V, mask=mask), Q_rot, K_rot
+        return attention_steps_of(AttentionArguments(Q_rot, K_rot, V, mask, scale, False)), Q_rot, K_rot
     # the sinks' columns: the query at its place in the rolling cache (no gradient is taken here)
     raw = Q_rot @ K_rot.swapaxes(-1, -2)
-    raw[..., : rotation.sinks] = rope(Q, rotation.sink_queries) @ K_rot[..., : rotation.sinks, :].swapaxes(
+    raw[..., : rotation.sinks] = _rope(Q, rotation.sink_queries) @ K_rot[..., : rotation.sinks, :].swapaxes(
         -1, -2
     )
-    scale = default_scale(Q.shape[-1])
     masked = np.where(mask, raw * scale, -np.inf)
     weights = softmax(masked)
     return AttentionSteps(raw, scale, raw * scale, masked, weights, weights @ V), Q_rot, K_rot
+
+
+def _rope(x: np.ndarray, positions: np.ndarray) -> np.ndarray:
+    """:func:`attnlib.positions.rope` of the decoder's checked ``x (B, H, n, d_head)`` at ``positions (n,)``:
+    RoFormer's interleaved pairs, base 10000, the angles made once for every batch and head."""
+    return rotate_pairs(x, positions[:, None] * _frequencies(x.shape[-1]))
+
+
+@functools.lru_cache(maxsize=8)
+def _frequencies(d_head: int) -> np.ndarray:
+    """RoPE's ``θ_i = 10000^(−2i/d_head)`` for a head's width (the same few widths every pass)."""
+    theta = rope_frequencies(d_head)
+    theta.flags.writeable = False  # shared by every call
+    return theta

@@ -196,14 +196,21 @@ def init_parameters(config: DecoderConfig, seed: int = 0) -> dict[str, np.ndarra
     rng = np.random.default_rng(as_seed(seed))
     params = {}
     for name, shape in parameter_shapes(config).items():
-        if name.endswith(".gain"):
-            params[name] = np.ones(shape)
-        elif name.endswith(".bias") or name.split(".")[-1].startswith("b_"):
-            params[name] = np.zeros(shape)
-        elif name in ("embed", "pos_embed"):
-            params[name] = rng.normal(size=shape)
-        else:
-            params[name] = rng.normal(size=shape) / math.sqrt(shape[0])
+        try:
+            if name.endswith(".gain"):
+                params[name] = np.ones(shape)
+            elif name.endswith(".bias") or name.split(".")[-1].startswith("b_"):
+                params[name] = np.zeros(shape)
+            elif name in ("embed", "pos_embed"):
+                params[name] = rng.normal(size=shape)
+            else:
+                params[name] = rng.normal(size=shape) / math.sqrt(shape[0])
+        except (MemoryError, ValueError) as exc:  # numpy: "Unable to allocate …", "array is too big"
+            size = math.prod(shape) * 8
+            raise ValueError(
+                f"the config's parameter {name} of shape {shape} would take {size:,} bytes in float64, "
+                f"more than this machine can allocate ({type(exc).__name__}: {exc}); make the config smaller"
+            ) from None
     return params
 
 
@@ -289,6 +296,8 @@ def as_ablations(config: DecoderConfig, ablate: Iterable[tuple[int, int]]) -> fr
 
     Lesson 14 · 4. Ablation: are they the mechanism?
     """
+    if isinstance(ablate, str | bytes) or not isinstance(ablate, Iterable):
+        raise TypeError(f"ablate must be a list of (layer, head) pairs of integers, got {ablate!r:.80}")
     pairs = set()
     for item in ablate:
         if not (
@@ -310,15 +319,19 @@ def as_window(window: object, sinks: object) -> tuple[int | None, int]:
 
     Lesson 15 · 4. Past the trained context: windows and sinks.
     """
-    w = None if window is None else as_positive_int(window, "window", maximum=LARGEST)
-    s = as_positive_int(sinks, "sinks", minimum=0, maximum=LARGEST)
+    # a window or a count of sinks beyond any sequence NumPy can index hides nothing more: LARGEST
+    w = None if window is None else min(as_positive_int(window, "window"), LARGEST)
+    s = min(as_positive_int(sinks, "sinks", minimum=0), LARGEST)
     if s and w is None:
         raise ValueError(f"sinks={s} needs a window: without one every token is seen already (pass window=…)")
     return w, s
 
 
 def as_mapping(arrays: object, name: str = "arrays") -> Mapping[str, np.ndarray]:
-    """``arrays`` if it maps names to arrays (an ``.npz`` file's contents, a dict), else ``TypeError``."""
+    """``arrays`` if it maps names to arrays (an ``.npz`` file's contents, a dict), else ``TypeError``.
+
+    Lesson 14 · 2 and lesson 15 · 1 read their committed runs (``.npz`` files) with it.
+    """
     if not isinstance(arrays, Mapping):
         raise TypeError(
             f"{name} must map names to arrays (a dict, or numpy.load of an .npz), got {arrays!r:.80}"
@@ -328,6 +341,8 @@ def as_mapping(arrays: object, name: str = "arrays") -> Mapping[str, np.ndarray]
 
 def read_npz(path: str, read: Callable[[Mapping[str, np.ndarray]], T], what: str) -> T:
     """``read`` of the arrays in the ``.npz`` file at ``path``; a file that is not ``what`` is a ValueError.
+
+    Lesson 14 · 2 and lesson 15 · 1 read a run of their training scripts with it.
 
     A file cut short, not a zip, or without an array ``read`` needs names the file and the problem
     instead of zipfile's or numpy's traceback.

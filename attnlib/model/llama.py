@@ -16,8 +16,10 @@ layer's rotated keys and values (the KV cache). Its loop in NumPy, greedy, witho
 True
 
 This module is the façade lesson 16 imports (``from attnlib.model import llama``): the parts
-(:mod:`~attnlib.model.llama_parts`), the file (:mod:`~attnlib.model.llama_file`), and here
-:func:`forward` (with ablations, windows and sinks, every layer's weights) and :func:`generate`.
+(:mod:`~attnlib.model.llama_parts`), the file (:mod:`~attnlib.model.llama_file`), the sampler
+(:mod:`attnlib.sampling`), and here :func:`forward` (with ablations, windows and sinks),
+:func:`forward_with_weights` (every layer's weights too), :func:`generate` and
+:func:`generate_with_logits`.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from attnlib.core import window_rule
 from attnlib.model.gguf import ModelFileError
 from attnlib.model.llama_file import (
     LlamaConfig,
@@ -40,18 +43,18 @@ from attnlib.model.llama_file import (
 )
 from attnlib.model.llama_parts import (
     Parts,
-    as_count,
     block,
     grouped_query_attention,
-    next_token_probabilities,
     rms_norm,
     rotate,
     swiglu,
 )
-from attnlib.validation import is_number
+from attnlib.sampling import choose_tokens, next_token_probabilities, sampling_settings
+from attnlib.validation import as_flag, as_positive_int, as_seed, as_whole_array, is_number
 
 __all__ = [
     "LlamaConfig",
+    "LlamaKVCache",
     "LlamaModel",
     "ModelFileError",
     "Parts",
@@ -59,7 +62,9 @@ __all__ = [
     "config_from_metadata",
     "float32_tolerance",
     "forward",
+    "forward_with_weights",
     "generate",
+    "generate_with_logits",
     "grouped_query_attention",
     "load_smollm2",
     "next_token_probabilities",
@@ -70,8 +75,24 @@ __all__ = [
 ]
 
 
-class _Cache:
-    """Each layer's rotated keys and values, in arrays allocated once for ``capacity`` tokens."""
+class LlamaKVCache:
+    """Every layer's rotated keys and values, in arrays allocated once for ``capacity`` tokens.
+
+    Lesson 16 · 7. Prefill against decode: what decode reads besides the weights. The same cache
+    as lesson 15's :class:`attnlib.decoder.KVCache` (a test gives both the same keys and values and
+    compares what they hold), without a batch axis or a rolling window, and written into arrays
+    made for the whole answer at once: lesson 15's grows by concatenating, which for SmolLM2's
+    30 layers would copy the whole cache at every token. :func:`generate` fills it; it trusts its
+    arguments.
+
+    Attributes
+    ----------
+    K, V : (n_layers, n_kv_heads, capacity, d_head) float32
+        Rows ``0 … length − 1`` of each layer hold its keys (rotated by RoPE) and values.
+    length : int
+        Tokens held; :meth:`append` writes after them, and the pass that appended to every layer
+        adds its tokens (``cache.length += m``).
+    """
 
     def __init__(self, c: LlamaConfig, capacity: int) -> None:
         self.K = np.empty((c.n_layers, c.n_kv_heads, capacity, c.d_head), dtype=np.float32)
@@ -79,6 +100,11 @@ class _Cache:
         self.length = 0
 
     def append(self, layer: int, K: np.ndarray, V: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Write ``layer``'s new keys and values ``(n_kv_heads, m, d_head)`` after the ``length``
+        held; return all ``length + m`` of them (views of the arrays, not copies).
+
+        Lesson 16 · 7. Prefill against decode.
+        """
         end = self.length + K.shape[1]
         self.K[layer, :, self.length : end], self.V[layer, :, self.length : end] = K, V
         return self.K[layer, :, :end], self.V[layer, :, :end]
@@ -93,7 +119,7 @@ class _Pass:
     positions: np.ndarray  # (n,)
     mask: np.ndarray | None  # (n, n_k), or None for causal
     ablate: frozenset[tuple[int, int]]
-    cache: _Cache | None = None
+    cache: LlamaKVCache | None = None
     sink_places: np.ndarray | None = None  # keys_at="cache" with sinks: the queries' places against the sinks
     sinks: int = 0
     weights: list[np.ndarray] | None = None
@@ -176,9 +202,8 @@ def forward(
     window: int | None = None,
     sinks: int = 0,
     keys_at: str = "cache",
-    keep_weights: bool = False,
     positions: npt.ArrayLike | None = None,
-) -> np.ndarray | tuple[np.ndarray, list[np.ndarray]]:
+) -> np.ndarray:
     """The model's next-token logits at every position of ``ids``.
 
     Lesson 16 · 2 to · 6: the model on the learner's parts, sinks, induction heads.
@@ -202,8 +227,6 @@ def forward(
         and sinks, ``parts.attention`` receives queries and keys of width ``2·d_head`` (the two
         rotations side by side, see ``_Pass._with_sinks_in_place``): it must scale by the width
         it is given, as :func:`grouped_query_attention` does.
-    keep_weights : bool
-        Also return every layer's attention weights (memory: ``n_layers · n_heads · n²`` floats).
     positions : (n,) int or None
         Where RoPE puts each token: increasing whole numbers from 0 (``None``: ``0 … n − 1``). RoPE
         sees only distances, so moving the tokens after the sinks ``D`` places later shows the
@@ -214,20 +237,65 @@ def forward(
     Returns
     -------
     logits : (n, vocab_size) float32
-    weights : list of n_layers arrays (n_heads, n, n) float32, only with ``keep_weights``
     """
+    p, t = _forward_pass(model, ids, parts, ablate, window, sinks, keys_at, positions)
+    return _run(p, t) @ model.params["embed"].T
+
+
+def forward_with_weights(
+    model: LlamaModel,
+    ids: npt.ArrayLike,
+    *,
+    parts: Parts | None = None,
+    ablate: Iterable[tuple[int, int]] = frozenset(),
+    window: int | None = None,
+    sinks: int = 0,
+    keys_at: str = "cache",
+    positions: npt.ArrayLike | None = None,
+) -> tuple[np.ndarray, list[np.ndarray]]:
+    """:func:`forward`, and every layer's attention weights.
+
+    Lesson 16 · 5 and · 6: the sinks and the induction heads, read from the weights. Memory:
+    ``n_layers · n_heads · n²`` floats besides the logits.
+
+    Parameters
+    ----------
+    model, ids, parts, ablate, window, sinks, keys_at, positions
+        As :func:`forward`.
+
+    Returns
+    -------
+    logits : (n, vocab_size) float32
+    weights : list of n_layers arrays (n_heads, n, n) float32
+        Layer ``l``'s weights, rows = queries; each row sums to 1 over the keys its query sees.
+    """
+    p, t = _forward_pass(model, ids, parts, ablate, window, sinks, keys_at, positions)
+    p.weights = []
+    logits = _run(p, t) @ model.params["embed"].T
+    return logits, p.weights
+
+
+def _forward_pass(
+    model: LlamaModel,
+    ids: npt.ArrayLike,
+    parts: Parts | None,
+    ablate: Iterable[tuple[int, int]],
+    window: int | None,
+    sinks: int,
+    keys_at: str,
+    positions: npt.ArrayLike | None,
+) -> tuple[_Pass, np.ndarray]:
+    """The checks of :func:`forward`, and the pass they set up with the checked ids."""
     c = model.config
     t = as_ids(model, ids, "ids")
     if len(t) > c.n_ctx:
         raise ValueError(f"ids has {len(t):,} tokens, more than the model's context of {c.n_ctx:,}")
     n = len(t)
-    sinks = as_count(sinks, "sinks", 0)
+    sinks = as_positive_int(sinks, "sinks", minimum=0)
     if window is not None:
-        window = as_count(window, "window", 1)
+        window = min(as_positive_int(window, "window"), n)  # a window of n or more hides nothing
     if sinks and window is None:
         raise ValueError(f"sinks={sinks} needs a window (pass window=…)")
-    if not isinstance(keep_weights, bool):
-        raise TypeError(f"keep_weights must be True or False, got {keep_weights!r:.60}")
     if not isinstance(keys_at, str) or keys_at not in ("cache", "original"):
         raise ValueError(f"keys_at must be 'cache' or 'original', got {keys_at!r:.60}")
     sinks = min(sinks, n)  # more sinks than tokens: every token is a sink
@@ -235,8 +303,8 @@ def forward(
     if positions is None:
         positions = index
     else:
-        positions = np.asarray(positions)
-        if positions.shape != (n,) or positions.dtype.kind not in "iu":
+        positions = as_whole_array(positions, "positions")
+        if positions.shape != (n,):
             raise ValueError(f"positions must be ({n},) whole numbers, one per token, got {positions.shape}")
         if positions[0] < 0 or (np.diff(positions) <= 0).any():
             raise ValueError("positions must increase from 0 or more: each token after the one before")
@@ -245,19 +313,14 @@ def forward(
                 "positions with sinks needs keys_at='original': with keys_at='cache' RoPE rotates by the "
                 "places in a rolling cache, which do not depend on positions"
             )
-    i, j = index[:, None], index[None, :]
-    mask = j <= i
-    if window is not None:
-        mask &= (j > i - window) | (j < sinks)
+    mask = window_rule(index, index, window, sinks)
     p = _Pass(model, _as_parts(parts), positions, mask, _as_ablate(c, ablate))
     if sinks and keys_at == "cache" and window is not None:
+        i, j = index[:, None], index[None, :]
         outside = (j < sinks) & (j <= i - window)  # the sinks a query sees only as sinks
         p.mask = np.concatenate([outside[:, :sinks], mask & ~outside], axis=1)
         p.sink_places, p.sinks = np.minimum(index, sinks + window - 1), sinks
-    if keep_weights:
-        p.weights = []
-    logits = _run(p, t) @ model.params["embed"].T
-    return (logits, p.weights) if keep_weights else logits
+    return p, t
 
 
 def _as_ablate(c: LlamaConfig, ablate: Iterable[tuple[int, int]]) -> frozenset[tuple[int, int]]:
@@ -293,8 +356,7 @@ def generate(
     seed: int = 0,
     stop_at_eos: bool = True,
     parts: Parts | None = None,
-    return_logits: bool = False,
-) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
+) -> np.ndarray:
     """Up to ``n_new`` tokens after ``ids``, one at a time, with the KV cache.
 
     Lesson 16 · 3 and · 4. The prompt runs first (prefill, :data:`PREFILL_BLOCK` tokens a pass)
@@ -315,34 +377,73 @@ def generate(
     stop_at_eos : bool
         Stop after the model writes its end token (:attr:`LlamaModel.eos_id`, kept in the result).
     parts : Parts or None
-    return_logits : bool
-        Also return the logits each new token was chosen from.
 
     Returns
     -------
     tokens : (≤ n_new,) int64, the new tokens only
-    logits : (len(tokens), vocab_size) float32, only with ``return_logits``
     """
+    return _generate(model, ids, n_new, temperature, top_k, top_p, seed, stop_at_eos, parts, None)
+
+
+def generate_with_logits(
+    model: LlamaModel,
+    ids: npt.ArrayLike,
+    n_new: int,
+    *,
+    temperature: float = 0.0,
+    top_k: int | None = None,
+    top_p: float | None = None,
+    seed: int = 0,
+    stop_at_eos: bool = True,
+    parts: Parts | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`generate`, and the logits each new token was chosen from.
+
+    Lesson 16 · 3. It answers: the learner's parts against attnlib's on the decode path.
+
+    Parameters
+    ----------
+    model, ids, n_new, temperature, top_k, top_p, seed, stop_at_eos, parts
+        As :func:`generate`.
+
+    Returns
+    -------
+    tokens : (≤ n_new,) int64, the new tokens only
+    logits : (len(tokens), vocab_size) float32
+        Row ``k``: the scores token ``k`` was chosen from.
+    """
+    chosen_from: list[np.ndarray] = []
+    tokens = _generate(model, ids, n_new, temperature, top_k, top_p, seed, stop_at_eos, parts, chosen_from)
+    return tokens, np.array(chosen_from, dtype=np.float32).reshape(len(tokens), model.config.vocab_size)
+
+
+def _generate(
+    model: LlamaModel,
+    ids: npt.ArrayLike,
+    n_new: int,
+    temperature: object,
+    top_k: object,
+    top_p: object,
+    seed: object,
+    stop_at_eos: object,
+    parts: Parts | None,
+    chosen_from: list[np.ndarray] | None,
+) -> np.ndarray:
+    """:func:`generate`: the checks at the door, then the loop on checked settings; each new token's
+    logits are appended to ``chosen_from`` unless it is None."""
     c = model.config
     t = as_ids(model, ids, "ids")
-    new = as_count(n_new, "n_new", 0)
+    new = as_positive_int(n_new, "n_new", minimum=0)
     if len(t) + new > c.n_ctx:
         raise ValueError(
             f"the prompt's {len(t):,} tokens plus n_new={new:,} are more than "
             f"the model's context of {c.n_ctx:,} tokens"
         )
-    next_token_probabilities(np.zeros(2), temperature=temperature, top_k=None, top_p=top_p)  # checks them
-    if top_k is not None and not 1 <= as_count(top_k, "top_k", 1) <= c.vocab_size:
-        raise ValueError(f"top_k must be from 1 to the vocabulary's {c.vocab_size:,}, got {top_k}")
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"seed must be a non-negative integer, got {seed!r:.60}")
-    for name, flag in (("stop_at_eos", stop_at_eos), ("return_logits", return_logits)):
-        if not isinstance(flag, bool):
-            raise TypeError(f"{name} must be True or False, got {flag!r:.60}")
-    rng = np.random.default_rng(int(seed))
-    p = _Pass(model, _as_parts(parts), np.arange(len(t)), None, frozenset(), _Cache(c, len(t) + new))
+    temp, k, p_top = sampling_settings(temperature, top_k, top_p, c.vocab_size)
+    rng = np.random.default_rng(as_seed(seed))
+    stop = as_flag(stop_at_eos, "stop_at_eos")
+    p = _Pass(model, _as_parts(parts), np.arange(len(t)), None, frozenset(), LlamaKVCache(c, len(t) + new))
     out: list[int] = []
-    chosen_from: list[np.ndarray] = []
     for i in range(new):
         if i == 0:
             h = _prefill(p, t)
@@ -351,20 +452,13 @@ def generate(
             h = _run(p, np.array([out[-1]]))[-1]
             p.cache.length += 1
         logits = h @ model.params["embed"].T
-        if return_logits:
+        if chosen_from is not None:
             chosen_from.append(logits)
-        if temperature == 0:
-            token = int(np.argmax(logits))
-        else:
-            probs = next_token_probabilities(logits, temperature=temperature, top_k=top_k, top_p=top_p)
-            token = int(min(np.searchsorted(np.cumsum(probs), rng.random(), side="right"), len(probs) - 1))
+        token = int(choose_tokens(logits[None], temp, rng, k, p_top)[0])
         out.append(token)
-        if stop_at_eos and token == model.eos_id:
+        if stop and token == model.eos_id:
             break
-    new_ids = np.array(out, dtype=np.int64)
-    if return_logits:
-        return new_ids, np.array(chosen_from, dtype=np.float32).reshape(len(out), c.vocab_size)
-    return new_ids
+    return np.array(out, dtype=np.int64)
 
 
 #: The prompt's tokens that one pass of the prefill takes: each layer's scores are then at most
@@ -404,6 +498,6 @@ def float32_tolerance(config: LlamaConfig, n_tokens: int, largest: float = 1.0) 
     float
         For SmolLM2-135M on 40 tokens, 8.8e-4 · ``largest``.
     """
-    sums = [config.d_model] * 8 + [config.d_head, as_count(n_tokens, "n_tokens", 1), config.d_mlp]
+    sums = [config.d_model] * 8 + [config.d_head, as_positive_int(n_tokens, "n_tokens"), config.d_mlp]
     per_pass = config.n_layers * sum(math.sqrt(m) for m in sums) + math.sqrt(config.d_model)
     return 2 * per_pass * 2**-24 * largest

@@ -33,6 +33,7 @@ from attnlib.model.gguf import (
     read_gguf,
     tokenizer_from_metadata,
 )
+from attnlib.validation import as_flag, as_whole_array
 
 __all__ = [
     "LlamaConfig",
@@ -52,7 +53,7 @@ __all__ = [
 class LlamaConfig:
     """The sizes of a Llama-architecture decoder, as its GGUF's ``llama.*`` metadata gives them.
 
-    Lesson 16 · 1. The file.
+    Lesson 16 · 1. Open the file.
     """
 
     n_layers: int
@@ -90,7 +91,7 @@ class LlamaConfig:
 class LlamaModel:
     """A loaded model: config, float32 weights, the file's metadata, tokenizer and chat template.
 
-    Lesson 16 · 1. The file. :func:`load_smollm2` makes one.
+    Lesson 16 · 1. Open the file. :func:`load_smollm2` makes one.
 
     Attributes
     ----------
@@ -159,7 +160,7 @@ class LlamaModel:
     def encode(self, text: str) -> np.ndarray:
         """Token ids of ``text`` (int64); special tokens such as ``<|im_start|>`` are matched whole.
 
-        Lesson 16 · 1. The file: its tokenizer.
+        Lesson 16 · 1. Open the file: its tokenizer.
         """
         if not isinstance(text, str):
             raise TypeError(f"text must be a str, got {type(text).__name__}")
@@ -175,18 +176,17 @@ class LlamaModel:
     def decode(self, ids: npt.ArrayLike, *, skip_special: bool = False) -> str:
         """The text of token ids (``skip_special``: without ``<|im_end|>`` and the like).
 
-        Lesson 16 · 1. The file: its tokenizer.
+        Lesson 16 · 1. Open the file: its tokenizer.
         """
-        if not isinstance(skip_special, bool):
-            raise TypeError(f"skip_special must be True or False, got {skip_special!r:.60}")
+        skip = as_flag(skip_special, "skip_special")
         return self.tokenizer.decode(
-            as_ids(self, ids, "ids", allow_empty=True).tolist(), skip_special_tokens=skip_special
+            as_ids(self, ids, "ids", allow_empty=True).tolist(), skip_special_tokens=skip
         )
 
     def chat(self, messages: Sequence[Mapping[str, str]]) -> np.ndarray:
         """Token ids of ``messages`` in the file's chat template, ending where the answer begins.
 
-        Lesson 16 · 3. Generate.
+        Lesson 16 · 3. It answers: the question in the file's chat template.
 
         Parameters
         ----------
@@ -214,7 +214,7 @@ class LlamaModel:
 def unpermute(W: np.ndarray, n_heads: int) -> np.ndarray:
     """Undo llama.cpp's permutation of a query or key matrix ``(n_heads·d_head, d_model)``.
 
-    Lesson 16 · 1. The file: within each head, row ``2i + j`` of the file is row ``j·d_head/2 + i``
+    Lesson 16 · 1. Open the file: within each head, row ``2i + j`` of the file is row ``j·d_head/2 + i``
     of the ``rotate_half`` order (llama.cpp's ``convert_hf_to_gguf.py`` permutes them so that its
     RoPE can rotate neighbouring pairs).
     """
@@ -225,7 +225,7 @@ def unpermute(W: np.ndarray, n_heads: int) -> np.ndarray:
 def config_from_metadata(metadata: Mapping[str, Any]) -> LlamaConfig:
     """The :class:`LlamaConfig` a GGUF's ``llama.*`` metadata describes.
 
-    Lesson 16 · 1. The file.
+    Lesson 16 · 1. Open the file.
     """
     try:
         if metadata["general.architecture"] != "llama":
@@ -256,7 +256,7 @@ def params_from_tensors(config: LlamaConfig, tensors: Mapping[str, np.ndarray]) 
     """The GGUF's tensors under :class:`LlamaModel`'s names: transposed to row vectors times matrices,
     the query and key rows un-permuted (:func:`unpermute`).
 
-    Lesson 16 · 1. The file.
+    Lesson 16 · 1. Open the file.
     """
     c = config
 
@@ -291,7 +291,7 @@ def load_smollm2(
 ) -> LlamaModel:
     """SmolLM2-135M-Instruct from its GGUF: the SHA-256 checked, the weights dequantized to float32.
 
-    Lesson 16 · 1. The file.
+    Lesson 16 · 1. Open the file.
 
     Parameters
     ----------
@@ -321,9 +321,7 @@ def as_ids(model: LlamaModel, ids: npt.ArrayLike, name: str, *, allow_empty: boo
     """
     if isinstance(ids, str):
         raise TypeError(f"{name} must be token ids (model.encode(text) makes them), got the text {ids!r:.60}")
-    arr = np.asarray(ids)
-    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.integer) or arr.size == 0):
-        raise TypeError(f"{name} must be whole numbers (token ids), got {arr.dtype} {ids!r:.60}")
+    arr = as_whole_array(ids, name)  # None, ragged, floats, booleans: refused by name
     if arr.ndim != 1:
         raise ValueError(f"{name} must be one sequence (1-D), got shape {arr.shape}")
     if arr.size == 0 and not allow_empty:
@@ -331,4 +329,4 @@ def as_ids(model: LlamaModel, ids: npt.ArrayLike, name: str, *, allow_empty: boo
     vocab = model.config.vocab_size
     if arr.size and (arr.min() < 0 or arr.max() >= vocab):
         raise ValueError(f"{name} must be ids from 0 to {vocab - 1}, got {int(arr.min())} … {int(arr.max())}")
-    return arr.astype(np.int64)
+    return arr

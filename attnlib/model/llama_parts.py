@@ -1,7 +1,8 @@
-"""The parts of a Llama-architecture decoder, each a few lines of NumPy, and how a token is drawn.
+"""The parts of a Llama-architecture decoder, each a few lines of NumPy.
 
 Lesson 16 · 2 builds the model from them (RMSNorm, SwiGLU, the rotation, grouped-query attention,
-the block) and · 4 samples with :func:`next_token_probabilities`. The block is nanoGPT's
+the block); · 4 samples with :func:`attnlib.sampling.next_token_probabilities`, which
+:mod:`attnlib.model.llama` imports for the lesson. The block is nanoGPT's
 ``Block.forward`` with Llama's parts::
 
     x = x + attn(rms_norm_1(x))        grouped-query attention, RoPE on its queries and keys
@@ -31,10 +32,8 @@ import numpy.typing as npt
 
 __all__ = [
     "Parts",
-    "as_count",
     "block",
     "grouped_query_attention",
-    "next_token_probabilities",
     "rms_norm",
     "rotate",
     "swiglu",
@@ -47,7 +46,7 @@ __all__ = [
 def rms_norm(x: np.ndarray, weight: np.ndarray, eps: float) -> np.ndarray:
     """``x / √(mean(x²) + ε) · weight`` over the last axis: LayerNorm without the mean and the bias.
 
-    Lesson 16 · 2. RMSNorm.
+    Lesson 16 · 2. Build it yourself: RMSNorm.
 
     Parameters
     ----------
@@ -65,7 +64,8 @@ def rms_norm(x: np.ndarray, weight: np.ndarray, eps: float) -> np.ndarray:
 def swiglu(x: np.ndarray, W_gate: np.ndarray, W_up: np.ndarray, W_down: np.ndarray) -> np.ndarray:
     """``(silu(x W_gate) * (x W_up)) W_down`` with ``silu(a) = a · σ(a)``: Llama's MLP.
 
-    Lesson 16 · 2. SwiGLU (Shazeer 2020): a gate decides, number by number, how much of ``x W_up`` passes.
+    Lesson 16 · 2. Build it yourself: SwiGLU (Shazeer 2020). A gate decides, number by number, how
+    much of ``x W_up`` passes.
 
     Parameters
     ----------
@@ -157,7 +157,7 @@ def block(
 ) -> np.ndarray:
     """One layer of the residual stream ``x``: attention, then the MLP, each after an RMSNorm.
 
-    Lesson 16 · 2. The block (nanoGPT's ``Block.forward``, Llama's parts).
+    Lesson 16 · 2. Build it yourself: the block (nanoGPT's ``Block.forward``, Llama's parts).
 
     Parameters
     ----------
@@ -193,70 +193,3 @@ class Parts:
     rotate: Callable[..., np.ndarray] = rotate
     attention: Callable[..., tuple[np.ndarray, np.ndarray]] = grouped_query_attention
     block: Callable[..., np.ndarray] = block
-
-
-def as_count(value: object, name: str, minimum: int) -> int:
-    """``value`` as an int of at least ``minimum``, or an error naming ``name``.
-
-    Lesson 16 · 4: the sizes sampling and generation take (``top_k``, ``n_new``, a window).
-    """
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{name} must be a whole number, got {value!r:.60}")
-    if value < minimum:
-        raise ValueError(f"{name} must be at least {minimum}, got {value}")
-    return int(value)
-
-
-def next_token_probabilities(
-    logits: npt.ArrayLike, *, temperature: float = 1.0, top_k: int | None = None, top_p: float | None = None
-) -> np.ndarray:
-    """The distribution a token is drawn from: temperature, then top-k, then top-p (nucleus).
-
-    Lesson 16 · 4. Sampling. The filters apply in turn, as transformers' logits processors and
-    llama.cpp's sampler chain apply them: top-p keeps the nucleus of what top-k kept, renormalised.
-
-    Parameters
-    ----------
-    logits : (vocab,)
-    temperature : float
-        ``0``: greedy (all the probability on the most likely token, the first if tied); above 0:
-        ``softmax(logits / temperature)``.
-    top_k : int or None
-        Keep only the ``top_k`` most likely tokens (1 … vocab).
-    top_p : float or None
-        Keep the fewest most likely tokens whose probabilities sum to at least ``top_p`` (0 < top_p ≤ 1).
-
-    Returns
-    -------
-    (vocab,) float64, summing to 1
-    """
-    z = np.asarray(logits, dtype=np.float64)
-    if z.ndim != 1 or z.size == 0 or not np.isfinite(z).all():
-        raise ValueError(f"logits must be one finite row (vocab,), got shape {z.shape}")
-    if isinstance(temperature, bool) or not isinstance(temperature, (int, float, np.floating, np.integer)):
-        raise TypeError(f"temperature must be a number (0: greedy), got {temperature!r:.60}")
-    if not (temperature >= 0 and math.isfinite(temperature)):
-        raise ValueError(f"temperature must be 0 (greedy) or a finite positive number, got {temperature}")
-    if top_k is not None and not (as_count(top_k, "top_k", 1) <= z.size):
-        raise ValueError(f"top_k must be from 1 to the vocabulary's {z.size:,}, got {top_k}")
-    if top_p is not None:
-        if isinstance(top_p, bool) or not isinstance(top_p, (int, float, np.floating, np.integer)):
-            raise TypeError(f"top_p must be a number in (0, 1], got {top_p!r:.60}")
-        if not 0 < top_p <= 1:
-            raise ValueError(f"top_p must be in (0, 1] (a share of the probability), got {top_p}")
-    if temperature == 0:
-        probs = np.zeros_like(z)
-        probs[np.argmax(z)] = 1.0
-        return probs
-    e = np.exp((z - z.max()) / temperature)
-    probs = e / e.sum()
-    order = np.argsort(-probs, kind="stable")
-    keep = np.ones(z.size, dtype=bool)
-    if top_k is not None:
-        keep[order[top_k:]] = False
-        probs = np.where(keep, probs, 0.0) / probs[order[:top_k]].sum()
-    if top_p is not None:
-        ranked = probs[order]
-        keep[order[(np.cumsum(ranked) - ranked) >= top_p]] = False  # the mass before a token reaches p
-    probs = np.where(keep, probs, 0.0)
-    return probs / probs.sum()

@@ -17,6 +17,7 @@ from attnlib.decoder import (
     check_parameters,
     forward,
     generate,
+    generate_with_trace,
     init_parameters,
     loss_and_gradients,
     next_token_losses,
@@ -380,9 +381,10 @@ def test_windowed_generation_with_and_without_the_cache_agree(kind, window, sink
     params, tokens = random_setup(config, 6, batch=2)
     rope = config.positions == "rope"
     n_new = 3 * config.n_ctx if rope else config.n_ctx - 3  # RoPE with a window: to any length
-    options = {"window": window, "sinks": sinks, "temperature": 1.0, "seed": 4, "return_trace": True}
-    cached, trace = generate(config, params, tokens[:, :3], n_new, **options)
-    recomputed, again = generate(config, params, tokens[:, :3], n_new, use_cache=False, **options)
+    options = {"window": window, "sinks": sinks, "temperature": 1.0, "seed": 4}
+    cached, trace = generate_with_trace(config, params, tokens[:, :3], n_new, **options)
+    recomputed, again = generate_with_trace(config, params, tokens[:, :3], n_new, use_cache=False, **options)
+    np.testing.assert_array_equal(generate(config, params, tokens[:, :3], n_new, **options), cached)
     np.testing.assert_array_equal(cached, recomputed)
     np.testing.assert_allclose(trace.logits, again.logits, atol=1e-12)
     assert len(trace.weights) == len(trace.key_positions) == n_new

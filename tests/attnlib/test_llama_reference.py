@@ -72,7 +72,7 @@ def reference_run(reference, ids):
 @pytest.mark.parametrize("prompt", PROMPTS)
 def test_logits_and_every_layers_weights_match_transformers(smollm2, reference, prompt):
     ids = smollm2.encode(prompt)
-    logits, weights = llama.forward(smollm2, ids, keep_weights=True)
+    logits, weights = llama.forward_with_weights(smollm2, ids)
     ref_logits, ref_weights = reference_run(reference, ids)
     n, c = len(ids), smollm2.config
     bound = llama.float32_tolerance(c, n, float(np.abs(ref_logits).max()))

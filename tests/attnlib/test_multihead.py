@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import multi_head_error
+from conftest import every_case, multi_head_error
 
 from attnlib import scaled_dot_product_attention
 from attnlib.multihead import (
@@ -50,8 +50,13 @@ def test_split_and_merge_heads_are_inverse_and_take_columns():
     np.testing.assert_array_equal(merge_heads(heads), X)
 
 
-@pytest.mark.parametrize("seed", range(60))
-def test_equals_a_loop_over_heads(seed):
+@pytest.mark.parametrize("batch", [(), (2,), (2, 3)])
+def test_equals_a_loop_over_heads(batch):
+    """60 random cases (seeds 0 … 59), each batch shape on every third."""
+    every_case(_loop_case, range([(), (2,), (2, 3)].index(batch), 60, 3))
+
+
+def _loop_case(seed):
     rng = np.random.default_rng(seed)
     n_heads = int(rng.integers(1, 5))
     d_model, d_kv = int(rng.integers(1, 7)), int(rng.integers(1, 7))
@@ -186,9 +191,17 @@ def torch_mha(torch, W, n_heads, d_model, d_kv, dtype):
     return mha.eval()
 
 
-@pytest.mark.parametrize("seed", range(200))
-def test_matches_pytorch_multihead_attention(seed):
+MHA_KINDS = ["none", "bool", "additive", "causal", "padding", "padding+causal"]
+
+
+@pytest.mark.parametrize("kind", MHA_KINDS)
+def test_matches_pytorch_multihead_attention(kind):
+    """200 random cases (seeds 0 … 199), each mask kind on every sixth."""
     torch = pytest.importorskip("torch", reason="pip install -r requirements-torch.txt")
+    every_case(lambda seed: _mha_case(torch, seed), range(MHA_KINDS.index(kind), 200, len(MHA_KINDS)))
+
+
+def _mha_case(torch, seed):
     rng = np.random.default_rng(1000 + seed)
     dtype = np.float64 if seed % 2 else np.float32
     n_heads = int(rng.integers(1, 5))
@@ -201,7 +214,7 @@ def test_matches_pytorch_multihead_attention(seed):
     X_kv = rng.normal(size=(batch, n_k, d_kv)).astype(dtype) if cross else X_q
     W = weights_for(rng, d_model, d_kv, n_heads, d_model // n_heads, d_model // n_heads, d_model, dtype)
 
-    kind = ["none", "bool", "additive", "causal", "padding", "padding+causal"][seed % 6]
+    kind = MHA_KINDS[seed % 6]
     ours = {"n_heads": n_heads}
     theirs = {"need_weights": True, "average_attn_weights": False}
     if kind == "bool":

@@ -1,52 +1,26 @@
-"""Every public numeric function, called with odd arguments: a right answer or a clear error.
+"""Every public numeric function of attnlib, called with odd arguments: a right answer or a clear error.
 
 "Clear" here means what a learner needs: a ``ValueError`` or ``TypeError`` raised by attnlib itself
 (the innermost frame of the traceback is in attnlib, not deep inside NumPy or PyTorch), and no
 warning on the way. "Right" can only be checked loosely for arbitrary arguments: every float in
 the result is finite (or ``-inf``, a masked score). The named cases of ``test_bad_input.py`` check
-the messages; this file checks that no combination slips through.
+the messages; this file checks that no combination slips through. The odd values and the harness
+are ``conftest``'s (:data:`conftest.ODD`, :func:`conftest.answer_or_clear_error`); the lessons'
+own functions are swept in their test folders (``tests/lessons/lNN_slug/test_lNN_odd_arguments.py``).
 """
 
 from __future__ import annotations
 
-import functools
-import itertools
-import math
-import warnings
 from collections.abc import Callable
-from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import answer_or_clear_error, every_odd_combination
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-import attention_lessons
-import attnlib
-from attention_lessons.l01_embeddings import similarity
-from attention_lessons.l04_scaling import scaling
 from attnlib import core, counting, projection
-
-#: Where a check of ours may raise: attnlib, or a lesson's analysis code in attention_lessons/.
-OURS = {Path(package.__file__).resolve().parent for package in (attnlib, attention_lessons)}
-
-ODD = [
-    None, True, 0, 1, -1, 2, 10**400, 2.5, math.nan, math.inf, -math.inf, 1e308, 1e-320, "x",
-    [], [[]], [1.0], [[1.0, 2.0]], [[1.0, 2.0], [3.0]], [[1e200, 1e200]], [[1e-200, 1e-200]],
-    [[10**30, 1]], [[10**400, 1]],
-    np.ones((2, 2)), np.full((2, 2), 3e38, np.float32), np.ones((2, 2), np.float16),
-    np.full((2, 2), 255, np.uint8), np.ones((2, 2), bool), np.ones((2, 2), complex), np.array(1.0),
-    np.zeros((0, 2)), np.zeros((2, 0)), np.full((2, 2), -np.inf), np.array([[np.nan, 1.0]]),
-    np.ones((2, 2, 2)), np.ones(2), np.array([[1e308, -1e308]]), np.array([[0.5, 0.5]]),
-    np.array([[2.0, -1.0]]), np.full((2, 2), np.longdouble(10) ** 400), np.float32(0.5), np.int64(3),
-]  # fmt: skip
-try:
-    import torch
-except ImportError:  # the PyTorch cases run where torch is installed
-    pass
-else:
-    ODD += [torch.ones(2, 2, requires_grad=True), torch.ones(2, 2), torch.tensor(0.5)]
 
 MATRIX = np.ones((2, 2))
 SHAPE = counting.DecoderShape(n_layers=2, d_model=4, n_heads=2, d_mlp=0, vocab=3)
@@ -88,62 +62,9 @@ CALLS: dict[str, tuple[Callable[..., object], int]] = {
         lambda p, b: counting.kv_cache_outgrows_weights(SHAPE, parameters=p, bytes_per_number=b),
         2,
     ),
-    "entropy": (scaling.entropy, 2),
-    "softmax_jacobian": (scaling.softmax_jacobian, 1),
-    "softmax_jacobian_norm": (scaling.softmax_jacobian_norm, 1),
-    "random_queries_keys": (lambda d_k, seed: scaling.random_queries_keys(d_k, 1, 2, seed=seed), 2),
-    "random_queries_keys-sizes": (lambda n_q, n_k: scaling.random_queries_keys(2, n_q, n_k), 2),
-    "scaling_statistics": (lambda d_k: scaling.scaling_statistics(d_k, n_queries=2, n_keys=2), 1),
-    "similarity": (similarity.similarity, 2),
     "project": (projection.project, 2),
     "qkv": (lambda X, W: projection.qkv(X, W, W, W), 2),
 }
-
-
-def _finite(result: object) -> bool:
-    """Every float in ``result`` is finite or -inf (a masked score)."""
-    if isinstance(result, np.ndarray):
-        return result.dtype.kind != "f" or bool(np.all(np.isfinite(result) | np.isneginf(result)))
-    if isinstance(result, float):
-        return math.isfinite(result)
-    if isinstance(result, tuple):
-        return all(_finite(item) for item in result)
-    if hasattr(result, "__dataclass_fields__"):
-        return all(_finite(getattr(result, name)) for name in result.__dataclass_fields__)
-    return True
-
-
-@functools.cache
-def _ours(filename: str) -> bool:
-    """Whether ``filename`` is attnlib's or the course's code (resolved once per file: 90,000 calls
-    raise)."""
-    return bool(OURS & set(Path(filename).resolve().parents))
-
-
-def answer_or_clear_error(call: Callable[..., object], *args: object) -> None:
-    """Call; a result must be finite, an error must be ValueError/TypeError raised by us."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        try:
-            result = call(*args)
-        except (ValueError, TypeError) as exc:
-            frame = exc.__traceback__
-            while frame.tb_next is not None:
-                frame = frame.tb_next
-            where = frame.tb_frame.f_code.co_filename
-            assert _ours(where), f"{type(exc).__name__} raised in {where}, not by us: {exc}"
-            return
-    assert _finite(result), f"a non-finite result {result!r}"
-
-
-def every_odd_combination(name: str, call: Callable[..., object], n_args: int) -> None:
-    """Call ``call`` with every combination of ``n_args`` odd arguments; the first that gives
-    neither a finite answer nor a clear error fails, named ``name(arguments)``."""
-    for args in itertools.product(ODD, repeat=n_args):
-        try:
-            answer_or_clear_error(call, *args)
-        except AssertionError as failure:
-            raise AssertionError(f"{name}{tuple(args)!r}: {failure}") from None
 
 
 @pytest.mark.parametrize("name", CALLS)
@@ -161,11 +82,9 @@ finite_floats = st.floats(allow_nan=False, allow_infinity=False, allow_subnormal
     st.sampled_from([None, 1.0, 1e-300, 1e300, -2.0]),
 )
 def test_any_finite_floats_in_attention(Q: np.ndarray, K: np.ndarray, scale: float | None) -> None:
-    """From 5e-324 to 1.8e308: attention, the counted loops and the similarity never go wrong silently."""
+    """From 5e-324 to 1.8e308: attention and the counted loops never go wrong silently (lessons 01 and
+    04 sweep their similarity and entropy the same way)."""
     K = K[:, : Q.shape[1]] if K.shape[1] >= Q.shape[1] else np.resize(K, (K.shape[0], Q.shape[1]))
     answer_or_clear_error(lambda: core.attention_steps(Q, K, K, scale=scale))
     answer_or_clear_error(lambda: counting.counted_attention(Q, K, K))
     answer_or_clear_error(lambda: counting.counted_attention(Q, K, K, stable=False))
-    answer_or_clear_error(lambda: similarity.similarity(Q[0], K[0]))
-    answer_or_clear_error(lambda: scaling.entropy(Q))
-    answer_or_clear_error(lambda: scaling.softmax_jacobian_norm(K))

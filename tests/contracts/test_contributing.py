@@ -111,7 +111,7 @@ def test_a_broken_manifest_is_named_with_its_field(tmp_path: Path) -> None:
     (notebooks / "01_second.ipynb").unlink()
     assert [found.notebook for found in manifest.lessons(course, notebooks)] == ["00_first.ipynb"]
     broken = {
-        lesson.replace('part = "III"', 'part = "IV"'): r"l00_first/lesson\.toml: part must be one of",
+        lesson.replace('part = "III"', 'part = "V"'): r"l00_first/lesson\.toml: part must be one of",
         lesson.replace(
             "kernel_peak_mib = 0.0", 'kernel_peak_mib = "low"'
         ): r"kernel_peak_mib must be a number",

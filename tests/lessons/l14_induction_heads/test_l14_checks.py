@@ -139,3 +139,19 @@ def test_bad_next_tokens_say_what_is_wrong():
     assert "does not occur in the prompt" in check_next_token(11, TOKENS).message
     with pytest.raises(ValueError, match="does not occur before"):
         check_next_token(3, [1, 2, 3])
+
+
+def test_the_right_heads_as_arrays_or_a_tied_head_pass() -> None:
+    """Issue 44's held-out sweep: the right answer written as arrays, or naming the other of two heads
+    tied for the highest score, was refused; scores of no head were numpy's error."""
+    as_arrays = {role: np.array(head) for role, head in RIGHT.items()}
+    assert check_head_roles(as_arrays, PREVIOUS, INDUCTION).passed
+    tied = INDUCTION.copy()
+    layer, head = RIGHT["induction"]
+    other = (layer, (head + 1) % tied.shape[1])
+    assert other != RIGHT["previous_token"]
+    tied[other] = tied[layer, head]  # two heads share the highest induction score
+    assert check_head_roles(RIGHT, PREVIOUS, tied).passed
+    assert check_head_roles({**RIGHT, "induction": other}, PREVIOUS, tied).passed
+    with pytest.raises(ValueError, match="scores of at least one head"):
+        check_head_roles(RIGHT, np.zeros((0, 2)), np.zeros((0, 2)))

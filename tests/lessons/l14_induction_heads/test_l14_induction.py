@@ -244,7 +244,7 @@ def test_token_ov_circuit_is_embed_w_ov_unembed_and_rejects_bad_heads():
     W_ov = params["layer1.W_v"][:, dh:] @ params["layer1.W_o"][dh:]
     expected = params["embed"] @ W_ov @ params["unembed"]
     assert np.allclose(token_ov_circuit(config, params, (1, 1)), expected)
-    for bad in [(2, 0), (0, 2), [1, 0], (1,)]:
+    for bad in [(2, 0), (0, 2), [1, 0, 0], (1,), "10"]:  # a list of two is a head (test_l14_odd_arguments)
         with pytest.raises(ValueError, match="head must be"):
             token_ov_circuit(config, params, bad)
 

@@ -232,7 +232,7 @@ def test_weights_are_sent_as_two_base_36_digits_of_their_thousandths() -> None:
 
 def test_generation_entry_matches_generate_with_the_trace() -> None:
     ids = MODEL.vocabulary.encode("the ")
-    tokens, trace = decoder.generate(MODEL.config, MODEL.params, ids, 4, window=6, sinks=2, return_trace=True)
+    tokens, trace = decoder.generate_with_trace(MODEL.config, MODEL.params, ids, 4, window=6, sinks=2)
     entry = generation_entry(MODEL, "the ", 4, window=6, sinks=2)
     assert entry["kept"] == [k.tolist() for k in trace.key_positions]
     assert entry["tokens"] == shown(tokens)

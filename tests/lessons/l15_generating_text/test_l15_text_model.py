@@ -25,7 +25,7 @@ from attention_lessons.l15_generating_text.text_model import (
     pooled_kv_losses,
     uptrained_kv_losses,
 )
-from attnlib.decoder import generate, next_token_losses
+from attnlib.decoder import generate_with_trace, next_token_losses
 
 pytestmark = pytest.mark.reference  # make second-path runs it again on other kernels
 
@@ -148,7 +148,7 @@ def test_long_text_losses_dense_window_and_sinks():
     corpus = load_corpus()
     text = next(t for t in corpus.held_out if len(t) >= 2 * model.config.n_ctx - 1)
     tokens = model.vocabulary.encode(text[: 2 * model.config.n_ctx - 1])
-    _, trace = generate(model.config, model.params, tokens[:150], 3, window=32, sinks=4, return_trace=True)
+    _, trace = generate_with_trace(model.config, model.params, tokens[:150], 3, window=32, sinks=4)
     losses = next_token_losses(model.config, model.params, tokens[:153], window=32, sinks=4)
     log_p = trace.logits[:, 0] - np.log(np.exp(trace.logits[:, 0]).sum(axis=-1, keepdims=True))
     np.testing.assert_allclose(-log_p[0, tokens[150]], losses[0, 149], atol=1e-10)
@@ -170,8 +170,8 @@ def test_the_lessons_temperature_ladder_draws_far_from_any_tie():
     model = load_text_model()
     prompt = model.vocabulary.encode("The attention weights ")
     for temperature in (0, 0.5, 1.0, 1.5):
-        _, trace = generate(
-            model.config, model.params, prompt, 80, temperature=temperature, seed=0, return_trace=True
+        _, trace = generate_with_trace(
+            model.config, model.params, prompt, 80, temperature=temperature, seed=0
         )
         rng = np.random.default_rng(0)
         for logits in trace.logits[:, 0]:

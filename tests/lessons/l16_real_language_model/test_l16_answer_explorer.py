@@ -49,7 +49,7 @@ def test_the_shipped_entry_is_the_models_answer_and_weights(smollm2, explorer):
     assert entry["text"] == PROMPTS[0] and entry["n_prompt"] == len(ids) and entry["scale"] == SCALE
     assert entry["answer"] == smollm2.decode(new, skip_special=True)
     assert "".join(entry["tokens"]).replace("\\n", "\n") == smollm2.decode(both)
-    _, weights = llama.forward(smollm2, both, keep_weights=True)
+    _, weights = llama.forward_with_weights(smollm2, both)
     assert len(entry["attentions"]) == smollm2.config.n_layers
     for layer, head in [(0, 0), (12, 4), (29, 8)]:
         rows = entry["attentions"][layer][head]
