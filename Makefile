@@ -102,8 +102,10 @@ test: $(TEST_STAMP) $(HUB_STAMP) $(GRADE_STAMP) $(NODE_STAMP) book student slide
 
 # The tiers are markers: unit is attnlib's fast tests; check adds the kit's, the lessons' and the
 # contracts' without the slow ones (no fresh environment, no browser, no nbval over the lessons).
+# unit leaves nbval out (-p no:nbval, and so the addopts' nbval option): importing it takes 1.8 s.
 unit: $(TEST_STAMP)
-	$(BIN)/python -m pytest tests/attnlib -m "not slow and not model" $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -p no:nbval -o addopts="-ra --strict-markers" tests/attnlib \
+		-m "not slow and not model" $(PYTEST_ARGS)
 
 check: $(TEST_STAMP)
 	$(BIN)/python -m pytest tests/attnlib tests/kit tests/lessons tests/contracts -m "not slow" \
