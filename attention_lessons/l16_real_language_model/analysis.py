@@ -147,7 +147,7 @@ def learners_parts(**functions: Callable | None) -> tuple[llama.Parts, list[str]
     ----------
     **functions : callable or None
         ``rms_norm=my_rms_norm, swiglu=…, rotate=…, attention=…, block=…``
-        (:func:`attention_lessons.l16_real_language_model.checks.passed_functions` gives those that passed).
+        (the lesson passes those that passed their check: the checks keep them, ``keep=yours``).
 
     Returns
     -------

@@ -7,8 +7,9 @@ model's tensors) and compares what it returns with :mod:`attnlib.model.llama`'s.
 - :func:`check_rotate` and :data:`ROTATE_MISTAKES`;
 - :func:`check_attention` and :data:`ATTENTION_MISTAKES` (grouped-query attention, lesson 15);
 - :func:`check_block` and :data:`BLOCK_MISTAKES`;
-- :func:`passed_functions`: the learner's functions that passed their check, by the part of
-  :class:`attnlib.model.llama.Parts` each one is (what the lesson then runs the model on).
+- each check keeps the learner's function, when it passes, in the lesson's own dictionary
+  (``keep=yours``), under the part of :class:`attnlib.model.llama.Parts` it is, and takes it out
+  when a later check of the same part fails: what the lesson then runs the model on.
 
 Each check runs the learner's function on several cases: the lesson's prompt pass (``n`` queries,
 positions ``0 … n − 1``) and what the model also runs, decoding with the KV cache (one query, the
@@ -22,7 +23,7 @@ returns, the check names that mistake. The right numbers are never shown.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, MutableMapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -50,25 +51,10 @@ __all__ = [
     "check_rms_norm",
     "check_rotate",
     "check_swiglu",
-    "passed_functions",
 ]
 
 #: Relative tolerance of a learner's float32 (or float64) result against attnlib's float32 one.
 RTOL = 1e-3
-
-#: The last function of each part (``"rms_norm"``, …) that passed its check in this session.
-_PASSED: dict[str, Callable] = {}
-
-
-def passed_functions() -> dict[str, Callable]:
-    """The learner's functions that passed their check, by part: ``{"rms_norm": my_rms_norm, …}``.
-
-    A check that passes records the function (``my_rms_norm`` is the part ``rms_norm``), replacing
-    any earlier one; a check of the same part that fails later withdraws it (the learner has
-    changed the function since), so the model never runs on a function whose last check failed. A
-    part whose check has not passed is absent.
-    """
-    return dict(_PASSED)
 
 
 @dataclass(frozen=True)
@@ -207,7 +193,10 @@ def _check_case(
 
 
 def check_function(
-    answer: object, cases: Sequence[FunctionExercise], mistakes: Sequence[Mistake[FunctionExercise]]
+    answer: object,
+    cases: Sequence[FunctionExercise],
+    mistakes: Sequence[Mistake[FunctionExercise]],
+    keep: MutableMapping[str, Callable] | None = None,
 ) -> CheckResult:
     """Call the learner's function on each case and compare its result with ``case.right``.
 
@@ -220,15 +209,18 @@ def check_function(
         runs the function on (decoding with the cache, other positions, a mask).
     mistakes : sequence of Mistake
         The table whose rows make the likely mistakes on a case.
+    keep : dict, optional
+        The lesson's record of the learner's functions that passed: the function is put in it
+        under its part (``my_rms_norm`` under ``"rms_norm"``) when it passes, and its part taken
+        out when it fails (the learner has changed the function since), so that the model never
+        runs a function whose last check failed.
 
     Returns
     -------
     CheckResult
-        Passed when every entry of every case is within ``case.atol`` of attnlib's (the function is
-        then recorded for :func:`passed_functions`); otherwise, for the first case that fails, the
-        shape, the error the function raised, the mistake of the table that gives these numbers,
-        or the first entry that is off (and the function is withdrawn from
-        :func:`passed_functions`).
+        Passed when every entry of every case is within ``case.atol`` of attnlib's; otherwise, for
+        the first case that fails, the shape, the error the function raised, the mistake of the
+        table that gives these numbers, or the first entry that is off.
     """
     first = cases[0]
     part = first.name.removeprefix("my_")
@@ -242,10 +234,12 @@ def check_function(
         missing = _check_case(answer, ex, mistakes)
         if missing is not None:
             break
+    if keep is not None and missing is not None:
+        keep.pop(part, None)
     if missing is not None:
-        _PASSED.pop(part, None)
         return missing
-    _PASSED[part] = answer
+    if keep is not None:
+        keep[part] = answer
     also = [ex.case for ex in cases[1:]]
     return passed(
         f"Correct: {first.name} gives attnlib's {first.what} on these inputs"
@@ -334,7 +328,14 @@ RMS_NORM_MISTAKES: tuple[Mistake[FunctionExercise], ...] = (
 )
 
 
-def check_rms_norm(answer: object, x: object, weight: object, eps: float) -> CheckResult:
+def check_rms_norm(
+    answer: object,
+    x: object,
+    weight: object,
+    eps: float,
+    *,
+    keep: MutableMapping[str, Callable] | None = None,
+) -> CheckResult:
     """Check the learner's ``rms_norm(x, weight, eps)`` against :func:`attnlib.model.llama.rms_norm`.
 
     Parameters
@@ -347,6 +348,8 @@ def check_rms_norm(answer: object, x: object, weight: object, eps: float) -> Che
         The layer's weight.
     eps : float
         The small number under the root (the file's ``norm_eps``).
+    keep : dict, optional
+        The lesson's record of the learner's functions that passed (:func:`check_function`).
     """
     x32, w32 = _float32(x, "x"), _float32(weight, "weight")
     if x32.ndim != 2 or w32.shape != x32.shape[-1:]:
@@ -360,7 +363,7 @@ def check_rms_norm(answer: object, x: object, weight: object, eps: float) -> Che
         )
         for rows, case in ((x32, ""), (small, "on rows as small as √eps (the same rows, scaled)"))
     ]  # fmt: skip
-    return check_function(answer, cases, RMS_NORM_MISTAKES)
+    return check_function(answer, cases, RMS_NORM_MISTAKES, keep)
 
 
 # --- SwiGLU -------------------------------------------------------------------------------------
@@ -430,7 +433,15 @@ SWIGLU_MISTAKES: tuple[Mistake[FunctionExercise], ...] = (
 )
 
 
-def check_swiglu(answer: object, x: object, W_gate: object, W_up: object, W_down: object) -> CheckResult:
+def check_swiglu(
+    answer: object,
+    x: object,
+    W_gate: object,
+    W_up: object,
+    W_down: object,
+    *,
+    keep: MutableMapping[str, Callable] | None = None,
+) -> CheckResult:
     """Check the learner's ``swiglu(x, W_gate, W_up, W_down)`` against :func:`attnlib.model.llama.swiglu`.
 
     Parameters
@@ -440,6 +451,8 @@ def check_swiglu(answer: object, x: object, W_gate: object, W_up: object, W_down
     x : (n, d_model)
     W_gate, W_up : (d_model, d_mlp)
     W_down : (d_mlp, d_model)
+    keep : dict, optional
+        The lesson's record of the learner's functions that passed (:func:`check_function`).
     """
     args = tuple(
         _float32(a, name) for a, name in ((x, "x"), (W_gate, "W_gate"), (W_up, "W_up"), (W_down, "W_down"))
@@ -457,7 +470,7 @@ def check_swiglu(answer: object, x: object, W_gate: object, W_up: object, W_down
         )
     right = np.asarray(llama.swiglu(*args), np.float64)
     return check_function(
-        answer, [FunctionExercise("my_swiglu", "SwiGLU", args, right=right)], SWIGLU_MISTAKES
+        answer, [FunctionExercise("my_swiglu", "SwiGLU", args, right=right)], SWIGLU_MISTAKES, keep
     )
 
 
@@ -535,7 +548,14 @@ DECODE_POSITION = 37
 SCATTERED_SEED = 16
 
 
-def check_rotate(answer: object, x: object, positions: object, base: float) -> CheckResult:
+def check_rotate(
+    answer: object,
+    x: object,
+    positions: object,
+    base: float,
+    *,
+    keep: MutableMapping[str, Callable] | None = None,
+) -> CheckResult:
     """Check the learner's ``rotate(x, positions, base)`` against :func:`attnlib.model.llama.rotate`.
 
     Parameters
@@ -546,6 +566,8 @@ def check_rotate(answer: object, x: object, positions: object, base: float) -> C
         Queries or keys of several heads.
     positions : (n,) int
     base : float
+    keep : dict, optional
+        The lesson's record of the learner's functions that passed (:func:`check_function`).
     """
     x32 = _float32(x, "x")
     pos = np.asarray(positions)
@@ -573,7 +595,7 @@ def check_rotate(answer: object, x: object, positions: object, base: float) -> C
         )
         for rows, at, case in cases
     ]  # fmt: skip
-    return check_function(answer, exercises, ROTATE_MISTAKES)
+    return check_function(answer, exercises, ROTATE_MISTAKES, keep)
 
 
 def _positions_text(positions: np.ndarray) -> str:
@@ -665,7 +687,15 @@ ATTENTION_MISTAKES: tuple[Mistake[FunctionExercise], ...] = (
 CHECK_WINDOW = 4
 
 
-def check_attention(answer: object, Q: object, K: object, V: object, mask: object = None) -> CheckResult:
+def check_attention(
+    answer: object,
+    Q: object,
+    K: object,
+    V: object,
+    mask: object = None,
+    *,
+    keep: MutableMapping[str, Callable] | None = None,
+) -> CheckResult:
     """Check the learner's ``attention(Q, K, V, mask=...)`` against
     :func:`attnlib.model.llama.grouped_query_attention`: the output and the weights.
 
@@ -683,6 +713,8 @@ def check_attention(answer: object, Q: object, K: object, V: object, mask: objec
         True where a query may attend to a key; ``None`` (the learner's function is then called
         without it): causal, the ``n`` queries being the last ``n`` of the ``n_k`` keys' tokens, as
         :func:`attnlib.model.llama.generate` calls it.
+    keep : dict, optional
+        The lesson's record of the learner's functions that passed (:func:`check_function`).
     """
     Q32, K32, V32 = _float32(Q, "Q"), _float32(K, "K"), _float32(V, "V")
     if (
@@ -723,7 +755,7 @@ def check_attention(answer: object, Q: object, K: object, V: object, mask: objec
                 case=case, weights=np.asarray(weights, np.float64),
             )
         )  # fmt: skip
-    return check_function(answer, cases, ATTENTION_MISTAKES)
+    return check_function(answer, cases, ATTENTION_MISTAKES, keep)
 
 
 # --- the block ----------------------------------------------------------------------------------
@@ -838,7 +870,14 @@ BLOCK_MISTAKES: tuple[Mistake[FunctionExercise], ...] = (
 )
 
 
-def check_block(answer: object, x: object, w: dict, config: llama.LlamaConfig) -> CheckResult:
+def check_block(
+    answer: object,
+    x: object,
+    w: dict,
+    config: llama.LlamaConfig,
+    *,
+    keep: MutableMapping[str, Callable] | None = None,
+) -> CheckResult:
     """Check the learner's ``block(x, w, attn, parts, eps)`` against :func:`attnlib.model.llama.block`.
 
     Parameters
@@ -851,6 +890,8 @@ def check_block(answer: object, x: object, w: dict, config: llama.LlamaConfig) -
         The layer's weights by short name (``attn_norm``, ``W_q``, …, ``W_down``).
     config : LlamaConfig
         The model's sizes (the attention sublayer's heads, the rotation's base, ``norm_eps``).
+    keep : dict, optional
+        The lesson's record of the learner's functions that passed (:func:`check_function`).
     """
     x32 = _float32(x, "x")
     if x32.ndim != 2 or x32.shape[1] != config.d_model:
@@ -863,4 +904,6 @@ def check_block(answer: object, x: object, w: dict, config: llama.LlamaConfig) -
     attn = attention_sublayer(w, config)
     args = (x32, dict(w), attn, llama.Parts(), float(config.norm_eps))
     right = np.asarray(llama.block(*args), np.float64)
-    return check_function(answer, [FunctionExercise("my_block", "block", args, right=right)], BLOCK_MISTAKES)
+    return check_function(
+        answer, [FunctionExercise("my_block", "block", args, right=right)], BLOCK_MISTAKES, keep
+    )

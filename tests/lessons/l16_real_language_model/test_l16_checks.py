@@ -113,13 +113,13 @@ def block(
     return h + m if res[1] else m
 
 
-def _rotate_check(fn):
-    return checks.check_rotate(fn, Q, np.arange(N), CONFIG.rope_base)
+def _rotate_check(fn, **keep):
+    return checks.check_rotate(fn, Q, np.arange(N), CONFIG.rope_base, **keep)
 
 
 CASES = {
     "rms_norm": (
-        lambda fn: checks.check_rms_norm(fn, X, W["attn_norm"], CONFIG.norm_eps),
+        lambda fn, **keep: checks.check_rms_norm(fn, X, W["attn_norm"], CONFIG.norm_eps, **keep),
         rms,
         checks.RMS_NORM_MISTAKES,
         [partial(rms, centre=True), partial(rms, weight="none"), partial(rms, weight="one plus"),
@@ -127,7 +127,7 @@ CASES = {
          partial(rms, eps_out=True)],
     ),
     "swiglu": (
-        lambda fn: checks.check_swiglu(fn, X, W["W_gate"], W["W_up"], W["W_down"]),
+        lambda fn, **keep: checks.check_swiglu(fn, X, W["W_gate"], W["W_up"], W["W_down"], **keep),
         mlp,
         checks.SWIGLU_MISTAKES,
         [partial(mlp, combine=combine) for combine in (
@@ -146,7 +146,7 @@ CASES = {
          lambda x, p, b: rotation(x, np.arange(x.shape[1]), b)],
     ),
     "attention": (
-        lambda fn: checks.check_attention(fn, Q, K, V),
+        lambda fn, **keep: checks.check_attention(fn, Q, K, V, **keep),
         gqa,
         checks.ATTENTION_MISTAKES,
         [partial(gqa, tile=True), partial(gqa, masked="no"), partial(gqa, masked="zero"),
@@ -154,7 +154,7 @@ CASES = {
          partial(gqa, scale=1 / CONFIG.d_head), partial(gqa, axis=-2)],
     ),
     "block": (
-        lambda fn: checks.check_block(fn, X, W, CONFIG),
+        lambda fn, **keep: checks.check_block(fn, X, W, CONFIG, **keep),
         block,
         checks.BLOCK_MISTAKES,
         [partial(block, res=(False, True)), partial(block, res=(True, False)), partial(block, post=True),
@@ -167,8 +167,9 @@ CASES = {
 @pytest.mark.parametrize("name", CASES)
 def test_the_right_function_passes_and_none_is_no_answer_yet(name: str) -> None:
     check, right, _, _ = CASES[name]
-    assert check(right).passed, check(right)
-    assert checks.passed_functions()[name] is right  # what the model then runs on
+    yours = {}
+    assert check(right, keep=yours).passed, check(right)
+    assert yours == {name: right}  # what the model then runs on
     assert str(check(None)).startswith("✘ No answer yet")
 
 
@@ -244,13 +245,15 @@ def test_attention_must_return_the_pair() -> None:
 
 
 def test_a_later_failing_check_withdraws_the_function() -> None:
-    assert checks.check_rms_norm(rms, X, W["attn_norm"], 1e-5).passed
-    assert checks.passed_functions()["rms_norm"] is rms
-    assert not checks.check_rms_norm(partial(rms, weight="none"), X, W["attn_norm"], 1e-5).passed
-    assert "rms_norm" not in checks.passed_functions()  # the model will not run the broken one
-    assert checks.check_rms_norm(rms, X, W["attn_norm"], 1e-5).passed
-    assert not checks.check_rms_norm(None, X, W["attn_norm"], 1e-5).passed
-    assert "rms_norm" not in checks.passed_functions()
+    yours = {"swiglu": mlp}
+    assert checks.check_rms_norm(rms, X, W["attn_norm"], 1e-5, keep=yours).passed
+    assert yours == {"swiglu": mlp, "rms_norm": rms}
+    assert not checks.check_rms_norm(partial(rms, weight="none"), X, W["attn_norm"], 1e-5, keep=yours).passed
+    assert yours == {"swiglu": mlp}  # the model will not run the broken one
+    assert checks.check_rms_norm(rms, X, W["attn_norm"], 1e-5, keep=yours).passed
+    assert not checks.check_rms_norm(None, X, W["attn_norm"], 1e-5, keep=yours).passed
+    assert yours == {"swiglu": mlp}
+    assert checks.check_rms_norm(rms, X, W["attn_norm"], 1e-5).passed  # without keep, nothing is kept
 
 
 def test_the_inputs_are_checked() -> None:
