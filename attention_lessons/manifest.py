@@ -25,8 +25,8 @@ COURSE = ROOT / "attention_lessons"
 NOTEBOOKS = ROOT / "notebooks"
 MANIFEST = "lesson.toml"
 FOLDER = re.compile(r"l(\d\d)_([a-z0-9_]+)")
-#: The course's parts, in order (design.md: I the formula, II what real models add, III attention at
-#: work, IV the learner's own model).
+#: The course's parts, in order: I the formula step by step, II what real models add, III attention
+#: at work, IV the learner's own model.
 PARTS = ("I", "II", "III", "IV")
 #: Where a hidden answer must not be seen: "solutions" (printed by the lesson's solution cells,
 #: so only the student copy must not show it) or "nowhere" (a self-check's answer, which no cell

@@ -178,6 +178,12 @@ def test_the_book_lists_the_lesson(name: str) -> None:
     toc = (ROOT / "book" / "_toc.yml").read_text(encoding="utf-8")
     entry = f"- file: notebooks/{name.removesuffix('.ipynb')}\n"
     assert entry in toc, f"book/_toc.yml has no chapter for {name} ({manifest.step(4)})"
+    captions = re.findall(r'^  - caption: "?([^"\n]*)"?$', toc[: toc.index(entry)], flags=re.MULTILINE)
+    part = _manifest(name).part
+    assert captions and captions[-1].startswith(f"Part {part}:"), (
+        f"book/_toc.yml lists {name} under {captions[-1:]}, not under its part's caption "
+        f'("Part {part}: …"; a new part gets a caption of its own) ({manifest.step(4)})'
+    )
 
 
 @pytest.mark.parametrize("name", LESSONS)
