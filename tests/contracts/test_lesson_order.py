@@ -131,3 +131,13 @@ def test_a_lesson_with_code_has_its_test_folder(lesson) -> None:
     assert tests or not code, (
         f"lesson {lesson.id} has {code} but no tests/lessons/{lesson.folder.name}/test_l{lesson.id}_*.py"
     )
+
+
+def test_attnlibs_tests_import_no_course_code() -> None:
+    """``make unit`` tests the library alone: nothing of tests/attnlib imports attention_lessons."""
+    course = sorted(
+        str(path.relative_to(ROOT))
+        for path in (ROOT / "tests" / "attnlib").rglob("*.py")
+        if any(name.split(".")[0] == "attention_lessons" for name in imported(path.read_text("utf-8")))
+    )
+    assert not course, f"{course} import course code: move those tests to tests/kit or tests/lessons/lNN_slug"
