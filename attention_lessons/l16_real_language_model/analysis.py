@@ -147,7 +147,7 @@ def learners_parts(**functions: Callable | None) -> tuple[llama.Parts, list[str]
     ----------
     **functions : callable or None
         ``rms_norm=my_rms_norm, swiglu=…, rotate=…, attention=…, block=…``
-        (the lesson passes those that passed their check: the checks keep them, ``keep=yours``).
+        (the lesson passes those that passed their check: the checks keep them, ``keep=your_parts``).
 
     Returns
     -------

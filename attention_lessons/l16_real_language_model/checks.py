@@ -8,7 +8,7 @@ model's tensors) and compares what it returns with :mod:`attnlib.model.llama`'s.
 - :func:`check_attention` and :data:`ATTENTION_MISTAKES` (grouped-query attention, lesson 15);
 - :func:`check_block` and :data:`BLOCK_MISTAKES`;
 - each check keeps the learner's function, when it passes, in the lesson's own dictionary
-  (``keep=yours``), under the part of :class:`attnlib.model.llama.Parts` it is, and takes it out
+  (``keep=your_parts``), under the part of :class:`attnlib.model.llama.Parts` it is, and takes it out
   when a later check of the same part fails: what the lesson then runs the model on.
 
 Each check runs the learner's function on several cases: the lesson's prompt pass (``n`` queries,
