@@ -91,6 +91,22 @@ def end_writers(uid: int, server_too: bool) -> list[int]:
     return killed
 
 
+def running(pid: int) -> bool:
+    """Whether process ``pid`` still runs (a zombie, killed and not yet reaped, does not)."""
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+def gone(pids: list[int], timeout: float) -> None:
+    """Wait until none of ``pids`` runs any more (a killed process ends within milliseconds), at
+    most ``timeout`` seconds."""
+    end = time.monotonic() + timeout
+    while any(running(pid) for pid in pids) and time.monotonic() < end:
+        time.sleep(0.02)
+
+
 def make_reserve(path: Path, size: int) -> bool:
     """Hold ``size`` bytes of the disk in ``path`` (allocated, not sparse), where the disk has twice
     that free; whether it is there."""
@@ -143,6 +159,7 @@ class Watch:
                 )
         for uid in set(self.over) - over:
             self.say(f"{homes.get(uid, (uid,))[0]}: under the quota again")
+        seen = {}
         for uid in sorted(over):
             name, size = homes[uid]
             growing = uid in self.over and size > self.over[uid]
@@ -150,7 +167,11 @@ class Watch:
             if uid not in self.over or killed:
                 what = "everything of theirs" if growing else "their kernels"
                 self.say(f"{name}: {size >> 20} MiB, over the quota of {self.quota >> 20} MiB: {what} ended")
-        self.over = {uid: homes[uid][1] for uid in over}
+            if killed:  # what a killed writer wrote between the look and its end is not growth after it
+                gone(killed, timeout=1.0)
+                size = sum(usage(self.homes / name).values()) + elsewhere.get(uid, 0)
+            seen[uid] = size
+        self.over = seen
 
 
 def main(argv: list[str]) -> int:
