@@ -41,6 +41,7 @@ __all__ = [
     "dequantize_q8_0",
     "find_smollm2",
     "read_gguf",
+    "read_gguf_metadata",
     "tokenizer_from_metadata",
 ]
 
@@ -89,10 +90,11 @@ def find_smollm2() -> Path:
     return path
 
 
-def check_sha256(path: str | os.PathLike[str], expected: str) -> Path:
+def check_sha256(path: str | os.PathLike[str], expected: str, *, again: str = INSTALL) -> Path:
     """``path``, after checking that its SHA-256 is ``expected`` (read in 1 MiB blocks).
 
-    Lesson 16 · 1. Open the file: checked before anything in it is parsed.
+    Lesson 16 · 1. Open the file: checked before anything in it is parsed. ``again`` is the
+    command the message gives to get the file again (lesson 17's corpus gives its own).
 
     Raises
     ------
@@ -113,7 +115,7 @@ def check_sha256(path: str | os.PathLike[str], expected: str) -> Path:
         raise ModelFileError(
             f"refusing to load {file}: its SHA-256 is {found}, expected {expected} "
             f"({file.stat().st_size:,} bytes; the file is truncated, changed or another model's). "
-            f"Reinstall it: {INSTALL}"
+            f"Get it again: {again}"
         )
     return file
 
@@ -198,13 +200,8 @@ def read_gguf(
         The SHA-256 differs, or the file cannot be parsed (truncated, not GGUF, a tensor type
         other than F32, Q4_1 and Q8_0).
     """
-    file = check_sha256(path, sha256) if sha256 is not None else Path(path).expanduser()
+    file, reader = _open(path, sha256)
     try:
-        from gguf import GGUFReader
-    except ImportError as exc:  # pragma: no cover - gguf is pinned in requirements.txt
-        raise ModelFileError("reading a GGUF file needs the package gguf: pip install gguf==0.19.0") from exc
-    try:
-        reader = GGUFReader(file)
         metadata = {name: field.contents() for name, field in reader.fields.items()}
         tensors = {}
         for tensor in reader.tensors:
@@ -224,6 +221,37 @@ def read_gguf(
             f"{file} is not a GGUF file attnlib can read ({type(exc).__name__}: {exc})"
         ) from exc
     return metadata, tensors
+
+
+def read_gguf_metadata(
+    path: str | os.PathLike[str], *, sha256: str | None = SMOLLM2_SHA256
+) -> dict[str, Any]:
+    """The metadata of a GGUF file (its tokenizer, chat template, sizes), its tensors left unread.
+
+    Lesson 17 · 4. The real tokenizer: SmolLM2's merges without its weights' memory. The file is
+    checked and parsed as :func:`read_gguf` does.
+    """
+    file, reader = _open(path, sha256)
+    try:
+        return {name: field.contents() for name, field in reader.fields.items()}
+    except (ValueError, IndexError, KeyError, TypeError, UnicodeDecodeError) as exc:
+        raise ModelFileError(
+            f"{file} is not a GGUF file attnlib can read ({type(exc).__name__}: {exc})"
+        ) from exc
+
+
+def _open(path: str | os.PathLike[str], sha256: str | None) -> tuple[Path, Any]:
+    file = check_sha256(path, sha256) if sha256 is not None else Path(path).expanduser()
+    try:
+        from gguf import GGUFReader
+    except ImportError as exc:  # pragma: no cover - gguf is pinned in requirements.txt
+        raise ModelFileError("reading a GGUF file needs the package gguf: pip install gguf==0.19.0") from exc
+    try:
+        return file, GGUFReader(file)
+    except (ValueError, OSError, IndexError, KeyError, TypeError, UnicodeDecodeError) as exc:
+        raise ModelFileError(
+            f"{file} is not a GGUF file attnlib can read ({type(exc).__name__}: {exc})"
+        ) from exc
 
 
 def tokenizer_from_metadata(metadata: Mapping[str, Any]) -> Any:
