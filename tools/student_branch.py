@@ -36,7 +36,7 @@ from repository import Repository, read
 ROOT = Path(__file__).resolve().parents[1]
 #: The tracked files a student's copy needs, as path patterns (matched against the whole path).
 KEPT = re.compile(
-    r"(attnlib|attention_lessons|binder)/.*|pyproject\.toml|requirements\.txt|requirements-model\.txt"
+    r"(attnlib|attention_lessons|binder)/.*|pyproject\.toml|requirements\.txt|requirements-(model|data)\.txt"
     r"|Makefile|repository\.toml|LICENSE|LICENSE-CC-BY-4\.0\.txt|CITATION\.cff|THIRD_PARTY\.md"
 )
 #: Left out even where KEPT keeps them: a lesson's recipes of its hidden answers.
