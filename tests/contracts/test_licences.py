@@ -1,4 +1,5 @@
-"""THIRD_PARTY.md says under which licence each model the lessons read is published: each row is
+"""THIRD_PARTY.md says under which licence each model the lessons read is published (lesson 17's corpus:
+tests/lessons/l17_tokens/test_l17_corpus.py): each row is
 checked against the installed files (the model card's front matter, the GGUF's own metadata, the
 wheel's metadata)."""
 
