@@ -951,10 +951,9 @@ function render({ model, el }) {
     const k = Math.min(Math.max(model.get("n_merges") + d, 0), model.get("merges").length);
     if (k !== model.get("n_merges")) send({ n_merges: k });
   };
-  const back = button({ name: "previous_merge", label: "\u2212 1", onClick: () => stepBy(-1) });
-  back.setAttribute("aria-label", "one merge fewer");
-  const forward = button({ name: "next_merge", label: "+ 1", onClick: () => stepBy(1) });
-  forward.setAttribute("aria-label", "one merge more");
+  // the visible text is the accessible name (WCAG 2.5.3): no aria-label that says it otherwise
+  const back = button({ name: "previous_merge", label: "one merge fewer", onClick: () => stepBy(-1) });
+  const forward = button({ name: "next_merge", label: "one merge more", onClick: () => stepBy(1) });
   const box = html("textarea", {
     "data-lm-suppress-shortcuts": "true",
     "data-control": "text",
@@ -978,20 +977,7 @@ function render({ model, el }) {
   let shownMerges = null;
   let room = -1; // the lines of boxes the picture makes room for (roomFor); none yet
   let settling = null; // the timer that gives back the room no longer needed, once the reader pauses
-  let waiting = 0; // the frame that looks again whether the explorer is in the page
   const redraw = (settle = false) => {
-    // JupyterLab and Notebook 7 may render a widget before its output area puts it in the page,
-    // where every box measures 0 and controls.js would put every element drawn into the first
-    // panel (and keep that for the drawing's signature): draw once it is there
-    if (!root.isConnected) {
-      if (!waiting) {
-        waiting = requestAnimationFrame(() => {
-          waiting = 0;
-          redraw(settle);
-        });
-      }
-      return;
-    }
     const table = model.get("merges");
     const rule = model.get("rule") ?? null;
     if (encoder === null || encoder.merges !== table || encoder.rule !== rule) {

@@ -119,8 +119,19 @@ export function explorerRoot(el, kind, width, height, label, regions = null, say
     if (moved) live.textContent = sentence || "No number shown changed.";
     moved = false;
   };
+  let waiting = 0; // the frame that looks again whether the explorer is in the page
   const present = () => {
     if (!svg.firstChild) return;
+    // JupyterLab and Notebook 7 may render a widget before its output area puts it in the page,
+    // where every box measures 0: every element would go to the first panel, and that layout be
+    // kept for the drawing's signature. Place the drawing once the explorer is in the page.
+    if (!svg.isConnected) {
+      waiting ||= requestAnimationFrame(() => {
+        waiting = 0;
+        present();
+      });
+      return;
+    }
     const { x: vx, y: vy, width: vw, height: vh } = svg.viewBox.baseVal;
     const shown = shape ?? [{ at: [vx, vy, vw, vh], name: label }];
     const items = [...svg.children];
