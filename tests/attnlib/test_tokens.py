@@ -115,6 +115,7 @@ def test_the_rules_cut_as_gpt2_and_smollm_do():
 # Properties for any text
 
 
+@pytest.mark.slow  # property tests and random sweeps: make test, not make unit
 @SETTINGS
 @given(texts, st.text(min_size=1, max_size=200), st.integers(0, 40), rules, rules)
 def test_decoding_an_encoding_gives_the_text_back(text, other, n_merges, trained_with, rule):
@@ -168,6 +169,7 @@ def test_encoding_merges_the_earliest_learned_pair_first():
     assert encode("a a", [(97, 32)]) == [256, 97] and encode("a a", [(97, 32)], rule="gpt2") == [97, 32, 97]
 
 
+@pytest.mark.slow  # property tests and random sweeps: make test, not make unit
 @SETTINGS
 @given(st.one_of(small_alphabet, texts).filter(bool), st.integers(0, 60), rules)
 def test_the_training_text_encodes_as_training_merged_it(text, n_merges, rule):
@@ -177,6 +179,7 @@ def test_the_training_text_encodes_as_training_merged_it(text, n_merges, rule):
     assert len(ids) <= len(text.encode("utf-8"))
 
 
+@pytest.mark.slow  # property tests and random sweeps: make test, not make unit
 @SETTINGS
 @given(small_alphabet, small_alphabet.filter(bool), st.integers(0, 60), rules, rules)
 def test_other_text_encodes_as_the_merges_replayed_in_order(text, other, n_merges, trained_with, rule):
@@ -184,6 +187,7 @@ def test_other_text_encodes_as_the_merges_replayed_in_order(text, other, n_merge
     assert encode(text, merges, rule=rule) == replayed(text, merges, rule)
 
 
+@pytest.mark.slow  # property tests and random sweeps: make test, not make unit
 def test_random_text_encodes_as_the_merges_replayed_in_order():
     rng = random.Random(2024)
     alphabet = "ab c\n'é1½中😀"
@@ -226,12 +230,14 @@ def test_the_naive_trainers_merge_is_left_to_right():
     assert _replace([97, 97, 97, 97], (97, 97), 256) == [256, 256]
 
 
+@pytest.mark.slow  # property tests and random sweeps: make test, not make unit
 @settings(max_examples=300, deadline=None, derandomize=True)
 @given(st.one_of(small_alphabet, texts).filter(bool), st.integers(0, 40), rules)
 def test_training_learns_what_recounting_every_pair_learns(text, n_merges, rule):
     assert train(text, n_merges, rule=rule) == naive_train(text, n_merges, rule)
 
 
+@pytest.mark.slow  # property tests and random sweeps: make test, not make unit
 def test_training_equals_the_naive_trainer_on_random_texts():
     rng = random.Random(17)
     alphabet = "the cat sat on a mat. And, lo! 'tis 1,024 ½ é中😀\n\t  "
@@ -371,6 +377,7 @@ def test_an_unknown_rule_is_named(rule):
             call()
 
 
+@pytest.mark.slow  # property tests and random sweeps: make test, not make unit
 def test_odd_arguments_give_an_answer_or_a_clear_error():
     every_odd_combination("train", lambda t, n: train(t, n), 2)
     every_odd_combination("encode", lambda t, m: encode(t, m), 2)
