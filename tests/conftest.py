@@ -283,7 +283,12 @@ def attention_error(
     - normalising (a sum of n terms, a division, perhaps a reciprocal then a product): every
       weight is within ρ = 2ε + γ_(n+2) of the exact one, relatively;
     - the output ``Σⱼ wⱼvⱼ``: within ``max|V|·(ρ + γ_(n + blocks)) + max δV·(1 + ρ)``, the
-      weights summing to 1.
+      weights summing to 1;
+    - below the normal numbers those relative bounds fail: a product or an ``exp`` whose result
+      is subnormal is off by up to η, half the smallest subnormal, absolutely (Higham §2.1, gradual
+      underflow; sums of subnormals are exact): 2η more on a weight (its ``exp``, then its share of
+      a sum of at least 1), ``(n + blocks)·η`` more on the output (a weight of 0.5 times a ``V`` of
+      2⁻¹⁴⁹ in float32 is 0, exactly 2⁻¹⁵⁰ off).
     """
     Q, K, V = (np.abs(np.asarray(a, dtype=np.float64)) for a in (Q, K, V))
     dQ, dK, dV = (np.asarray(e, dtype=np.float64) for e in errors)
@@ -303,8 +308,9 @@ def attention_error(
     if exact_spread is not None:
         delta, S = float(inherited.max(initial=0.0)), (exact_spread + math.log(max(n, 1))) / 2
     epsilon = 2 * delta + blocks * (2 * u * S + 5 * u)
-    weights = 2 * epsilon + gamma(n + 2, dtype)
-    output = float(V.max(initial=0.0)) * (weights + gamma(n + blocks, dtype))
+    eta = float(np.finfo(dtype).smallest_subnormal) / 2  # what a product that underflows may lose
+    weights = 2 * epsilon + gamma(n + 2, dtype) + 2 * eta
+    output = float(V.max(initial=0.0)) * (weights + gamma(n + blocks, dtype)) + (n + blocks) * eta
     return AttentionError(weights, output + float(dV.max()) * (1 + weights))
 
 

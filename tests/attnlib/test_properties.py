@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 from conftest import attention_error
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
@@ -90,8 +90,13 @@ def test_masked_keys_get_exactly_zero_weight(qkv, data):
         np.testing.assert_allclose(out[i], out_i, atol=1e-12)
 
 
+#: Q, K and V where float32's product underflows: weights 0.5 times V = 2⁻¹⁴⁹ is 0, exactly 2⁻¹⁵⁰ off.
+UNDERFLOW = (np.zeros((1, 1), np.float32), np.zeros((2, 1), np.float32), np.full((2, 1), 1e-45, np.float32))
+
+
 @SETTINGS
 @given(attention_inputs(dtype=np.float32, bound=3.0), st.booleans())
+@example(UNDERFLOW, False)
 def test_float32_in_float32_out_close_to_float64(qkv, causal):
     out, w = scaled_dot_product_attention(*qkv, causal=causal)
     assert out.dtype == np.float32 and w.dtype == np.float32
