@@ -39,6 +39,7 @@ import numpy.typing as npt
 
 from attnlib.backward import steps_backward
 from attnlib.core import AttentionSteps, attention_steps
+from attnlib.optim import adamw_step
 from attnlib.positions import sinusoidal
 from attnlib.validation import as_positive_int, as_real, as_real_array, as_seed, is_number
 
@@ -368,6 +369,7 @@ class Adam:
 
     Each entry moves by about ``lr`` per step whatever the size of its gradient, so a layer
     whose gradients are tiny still learns, only with noisier steps.
+    Each step is :func:`attnlib.optim.adamw_step` without weight decay (lesson 18's AdamW adds it).
 
     Parameters
     ----------
@@ -392,12 +394,11 @@ class Adam:
         self.t += 1
         updated = {}
         for name, W in parameters.items():
-            g = grads[name]
-            self.m[name] = self.beta1 * self.m.get(name, np.zeros_like(W)) + (1 - self.beta1) * g
-            self.v[name] = self.beta2 * self.v.get(name, np.zeros_like(W)) + (1 - self.beta2) * g * g
-            m_hat = self.m[name] / (1 - self.beta1**self.t)
-            v_hat = self.v[name] / (1 - self.beta2**self.t)
-            updated[name] = W - self.learning_rate * m_hat / (np.sqrt(v_hat) + self.eps)
+            m, v = self.m.get(name, np.zeros_like(W)), self.v.get(name, np.zeros_like(W))
+            updated[name], self.m[name], self.v[name] = adamw_step(
+                W, grads[name], m, v, self.t, learning_rate=self.learning_rate,
+                beta1=self.beta1, beta2=self.beta2, eps=self.eps, weight_decay=0.0,
+            )  # fmt: skip
         return updated
 
 
