@@ -2,18 +2,21 @@
 
 With row vectors times matrices, as in the other lessons, and ``x`` the residual stream::
 
-    x = embed[tokens] + pos_embed[positions]                       (B, n, d_model)
+    x = drop(embed[tokens] + pos_embed[positions])                 (B, n, d_model)
     for each layer:
         a = LN(x) if layer_norm else x
         Q, K, V = a W_q, a W_k, a W_v, split into heads            (B, H, n, d_head), (B, H_kv, n, d_head)
-                  (positions="attention": x = embed[tokens], and Q, K read a + pos_embed instead;
-                   positions="rope": x = embed[tokens], and Q, K are rotated by their positions)
+                  (positions="attention": x = drop(embed[tokens]), and Q, K read a + pos_embed instead;
+                   positions="rope": x = drop(embed[tokens]), and Q, K are rotated by their positions)
         z_h = attention(Q_h, K_g(h), V_g(h), mask)                 query head h reads key/value head
                                                                    g(h) = h // (H / H_kv); the mask
                                                                    is causal, or a window + sinks
-        x = x + concat(z_1 … z_H) W_o                              each head writes z_h W_o^h
-        if d_mlp:  x = x + GELU(LN(x) W_in + b_in) W_out + b_out   (LN only if layer_norm)
+        x = x + drop(concat(z_1 … z_H) W_o)                        each head writes z_h W_o^h
+        if d_mlp:  x = x + drop(GELU(LN(x) W_in + b_in) W_out + b_out)   (LN only if layer_norm)
     logits = (LN(x) if layer_norm else x) unembed                  (B, n, vocab)
+
+``drop`` is :func:`dropout`, in training only (``loss_and_gradients(…, dropout=0.1, rng=…)``,
+lesson 18): nanoGPT's places, never the attention weights; everywhere else it is the identity.
 
 Generation (:func:`generate`; :func:`generate_with_trace` also keeps what each step attended to)
 keeps each layer's keys and values in a :class:`KVCache`; with a ``window`` and ``sinks`` the cache
@@ -27,7 +30,8 @@ sequence. :func:`pool_kv_heads` turns a model's key/value heads into fewer by av
 The loss is the mean next-token cross-entropy: positions ``0 … n−2`` predict tokens ``1 … n−1``.
 :func:`loss_and_gradients` runs the chain rule backwards through every step above, the attention
 through :func:`attnlib.backward.steps_backward`; :func:`train` feeds it to
-:class:`attnlib.training.Adam`. Everything is float64.
+:class:`attnlib.training.Adam`. Everything is float64, or float32 from the embeddings to the last
+gradient when every parameter is float32 (``init_parameters(config, dtype=np.float32)``).
 
 The parameters are a dict of arrays named for what they are (:func:`parameter_shapes` lists them
 for a config)::
@@ -48,13 +52,13 @@ for a config)::
 
 One file a step: :mod:`~attnlib.decoder.config` (the config, the parameters' names and shapes,
 and what the functions check), :mod:`~attnlib.decoder.block` (one layer, nanoGPT's
-``Block.forward``: lesson 14; below it LayerNorm, GELU, the mask and RoPE's places),
+``Block.forward``: lesson 14; below it LayerNorm, GELU, dropout, the mask and RoPE's places),
 :mod:`~attnlib.decoder.kv_cache` (the cached loop: lesson 15), :mod:`~attnlib.decoder.forward_pass`
 (the forward pass and generation) and :mod:`~attnlib.decoder.training` (the loss, its gradients
 by hand, and Adam). The names below are imported from them.
 """
 
-from attnlib.decoder.block import LN_EPS, visible_keys
+from attnlib.decoder.block import LN_EPS, dropout, dropout_backward, visible_keys
 from attnlib.decoder.config import (
     POSITIONS,
     DecoderConfig,
@@ -86,6 +90,8 @@ __all__ = [
     "KVCache",
     "check_parameters",
     "check_tokens",
+    "dropout",
+    "dropout_backward",
     "forward",
     "generate",
     "generate_with_trace",

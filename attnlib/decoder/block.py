@@ -10,8 +10,9 @@ Lesson 14 opens with this layer in its attention-only form (no MLP, no LayerNorm
 reads the residual stream ``x`` and adds what it writes, ``z_h W_o^h``; nothing is overwritten,
 so a later layer reads what an earlier one added.
 
-Below it are its parts: LayerNorm and GELU (lesson 15's model), each with its backward pass, and
-which keys each query sees (causal, or a window with sinks), where RoPE places them, the weights.
+Below it are its parts: LayerNorm and GELU (lesson 15's model) and dropout (lesson 18's), each
+with its backward pass, and which keys each query sees (causal, or a window with sinks), where RoPE
+places them, the weights.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from attnlib.core import (
     softmax,
     window_rule,
 )
-from attnlib.decoder.config import DecoderConfig, as_window
+from attnlib.decoder.config import DecoderConfig, as_dropout, as_mask_generator, as_window
 from attnlib.decoder.kv_cache import KVCache
 from attnlib.positions import rope_frequencies, rotate_pairs
 from attnlib.validation import as_whole_array
@@ -42,6 +43,8 @@ __all__ = [
     "Rotation",
     "attend",
     "block",
+    "dropout",
+    "dropout_backward",
     "gelu_backward",
     "gelu_tanh",
     "layer_norm",
@@ -62,11 +65,15 @@ def block(
     rotation: Rotation | None = None,
     cache: KVCache | None = None,
     ablate: frozenset[tuple[int, int]] = frozenset(),
+    rate: float = 0.0,
+    rng: np.random.Generator | None = None,
 ) -> tuple[np.ndarray, LayerSteps]:
     """Layer ``layer`` of the residual stream: nanoGPT's ``Block.forward``, lesson 14's layer.
 
     ``x = x + attn(LN(x))``, then ``x = x + MLP(LN(x))`` (the MLP only when ``d_mlp > 0``, the
     LayerNorms only with ``layer_norm``). :func:`attnlib.decoder.forward` runs one per layer.
+    In training each write may go through :func:`dropout` first (lesson 18): nanoGPT's
+    ``resid_dropout`` of the attention's output and ``dropout`` of the MLP's.
 
     Parameters
     ----------
@@ -88,6 +95,11 @@ def block(
         over all the cached ones (:mod:`attnlib.decoder.kv_cache`).
     ablate : frozenset of (layer, head)
         Heads whose output is zeroed.
+    rate : float
+        Dropout's rate on the attention's write (after ``W_o``) and the MLP's (after ``b_out``),
+        ``0 ≤ rate < 1``; 0 (inference) drops nothing.
+    rng : numpy.random.Generator or None
+        Draws the dropout masks (needed when ``rate > 0``).
 
     Returns
     -------
@@ -99,11 +111,14 @@ def block(
     name = f"layer{layer}."
     a, attn_norm = _ln(config, params, name + "ln_attn", x)  # ln_1(x)
     write, kept = _attn(config, params, layer, a, attn_norm, positions, mask, rotation, cache, ablate)
-    x = x + write  # x = x + attn(ln_1(x))
+    write, kept.attn_keep = dropout(write, rate, rng)
+    x = x + write  # x = x + dropout(attn(ln_1(x)))
     if config.d_mlp:
         m, kept.mlp_norm = _ln(config, params, name + "ln_mlp", x)  # ln_2(x)
-        # x = x + mlp(ln_2(x)); the MLP's last bias is added after the sum, (x + h W_out) + b_out
-        x = x + _mlp(params, name, m, kept) + params[name + "b_out"]
+        write, kept.mlp_keep = dropout(_mlp(params, name, m, kept), rate, rng)
+        # x = x + dropout(h W_out + b_out), h = GELU(m W_in + b_in): b_out, dropped with the same
+        # mask, is added after the sum, (x + h W_out) + b_out, the order lesson 15's model trained in
+        x = x + write + params[name + "b_out"] * kept.mlp_keep / (1 - rate)
     return x, kept
 
 
@@ -122,10 +137,12 @@ class LayerSteps:
     V: np.ndarray
     steps: AttentionSteps
     z: np.ndarray  # (B, n, H·d_head): the heads' outputs side by side, ablated ones zero
+    attn_keep: np.ndarray | None = None  # (B, n, d_model) bool: dropout's mask on the attention's write
     mlp_in: np.ndarray | None = None
     mlp_norm: LayerNormSteps | None = None
     pre_act: np.ndarray | None = None
     hidden: np.ndarray | None = None
+    mlp_keep: np.ndarray | None = None  # (B, n, d_model) bool: on the MLP's write
 
 
 def _ln(
@@ -265,6 +282,71 @@ def layer_norm_backward(norm: LayerNormSteps, d_out: np.ndarray) -> tuple[np.nda
     return dx, (flat * norm.x_hat.reshape(flat.shape)).sum(axis=0), flat.sum(axis=0)
 
 
+def dropout(x: npt.ArrayLike, rate: float, rng: np.random.Generator | None) -> tuple[np.ndarray, np.ndarray]:
+    """Inverted dropout: zero each entry of ``x`` with chance ``rate``, divide the others by ``1 − rate``.
+
+    Lesson 18 · 7. Overfitting (dropout).
+
+    So every entry keeps its expected value, ``(1 − rate) · x / (1 − rate) = x``, and at inference,
+    where nothing is dropped, the layers after it see activations of the size they trained on
+    (Srivastava et al. 2014; PyTorch's ``torch.nn.functional.dropout``).
+
+    Parameters
+    ----------
+    x : (...) floats
+        Taken as they are: NaN and infinities pass through where kept, as in PyTorch.
+    rate : float
+        The chance that an entry is dropped, ``0 ≤ rate < 1``.
+    rng : numpy.random.Generator or None
+        Draws the mask, ``keep = rng.random(x.shape) >= rate``; not used (and may be None) when
+        ``rate`` is 0.
+
+    Returns
+    -------
+    out : (...), x's dtype
+        ``x * keep / (1 − rate)``; ``x`` itself when ``rate`` is 0.
+    keep : (...) bool
+        Which entries were kept (all of them when ``rate`` is 0): what :func:`dropout_backward`
+        needs.
+
+    Examples
+    --------
+    >>> out, keep = dropout(np.ones(6), 0.5, np.random.default_rng(0))
+    >>> out, keep
+    (array([2., 0., 0., 0., 2., 2.]), array([ True, False, False, False,  True,  True]))
+    """
+    x, r = np.asarray(x), as_dropout(rate, "rate")
+    as_mask_generator(rng, r, "rate")
+    if not r:
+        return x, np.ones(x.shape, dtype=bool)
+    keep = rng.random(x.shape) >= r
+    return x * keep / (1 - r), keep
+
+
+def dropout_backward(d_out: npt.ArrayLike, keep: npt.ArrayLike, rate: float) -> np.ndarray:
+    """The gradient of :func:`dropout`'s input, the mask held fixed: ``d_out * keep / (1 − rate)``.
+
+    Lesson 18 · 7. Overfitting (dropout).
+
+    A dropped entry passes no gradient back; a kept one passes its gradient scaled as its value was.
+
+    Parameters
+    ----------
+    d_out : (...) floats
+        The gradient of the loss with respect to dropout's output.
+    keep : (...) bool
+        The mask :func:`dropout` returned with that output.
+    rate : float
+        The rate it dropped with.
+    """
+    d, k, r = np.asarray(d_out), np.asarray(keep), as_dropout(rate, "rate")
+    if k.dtype != bool or k.shape != d.shape:
+        raise ValueError(
+            f"keep must be dropout's boolean mask, of d_out's shape {d.shape}; got {k.dtype} {k.shape}"
+        )
+    return d * k / (1 - r)
+
+
 def visible_keys(
     query_positions: npt.ArrayLike, key_positions: npt.ArrayLike, *, window: int | None = None, sinks: int = 0
 ) -> np.ndarray:
@@ -333,8 +415,8 @@ def attend(
     """The attention's steps, and the queries and keys as the scores read them (rotated by RoPE).
 
     Lesson 14's attention of one layer; with RoPE and sinks, lesson 15 · 4's. It trusts its
-    arguments: float64 ``Q (B, H, n, d_head)``, ``K, V (B, H, n_k, d_head)``, ``mask (n, n_k)``
-    bool, as :func:`block` has them.
+    arguments: ``Q (B, H, n, d_head)``, ``K, V (B, H, n_k, d_head)`` of one dtype (float64 or
+    float32, which the steps keep), ``mask (n, n_k)`` bool, as :func:`block` has them.
     """
     scale = 1.0 / math.sqrt(Q.shape[-1])  # default_scale(d_head), here where d_head is checked already
     if rotation is None:
@@ -354,8 +436,9 @@ def attend(
 
 def _rope(x: np.ndarray, positions: np.ndarray) -> np.ndarray:
     """:func:`attnlib.positions.rope` of the decoder's checked ``x (B, H, n, d_head)`` at ``positions (n,)``:
-    RoFormer's interleaved pairs, base 10000, the angles made once for every batch and head."""
-    return rotate_pairs(x, positions[:, None] * _frequencies(x.shape[-1]))
+    RoFormer's interleaved pairs, base 10000, the angles made once for every batch and head;
+    computed in float64 and returned in ``x``'s dtype, as :func:`~attnlib.positions.rope` does."""
+    return rotate_pairs(x, positions[:, None] * _frequencies(x.shape[-1])).astype(x.dtype, copy=False)
 
 
 @functools.lru_cache(maxsize=8)

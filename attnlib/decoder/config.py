@@ -2,8 +2,8 @@
 
 Its shape (:class:`DecoderConfig`), its parameters' names, shapes and random start (lesson 14's
 formula names them); then the checks at the door, which turn what a learner passes (parameters,
-token ids, ablated heads, a window and sinks) into the arrays the decoder computes with, or raise
-an error that names what is wrong.
+token ids, ablated heads, a window and sinks, a dropout rate) into what the decoder computes
+with, or raise an error that names what is wrong.
 
 Lesson 14's model, a two-layer attention-only decoder, and the shapes of its parameters:
 
@@ -29,6 +29,7 @@ from attnlib.validation import (
     LARGEST,
     as_flag,
     as_positive_int,
+    as_real,
     as_real_array,
     as_seed,
     as_whole_array,
@@ -40,7 +41,9 @@ __all__ = [
     "DecoderConfig",
     "as_ablations",
     "as_config",
+    "as_dropout",
     "as_mapping",
+    "as_mask_generator",
     "as_window",
     "check_parameters",
     "check_tokens",
@@ -184,34 +187,50 @@ def parameter_shapes(config: DecoderConfig) -> dict[str, tuple[int, ...]]:
     return shapes
 
 
-def init_parameters(config: DecoderConfig, seed: int = 0) -> dict[str, np.ndarray]:
-    """Random starting parameters, float64, named as :func:`parameter_shapes` lists them.
+def init_parameters(
+    config: DecoderConfig, seed: int = 0, dtype: npt.DTypeLike = np.float64
+) -> dict[str, np.ndarray]:
+    """Random starting parameters, named as :func:`parameter_shapes` lists them.
 
-    Lesson 14 · 1 measures a model with fresh parameters.
+    Lesson 14 · 1 measures a model with fresh parameters; lesson 18 trains one in float32.
 
     The embeddings have standard normal entries (a residual stream of entries about 1); every
     matrix has normal entries of variance ``1/fan_in`` (LeCun's initialisation, as lesson 11);
-    biases start at 0 and LayerNorm gains at 1.
+    biases start at 0 and LayerNorm gains at 1. ``dtype`` is ``np.float64`` or ``np.float32``:
+    float32 gives the same draws, rounded to float32, and the decoder then computes in float32
+    (:func:`check_parameters`).
     """
+    kind = _float_dtype(dtype)
     rng = np.random.default_rng(as_seed(seed))
     params = {}
     for name, shape in parameter_shapes(config).items():
         try:
             if name.endswith(".gain"):
-                params[name] = np.ones(shape)
+                params[name] = np.ones(shape, dtype=kind)
             elif name.endswith(".bias") or name.split(".")[-1].startswith("b_"):
-                params[name] = np.zeros(shape)
+                params[name] = np.zeros(shape, dtype=kind)
             elif name in ("embed", "pos_embed"):
-                params[name] = rng.normal(size=shape)
+                params[name] = rng.normal(size=shape).astype(kind, copy=False)
             else:
-                params[name] = rng.normal(size=shape) / math.sqrt(shape[0])
+                params[name] = (rng.normal(size=shape) / math.sqrt(shape[0])).astype(kind, copy=False)
         except (MemoryError, ValueError) as exc:  # numpy: "Unable to allocate …", "array is too big"
-            size = math.prod(shape) * 8
+            size = math.prod(shape) * kind.itemsize
             raise ValueError(
-                f"the config's parameter {name} of shape {shape} would take {size:,} bytes in float64, "
+                f"the config's parameter {name} of shape {shape} would take {size:,} bytes in {kind}, "
                 f"more than this machine can allocate ({type(exc).__name__}: {exc}); make the config smaller"
             ) from None
     return params
+
+
+def _float_dtype(dtype: object) -> np.dtype:
+    """``dtype`` as ``np.dtype(np.float32)`` or ``np.dtype(np.float64)``, or a ValueError naming it."""
+    try:
+        kind = np.dtype(dtype)  # type: ignore[call-overload]
+    except (TypeError, ValueError):
+        kind = None
+    if dtype is None or kind not in (np.float32, np.float64):
+        raise ValueError(f"dtype must be np.float32 or np.float64, got {dtype!r}")
+    return kind
 
 
 def as_config(config: object) -> DecoderConfig:
@@ -227,11 +246,15 @@ def as_config(config: object) -> DecoderConfig:
 
 
 def check_parameters(config: DecoderConfig, params: Mapping[str, npt.ArrayLike]) -> dict[str, np.ndarray]:
-    """``params`` as float64 arrays of the shapes ``config`` needs, or an error naming what is wrong.
+    """``params`` as arrays of the shapes ``config`` needs, or an error naming what is wrong.
 
     Lesson 14 · 1. The task: sequences that repeat.
 
     Lessons 14 and 15: every decoder function they call checks its parameters with it.
+
+    The arrays are float32 when every parameter is float32 (or float16), so that lesson 18's model
+    computes in float32 from the embeddings to the last gradient; otherwise all are float64 (float64
+    parameters, integers, lists, or a mix of float32 and float64).
 
     Raises
     ------
@@ -255,13 +278,14 @@ def check_parameters(config: DecoderConfig, params: Mapping[str, npt.ArrayLike])
         )
     checked = {}
     for name, shape in shapes.items():
-        array = as_real_array(params[name], f"params[{name!r}]").astype(np.float64, copy=False)
+        array = as_real_array(params[name], f"params[{name!r}]")  # float32 or float64
         if array.shape != shape:
             raise ValueError(
                 f"params[{name!r}] must have shape {shape} for this config, got shape {array.shape}"
             )
         checked[name] = array
-    return checked
+    dtype = np.float32 if all(array.dtype == np.float32 for array in checked.values()) else np.float64
+    return {name: array.astype(dtype, copy=False) for name, array in checked.items()}
 
 
 def check_tokens(
@@ -325,6 +349,38 @@ def as_window(window: object, sinks: object) -> tuple[int | None, int]:
     if s and w is None:
         raise ValueError(f"sinks={s} needs a window: without one every token is seen already (pass window=…)")
     return w, s
+
+
+def as_dropout(rate: object, name: str = "dropout") -> float:
+    """``rate`` as a float, the chance that dropout zeroes an entry: ``0 ≤ rate < 1``.
+
+    Lesson 18 · 7. Overfitting (dropout).
+
+    Raises
+    ------
+    TypeError
+        ``rate`` is not a real number.
+    ValueError
+        ``rate`` is NaN, negative, or 1 and above (every entry dropped).
+    """
+    r = as_real(rate, name, example="0.1")
+    if not 0 <= r < 1:
+        raise ValueError(f"{name} is the chance that an entry is dropped: at least 0 and below 1, got {r}")
+    return r
+
+
+def as_mask_generator(rng: object, rate: float, name: str = "dropout") -> np.random.Generator | None:
+    """``rng``, the generator that draws dropout's masks: needed when ``rate`` (named ``name``) is above 0.
+
+    Lesson 18 · 7. Overfitting (dropout).
+    """
+    if rate and rng is None:
+        raise ValueError(f"{name}={rate} draws its masks with rng: pass rng=np.random.default_rng(seed)")
+    if rng is not None and not isinstance(rng, np.random.Generator):
+        raise TypeError(
+            f"rng must be a numpy.random.Generator (np.random.default_rng(seed)), got {rng!r:.80}"
+        )
+    return rng
 
 
 def as_mapping(arrays: object, name: str = "arrays") -> Mapping[str, np.ndarray]:

@@ -34,6 +34,7 @@ import numpy.typing as npt
 
 from attnlib.core import window_rule
 from attnlib.decoder.block import LayerNormSteps, LayerSteps, block, layer_norm, rope_places
+from attnlib.decoder.block import dropout as drop  # nanoGPT's name for the embeddings' dropout
 from attnlib.decoder.config import (
     DecoderConfig,
     as_ablations,
@@ -77,6 +78,8 @@ class ForwardSteps:
     final_norm: LayerNormSteps | None
     logits: np.ndarray
     key_positions: np.ndarray  # (n_k,): where each key of the attention sits in the sequence
+    dropout: float  # the rate every mask was drawn with (0: nothing dropped)
+    embed_keep: np.ndarray  # (B, n, d_model) bool: dropout's mask on the embeddings
 
 
 def forward_steps(
@@ -88,12 +91,17 @@ def forward_steps(
     cache: KVCache | None = None,
     window: int | None = None,
     sinks: int = 0,
+    dropout: float = 0.0,
+    rng: np.random.Generator | None = None,
 ) -> ForwardSteps:
     """The forward pass on checked arguments; with ``cache``, ``t`` continues the cached tokens.
 
     Lesson 14's formula, one :func:`attnlib.decoder.block.block` per layer.
 
     With a window, a cache must take one token at a time and have that window (generate's loop).
+    Training may drop (lesson 18 · dropout): with ``dropout > 0`` the embeddings and every
+    attention's and MLP's write go through :func:`~attnlib.decoder.block.dropout`, masks drawn
+    from ``rng``, nanoGPT's places (not the attention weights).
     """
     n = t.shape[1]
     if cache is None:
@@ -108,17 +116,29 @@ def forward_steps(
     x = p["embed"][t]
     if c.positions == "residual":
         x = x + p["pos_embed"][query_positions]
+    x, embed_keep = drop(x, dropout, rng)
     residuals, layers = [x], []
     for layer in range(c.n_layers):
         x, kept = block(
-            c, p, layer, x, mask, positions=query_positions, rotation=rotation, cache=cache, ablate=ablate
+            c,
+            p,
+            layer,
+            x,
+            mask,
+            positions=query_positions,
+            rotation=rotation,
+            cache=cache,
+            ablate=ablate,
+            rate=dropout,
+            rng=rng,
         )
         residuals.append(x)
         layers.append(kept)
     final, final_norm = x, None
     if c.layer_norm:
         final, final_norm = layer_norm(x, p["ln_final.gain"], p["ln_final.bias"])
-    return ForwardSteps(residuals, layers, final, final_norm, final @ p["unembed"], key_positions)
+    logits = final @ p["unembed"]
+    return ForwardSteps(residuals, layers, final, final_norm, logits, key_positions, dropout, embed_keep)
 
 
 @dataclass(frozen=True)

@@ -27,11 +27,13 @@ import numpy as np
 import numpy.typing as npt
 
 from attnlib.backward import steps_backward
-from attnlib.decoder.block import gelu_backward, layer_norm_backward
+from attnlib.decoder.block import dropout_backward, gelu_backward, layer_norm_backward
 from attnlib.decoder.config import (
     DecoderConfig,
     as_ablations,
     as_config,
+    as_dropout,
+    as_mask_generator,
     as_window,
     check_parameters,
     check_tokens,
@@ -70,7 +72,8 @@ def backward_pass(
 ) -> dict[str, np.ndarray]:
     """Every parameter's gradient from ``d_logits``, the chain rule run backwards through ``run``.
 
-    Lesson 14: the model's gradients by hand (lesson 11 derives the attention's).
+    Lesson 14: the model's gradients by hand (lesson 11 derives the attention's); lesson 18 adds
+    dropout's, through the masks ``run`` drew.
     """
     g: dict[str, np.ndarray] = {"unembed": _matmul_grad(run.final, d_logits)}
     dx = d_logits @ p["unembed"].T  # (B, n, d_model)
@@ -79,17 +82,19 @@ def backward_pass(
         dx, g["ln_final.gain"], g["ln_final.bias"] = layer_norm_backward(run.final_norm, dx)
     for layer in reversed(range(c.n_layers)):
         name, kept = f"layer{layer}.", run.layers[layer]
-        if c.d_mlp:  # x = x + GELU(m W_in + b_in) W_out + b_out
-            g[name + "W_out"], g[name + "b_out"] = _matmul_grad(kept.hidden, dx), dx.sum(axis=(0, 1))
-            d_pre = gelu_backward(kept.pre_act, dx @ p[name + "W_out"].T)
+        if c.d_mlp:  # x = x + dropout(GELU(m W_in + b_in) W_out + b_out)
+            dw = dropout_backward(dx, kept.mlp_keep, run.dropout)  # the write's gradient
+            g[name + "W_out"], g[name + "b_out"] = _matmul_grad(kept.hidden, dw), dw.sum(axis=(0, 1))
+            d_pre = gelu_backward(kept.pre_act, dw @ p[name + "W_out"].T)
             g[name + "W_in"], g[name + "b_in"] = _matmul_grad(kept.mlp_in, d_pre), d_pre.sum(axis=(0, 1))
             dm = d_pre @ p[name + "W_in"].T
             if c.layer_norm:
                 dm, g[name + "ln_mlp.gain"], g[name + "ln_mlp.bias"] = layer_norm_backward(kept.mlp_norm, dm)
             dx = dx + dm
-        # x = x + z W_o, z = the heads' outputs side by side
-        g[name + "W_o"] = _matmul_grad(kept.z, dx)
-        dz = split_heads(dx @ p[name + "W_o"].T, c.n_heads)  # (B, H, n, d_head)
+        # x = x + dropout(z W_o), z = the heads' outputs side by side
+        dw = dropout_backward(dx, kept.attn_keep, run.dropout)
+        g[name + "W_o"] = _matmul_grad(kept.z, dw)
+        dz = split_heads(dw @ p[name + "W_o"].T, c.n_heads)  # (B, H, n, d_head)
         dQ, dK, dV = steps_backward(kept.steps, kept.Q, kept.K, kept.V, dz)
         if c.group_size > 1:  # a key/value head served group_size query heads: their gradients add
             dK = dK.reshape(dK.shape[0], c.kv_heads, c.group_size, *dK.shape[2:]).sum(axis=2)
@@ -110,6 +115,7 @@ def backward_pass(
         if c.layer_norm:
             da, g[name + "ln_attn.gain"], g[name + "ln_attn.bias"] = layer_norm_backward(kept.attn_norm, da)
         dx = dx + da
+    dx = dropout_backward(dx, run.embed_keep, run.dropout)  # x = dropout(embed[t] (+ pos_embed))
     d_embed = np.zeros_like(p["embed"])
     np.add.at(d_embed, t, dx)  # each occurrence of a token adds its position's gradient
     g["embed"] = d_embed
@@ -120,16 +126,34 @@ def backward_pass(
 
 
 def loss_and_gradients(
-    config: DecoderConfig, params: Mapping[str, npt.ArrayLike], tokens: npt.ArrayLike
+    config: DecoderConfig,
+    params: Mapping[str, npt.ArrayLike],
+    tokens: npt.ArrayLike,
+    *,
+    dropout: float = 0.0,
+    rng: np.random.Generator | None = None,
 ) -> tuple[float, dict[str, np.ndarray]]:
     """The mean next-token cross-entropy on ``tokens`` and its gradient for every parameter.
 
     Lesson 14: its model's gradients by hand, checked against PyTorch's autograd in the tests
-    (lesson 11 derives the attention's).
+    (lesson 11 derives the attention's); lesson 18 trains with dropout.
 
     Positions ``0 … n−2`` predict tokens ``1 … n−1`` (``n ≥ 2``); the loss is their mean over
     the batch and the positions. The gradients are the backward pass written out (the attention
-    through :func:`attnlib.backward.steps_backward`), float64.
+    through :func:`attnlib.backward.steps_backward`), in the parameters' dtype: float32 when
+    every parameter is float32, else float64 (:func:`check_parameters`).
+
+    Parameters
+    ----------
+    config : DecoderConfig
+    params : dict of str to array
+    tokens : (B, n) or (n,) integers
+    dropout : float
+        Dropout's rate, ``0 ≤ dropout < 1``, on the embeddings and on every attention's and
+        MLP's write (:func:`~attnlib.decoder.forward_pass.forward_steps`); the loss and the
+        gradients are then those of the model with the masks drawn.
+    rng : numpy.random.Generator, optional
+        Draws the masks; needed when ``dropout > 0`` (the same seed draws the same masks).
 
     Returns
     -------
@@ -142,13 +166,14 @@ def loss_and_gradients(
     t = check_tokens(c, tokens)
     if t.shape[1] < 2:
         raise ValueError(f"tokens need at least 2 positions for a next-token loss, got shape {t.shape}")
-    return _loss_and_gradients(c, p, t)
+    rate = as_dropout(dropout)
+    return _loss_and_gradients(c, p, t, rate, as_mask_generator(rng, rate))
 
 
 def _loss_and_gradients(
-    c: DecoderConfig, p: dict[str, np.ndarray], t: np.ndarray
+    c: DecoderConfig, p: dict[str, np.ndarray], t: np.ndarray, rate: float, rng: np.random.Generator | None
 ) -> tuple[float, dict[str, np.ndarray]]:
-    run = forward_steps(c, p, t)
+    run = forward_steps(c, p, t, dropout=rate, rng=rng)
     loss, d_logits = loss_and_d_logits(run.logits, t)
     return loss, backward_pass(c, p, t, run, d_logits)
 
@@ -262,6 +287,7 @@ def train(
     probe: npt.ArrayLike | None = None,
     params: Mapping[str, npt.ArrayLike] | None = None,
     measure: Callable[[dict[str, np.ndarray]], npt.ArrayLike] | None = None,
+    dropout: float = 0.0,
 ) -> DecoderRun:
     """Train with Adam on next-token prediction, one batch per step.
 
@@ -291,6 +317,11 @@ def train(
         ``measure(params)`` is called before every update (with the parameters that step's loss
         was computed with), for anything else to follow along, such as the loss on a fixed
         evaluation batch; its results become ``DecoderRun.measurements``.
+    dropout : float
+        Dropout's rate in training (lesson 18 · dropout), ``0 ≤ dropout < 1``; its masks are
+        drawn with the run's generator, after each step's batch (0 draws nothing, so a run
+        without dropout is unchanged). The losses recorded are those of the masked model; the
+        probe's weights and ``measure`` see the model without dropout, as inference does.
 
     Returns
     -------
@@ -310,6 +341,7 @@ def train(
     c = as_config(config)
     n_steps = as_positive_int(steps, "steps", maximum=10**7)  # 10⁷ steps of the smallest model: hours
     every = as_positive_int(snapshot_every, "snapshot_every", minimum=0)
+    rate = as_dropout(dropout)
     rng = np.random.default_rng(as_seed(seed))
     p = init_parameters(c, seed) if params is None else check_parameters(c, params)
     probe_tokens = None if probe is None else check_tokens(c, probe, "probe")
@@ -328,7 +360,7 @@ def train(
             measurements.append(np.asarray(measure(p)))
         try:
             with np.errstate(over="raise", invalid="raise"):
-                run = forward_steps(c, p, t)
+                run = forward_steps(c, p, t, dropout=rate, rng=rng)
                 loss, d_logits = loss_and_d_logits(run.logits, t)
                 p = optimiser.step(p, backward_pass(c, p, t, run, d_logits))
         except FloatingPointError as exc:

@@ -610,9 +610,11 @@ def test_bad_parameters_are_named():
         check_parameters(ATTENTION_ONLY, [params["embed"]])
     with pytest.raises(TypeError, match=r"config must be an attnlib\.decoder\.DecoderConfig"):
         forward({"vocab_size": 7}, params, tokens)
-    # float32 parameters are computed in float64
+    # float32 parameters are computed in float32 (lesson 18), a mix of float32 and float64 in float64
     as32 = {k: v.astype(np.float32) for k, v in params.items()}
-    assert forward(ATTENTION_ONLY, as32, tokens).logits.dtype == np.float64
+    assert forward(ATTENTION_ONLY, as32, tokens).logits.dtype == np.float32
+    mixed = {**as32, "unembed": params["unembed"]}
+    assert forward(ATTENTION_ONLY, mixed, tokens).logits.dtype == np.float64
 
 
 def test_bad_arguments_are_named():
