@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from attention_lessons.kit.checks.answers import placeholder
+from attention_lessons.kit.checks.functions import kept, listed, not_a_function
 from attention_lessons.kit.checks.mistakes import Mistake, describe, matching
 from attention_lessons.kit.checks.result import CheckResult, failed, passed
 from attention_lessons.kit.checks.wording import numpy_index, shape_text
@@ -223,33 +223,19 @@ def check_function(
         table that gives these numbers, or the first entry that is off.
     """
     first = cases[0]
-    part = first.name.removeprefix("my_")
-    missing = placeholder(answer, first.name)
-    if missing is None and not callable(answer):
-        missing = failed(
-            f"Not a function: {first.name} is a {type(answer).__name__}; "
-            f"define it with `def {first.name}(…):`."
-        )
-    for ex in cases if missing is None else ():
-        missing = _check_case(answer, ex, mistakes)
-        if missing is not None:
+    result = not_a_function(answer, first.name, "…")
+    for ex in cases if result is None else ():
+        result = _check_case(answer, ex, mistakes)
+        if result is not None:
             break
-    if keep is not None and missing is not None:
-        keep.pop(part, None)
-    if missing is not None:
-        return missing
-    if keep is not None:
-        keep[part] = answer
-    also = [ex.case for ex in cases[1:]]
-    return passed(
-        f"Correct: {first.name} gives attnlib's {first.what} on these inputs"
-        + (f" and {also[0]}" if len(also) == 1 else f", {_listed(also)}" if also else "")
-        + f", every entry within {RTOL:g}."
-    )
-
-
-def _listed(phrases: Sequence[str]) -> str:
-    return phrases[0] if len(phrases) == 1 else ", ".join(phrases[:-1]) + " and " + phrases[-1]
+    if result is None:
+        also = [ex.case for ex in cases[1:]]
+        result = passed(
+            f"Correct: {first.name} gives attnlib's {first.what} on these inputs"
+            + (f" and {also[0]}" if len(also) == 1 else f", {listed(also)}" if also else "")
+            + f", every entry within {RTOL:g}."
+        )
+    return kept(answer, first.name, result, keep)
 
 
 def _float32(value: object, name: str) -> np.ndarray:

@@ -23,21 +23,18 @@ one line.
 
 from __future__ import annotations
 
-import copy
-import inspect
 import numbers
 import reprlib
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, MutableMapping, Sequence
-from dataclasses import dataclass
 from functools import cache
 from itertools import pairwise
 
 import numpy as np
 
-from attention_lessons.kit.checks.answers import placeholder
-from attention_lessons.kit.checks.mistakes import Mistake, describe, matching
-from attention_lessons.kit.checks.result import CheckResult, failed, passed
+from attention_lessons.kit.checks.functions import FunctionExercise, Returns, a_type, judge_function
+from attention_lessons.kit.checks.mistakes import Mistake
+from attention_lessons.kit.checks.result import CheckResult, failed
 from attnlib import tokens
 
 __all__ = [
@@ -67,42 +64,8 @@ SMILE = "hi 🙂 🙂 hi 🙂🙂"
 WIKIPEDIA = "aaabdaaabac"
 
 
-@dataclass(frozen=True)
-class FunctionExercise:
-    """One call of a learner's function: its inputs, and attnlib's answer.
-
-    Attributes
-    ----------
-    name : str
-        The learner's function, as the lesson names it (``my_train``).
-    params : str
-        Its parameters, as the lesson writes them (``text, n_merges``), for the messages.
-    kind : str
-        What it returns: ``"counts"`` (a dict from pair to count), ``"ids"`` (a list of token
-        ids), ``"merges"`` (a list of pairs) or ``"text"`` (a str).
-    args : tuple
-        The inputs; the learner's function receives deep copies.
-    right : object
-        attnlib's answer, in the plain form the check compares (a dict with tuple keys, a list of
-        ints, a list of tuples, a str).
-    case : str
-        The inputs in words, for the messages (``'"aaaaa" with the pair (97, 97), new_id 256'``).
-    label : str
-        The case in a few words, for the message of a function that passes (``'"aaaaa"'``).
-    """
-
-    name: str
-    params: str
-    kind: str
-    args: tuple
-    right: object
-    case: str
-    label: str
-
-    @property
-    def what(self) -> str:
-        """What the function returns, in words."""
-        return {"counts": "pair counts", "ids": "token ids", "merges": "merges", "text": "text"}[self.kind]
+#: What each kind of exercise returns, in words (:class:`FunctionExercise`'s ``kind``).
+WHAT = {"counts": "pair counts", "ids": "token ids", "merges": "merges", "text": "text"}
 
 
 # --- reading what the learner's function returned -------------------------------------------------
@@ -110,12 +73,6 @@ class FunctionExercise:
 
 def _shown(value: object) -> str:
     return reprlib.repr(value)
-
-
-def _a(value: object) -> str:
-    """The type of ``value`` with its article: ``a list``, ``an int``."""
-    name = type(value).__name__
-    return f"{'an' if name[:1] in 'aeiou' else 'a'} {name}"
 
 
 def _whole(value: object) -> bool:
@@ -134,10 +91,10 @@ def _as_list(returned: object, ex: FunctionExercise, fix: str) -> list | CheckRe
         return returned.tolist()
     if isinstance(returned, Iterator):
         return failed(
-            f"Not a list: {ex.name} returned {_a(returned)} (an iterator, read once); "
+            f"Not a list: {ex.name} returned {a_type(returned)} (an iterator, read once); "
             f"wrap it in list(...) and return {fix}."
         )
-    return failed(f"Not a list: {ex.name} returned {_a(returned)}; return {fix}.")
+    return failed(f"Not a list: {ex.name} returned {a_type(returned)}; return {fix}.")
 
 
 def _read_ids(returned: object, ex: FunctionExercise) -> list[int] | CheckResult:
@@ -170,7 +127,7 @@ def _read_merges(returned: object, ex: FunctionExercise) -> list[Pair] | CheckRe
             "keys are the pairs."
         )
     if isinstance(returned, (str, bytes, bytearray)):
-        return failed(f"Not merges: {ex.name} returned {_a(returned)}; return a list of pairs.")
+        return failed(f"Not merges: {ex.name} returned {a_type(returned)}; return a list of pairs.")
     merges = _as_list(returned, ex, "a list of pairs (a, b), in the order learned")
     if isinstance(merges, CheckResult):
         return merges
@@ -192,7 +149,7 @@ def _read_counts(returned: object, ex: FunctionExercise) -> dict[Pair, int] | Ch
     if not isinstance(returned, Mapping):
         if isinstance(returned, (list, tuple)) and returned and all(_is_pair(p) for p in returned):
             return failed(
-                f"Not counts: {ex.name} returned {_a(returned)} of pairs; count them and "
+                f"Not counts: {ex.name} returned {a_type(returned)} of pairs; count them and "
                 "return a dict from each pair to how often it occurs (a collections.Counter is a dict, "
                 "and fine)."
             )
@@ -201,11 +158,11 @@ def _read_counts(returned: object, ex: FunctionExercise) -> dict[Pair, int] | Ch
             and all(isinstance(p, (tuple, list)) and len(p) == 2 and _is_pair(p[0]) for p in returned)
         ):  # fmt: skip
             return failed(
-                f"Not a dict: {ex.name} returned {_a(returned)} of (pair, count), as "
+                f"Not a dict: {ex.name} returned {a_type(returned)} of (pair, count), as "
                 "Counter.most_common() gives; return the dict (or the Counter) itself."
             )
         return failed(
-            f"Not a dict: {ex.name} returned {_a(returned)}; return a dict from each pair "
+            f"Not a dict: {ex.name} returned {a_type(returned)}; return a dict from each pair "
             "(a, b) to how often it occurs (a collections.Counter is fine)."
         )
     counts = {}
@@ -234,10 +191,10 @@ def _read_text(returned: object, ex: FunctionExercise) -> str | CheckResult:
         )
     if isinstance(returned, (list, tuple)):
         return failed(
-            f"Not text: {ex.name} returned {_a(returned)}; return one str: join the "
+            f"Not text: {ex.name} returned {a_type(returned)}; return one str: join the "
             'tokens\' bytes into one bytes object, then decode it once, errors="replace".'
         )
-    return failed(f"Not text: {ex.name} returned {_a(returned)}; return a str.")
+    return failed(f"Not text: {ex.name} returned {a_type(returned)}; return a str.")
 
 
 READERS: dict[str, Callable[[object, FunctionExercise], object]] = {
@@ -249,11 +206,6 @@ READERS: dict[str, Callable[[object, FunctionExercise], object]] = {
 
 
 # --- calling the learner's function and comparing ---------------------------------------------------
-
-
-def _one_line(text: object, limit: int = 160) -> str:
-    line = " ".join(str(text).split())
-    return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
 def _hint(error: Exception) -> str:
@@ -270,22 +222,6 @@ def _hint(error: Exception) -> str:
     if isinstance(error, ValueError) and "empty" in text and ("min(" in text or "max(" in text):
         return "; a text of fewer than two tokens has no pairs: stop when fewer than two tokens are left"
     return ""
-
-
-def _wrong_arguments(answer: Callable, ex: FunctionExercise) -> CheckResult | None:
-    """A failed result when ``answer`` cannot be called as the lesson calls it, else ``None``."""
-    try:
-        signature = inspect.signature(answer)
-    except (TypeError, ValueError):  # a builtin without a signature: calling it will tell
-        return None
-    try:
-        signature.bind(*ex.args)
-    except TypeError as error:
-        return failed(
-            f"Wrong arguments: the lesson calls {ex.name}({ex.params}); yours is "
-            f"{ex.name}{signature} ({_one_line(error)})."
-        )
-    return None
 
 
 def _difference(learner: object, ex: FunctionExercise) -> str:
@@ -307,57 +243,11 @@ def _difference(learner: object, ex: FunctionExercise) -> str:
         min(len(learner), len(ex.right)),  # type: ignore[arg-type]
     )
     unit = {"ids": "token", "merges": "merge", "text": "character"}[ex.kind]
-    return f"{ex.name}'s {ex.what} differ from attnlib's from {unit} {first} on (counted from 0)"
+    return f"{ex.name}'s {WHAT[ex.kind]} differ from attnlib's from {unit} {first} on (counted from 0)"
 
 
-def _run(answer: Callable, ex: FunctionExercise) -> object:
-    """What the learner's function returns on this case, read as ``ex.kind`` (a failed result: why not)."""
-    wrong_arguments = _wrong_arguments(answer, ex)
-    if wrong_arguments is not None:
-        return wrong_arguments
-    try:
-        returned = answer(*copy.deepcopy(ex.args))
-    except Exception as error:  # a learner's function may raise anything; the message says what
-        return failed(
-            f"Your {ex.name} raised {type(error).__name__} on {ex.case}: {_one_line(error)}{_hint(error)}."
-        )
-    if returned is None:
-        return failed(f"Nothing returned: {ex.name} returns None; end it with `return` and the {ex.what}.")
-    return READERS[ex.kind](returned, ex)
-
-
-def _gives(mistake: Mistake[FunctionExercise], ex: FunctionExercise, learner: object) -> bool:
-    """Whether ``mistake`` returns ``learner`` on this case (its wrong answer, or the right one
-    where it cannot be made)."""
-    wrong = mistake.wrong(ex)
-    return (ex.right if wrong is None else wrong) == learner
-
-
-def _verdict(
-    answer: Callable, cases: Sequence[FunctionExercise], mistakes: Sequence[Mistake[FunctionExercise]]
-) -> CheckResult | None:
-    """``None`` when the learner's function gives attnlib's answer on every case, else why not.
-
-    The first case it fails decides the message. Where its answer there is a mistake's, the other
-    cases narrow the mistakes down: of several rows that give the same there, those that also
-    give what the function returns on every other case are named (a tie broken the wrong way and
-    the first new id 257 may agree on one case and not on the next).
-    """
-    outcomes = [_run(answer, ex) for ex in cases]
-    failing = next((k for k, got in enumerate(outcomes) if got != cases[k].right), None)
-    if failing is None:
-        return None
-    ex, learner = cases[failing], outcomes[failing]
-    if isinstance(learner, CheckResult):
-        return learner
-    found = matching(mistakes, ex, lambda wrong: wrong == learner and wrong != ex.right)
-    if not found:
-        return failed(f"Not yet, on {ex.case}: {_difference(learner, ex)}.")
-    answered = [
-        (other, got) for other, got in zip(cases, outcomes, strict=True) if not isinstance(got, CheckResult)
-    ]
-    narrowed = [m for m in found if all(_gives(m, other, got) for other, got in answered)]
-    return failed(f"{describe('', narrowed or found, ex)} Seen on {ex.case}.")
+#: How each kind of answer is read, compared (exactly) and told apart.
+RETURNS = {kind: Returns(kind, WHAT[kind], read, differ=_difference) for kind, read in READERS.items()}
 
 
 def check_function(
@@ -367,6 +257,9 @@ def check_function(
     keep: MutableMapping[str, Callable] | None = None,
 ) -> CheckResult:
     """Call the learner's function on each case and compare what it returns with ``case.right``.
+
+    The kit's :func:`~attention_lessons.kit.checks.functions.judge_function`, with this lesson's
+    readers (:data:`READERS`), comparing exactly, and its hints for the errors a BPE raises.
 
     Parameters
     ----------
@@ -390,30 +283,7 @@ def check_function(
         wrong with the kind of thing it returned, the mistake of the table that returns the same,
         or where its answer first differs.
     """
-    first = cases[0]
-    part = first.name.removeprefix("my_")
-    missing = placeholder(answer, first.name)
-    if missing is None and not callable(answer):
-        missing = failed(
-            f"Not a function: {first.name} is {_a(answer)}; "
-            f"define it with `def {first.name}({first.params}):`."
-        )
-    if missing is None:
-        missing = _verdict(answer, cases, mistakes)  # type: ignore[arg-type]
-    if keep is not None and missing is not None:
-        keep.pop(part, None)
-    if missing is not None:
-        return missing
-    if keep is not None:
-        keep[part] = answer
-    return passed(
-        f"Correct: {first.name} gives attnlib's {first.what} on all {len(cases)} cases: "
-        f"{_listed([ex.label for ex in cases])}."
-    )
-
-
-def _listed(phrases: Sequence[str]) -> str:
-    return phrases[0] if len(phrases) == 1 else ", ".join(phrases[:-1]) + " and " + phrases[-1]
+    return judge_function(answer, cases, mistakes, RETURNS[cases[0].kind], keep=keep, hint=_hint)
 
 
 # --- the steps, made right and wrong ---------------------------------------------------------------
