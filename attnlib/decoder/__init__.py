@@ -54,8 +54,10 @@ One file a step: :mod:`~attnlib.decoder.config` (the config, the parameters' nam
 and what the functions check), :mod:`~attnlib.decoder.block` (one layer, nanoGPT's
 ``Block.forward``: lesson 14; below it LayerNorm, GELU, dropout, the mask and RoPE's places),
 :mod:`~attnlib.decoder.kv_cache` (the cached loop: lesson 15), :mod:`~attnlib.decoder.forward_pass`
-(the forward pass and generation) and :mod:`~attnlib.decoder.training` (the loss, its gradients
-by hand, and Adam). The names below are imported from them.
+(the forward pass and generation), :mod:`~attnlib.decoder.training` (the loss, its gradients
+by hand, and Adam) and :mod:`~attnlib.decoder.gpt` (lesson 18's loop over a token stream:
+batches, AdamW with its schedule and clipping, evaluation). The names below are imported from
+all but the last.
 """
 
 from attnlib.decoder.block import LN_EPS, dropout, dropout_backward, visible_keys
