@@ -289,7 +289,9 @@ def rope(
         else _positions(positions, vectors.shape[:-1], arr.shape)
     )
     with np.errstate(over="ignore", invalid="ignore"):  # an overflow is named below
-        angles = pos[..., None] * theta  # (..., n, d/2): the angle p · θ_i of each pair
+        # (..., n, d/2): the angle p · θ_i of each pair, once per position given (the rotation
+        # broadcasts it over the rest: one row of positions for every batch and head)
+        angles = pos[..., None] * theta
         rotated = rotate_pairs(vectors.astype(np.float64, copy=False), angles, pairing)
     _check_angles(angles, "rope's positions times its frequencies")
     largest = float(np.finfo(arr.dtype).max)
@@ -358,14 +360,16 @@ def _check_angles(angles: np.ndarray, what: str) -> None:
 
 
 def _positions(positions: npt.ArrayLike, leading: tuple[int, ...], x_shape: tuple[int, ...]) -> np.ndarray:
-    """``positions`` as float64 of shape ``leading`` (x's shape without its last axis), or a clear error."""
+    """``positions`` as float64 of their own shape, checked to broadcast to ``leading`` (x's shape
+    without its last axis), or a clear error."""
     if isinstance(positions, numbers.Real) or (isinstance(positions, np.ndarray) and positions.ndim == 0):
         positions = [positions]  # one position for every vector
     pos = as_real_array(positions, "positions").astype(np.float64)
     try:
-        return np.broadcast_to(pos, leading)
+        np.broadcast_to(pos, leading)  # a view, to check the shape: the angles are made from pos itself
     except ValueError as exc:
         raise ValueError(
             f"positions must give one position per vector of x: x has shape {x_shape}, so positions "
             f"must broadcast to {leading}, got shape {pos.shape}"
         ) from exc
+    return pos
