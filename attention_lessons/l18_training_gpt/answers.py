@@ -8,7 +8,7 @@ def function_bodies() -> list[str]:
     return [
         "starts = rng.integers(0, len(ids) - n_ctx, size=batch_size)",
         "onehot = np.arange(logits.shape[-1]) == targets[..., None]",
-        "- x_hat * (d_hat * x_hat).mean(axis=-1, keepdims=True))",
+        "d_hat - d_hat.mean(axis=-1, keepdims=True) - x_hat * (d_hat * x_hat).mean(axis=-1, keepdims=True)",
         "param = param * (1 - learning_rate * weight_decay)",
         "return array.ndim >= 2",
         "return floor + 0.5 * (peak - floor) * (1 + np.cos(np.pi * progress))",
