@@ -60,7 +60,7 @@ class TokenStreams:
 
     def encode(self, text: str) -> np.ndarray:
         """Token ids of ``text`` (a prompt), as the streams were encoded."""
-        return np.array(tokens.encode(text, self.merges, rule=RULE), dtype=np.uint16)
+        return _encode(text, self.merges)
 
 
 @cache
@@ -71,8 +71,11 @@ def token_streams() -> TokenStreams:
     """
     text, held_out = training_text(), corpus.shakespeare([HELD_OUT])
     merges = tokens.train(text, N_MERGES, rule=RULE)
-    encode = lambda t: np.array(tokens.encode(t, merges, rule=RULE), dtype=np.uint16)  # noqa: E731
-    return TokenStreams(merges, encode(text), encode(held_out), len(text), len(held_out))
+    return TokenStreams(merges, _encode(text, merges), _encode(held_out, merges), len(text), len(held_out))
+
+
+def _encode(text: str, merges: list[tuple[int, int]]) -> np.ndarray:
+    return np.array(tokens.encode(text, merges, rule=RULE), dtype=np.uint16)
 
 
 def bits_per_character(nats_per_token: float, n_tokens: int, n_chars: int) -> float:
