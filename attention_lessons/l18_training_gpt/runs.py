@@ -30,9 +30,11 @@ __all__ = [
     "Experiments",
     "Run",
     "Size",
+    "experiments_from_arrays",
     "load_experiments",
     "load_run",
     "model_config",
+    "run_from_arrays",
 ]
 
 PACKAGE = "attention_lessons.l18_training_gpt"

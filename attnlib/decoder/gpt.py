@@ -25,7 +25,15 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
-from attnlib.decoder.config import DecoderConfig, as_config, check_parameters, check_tokens, init_parameters
+from attnlib.decoder.config import (
+    DecoderConfig,
+    as_config,
+    as_dropout,
+    as_mask_generator,
+    check_parameters,
+    check_tokens,
+    init_parameters,
+)
 from attnlib.decoder.forward_pass import forward_steps
 from attnlib.decoder.training import backward_pass
 from attnlib.optim import AdamW, clip_by_global_norm, global_norm, learning_rate_at
@@ -165,7 +173,8 @@ def loss_and_gradients(
     c = as_config(config)
     p = check_parameters(c, params)
     x, y = _windows(c, inputs, targets)
-    return _loss_and_gradients(c, p, x, y, dropout, rng)
+    rate = as_dropout(dropout)
+    return _loss_and_gradients(c, p, x, y, rate, as_mask_generator(rng, rate))
 
 
 def _windows(
@@ -235,11 +244,10 @@ class TrainingSettings:
             as_positive_int(getattr(self, name), name)
         as_positive_int(self.warmup, "warmup", minimum=0)
         as_seed(self.seed)
-        for name in ("learning_rate", "min_learning_rate", "weight_decay", "clip", "dropout"):
+        for name in ("learning_rate", "min_learning_rate", "weight_decay", "clip"):
             if as_real(getattr(self, name), name) < 0:
                 raise ValueError(f"{name} must not be negative, got {getattr(self, name)}")
-        if not self.dropout < 1:
-            raise ValueError(f"dropout must be below 1 (the chance of dropping), got {self.dropout}")
+        as_dropout(self.dropout)
         learning_rate_at(
             0, peak=self.learning_rate, warmup=self.warmup, total=self.steps, floor=self.min_learning_rate
         )

@@ -125,7 +125,13 @@ def test_a_learning_rate_too_large_is_named_with_its_step():
         (lambda: sample_batch(np.arange(50), 2, 8, 0), "rng must be a numpy.random.Generator"),
         (lambda: train_gpt(CONFIG, STREAM + 20, STREAM, _settings()), "train_ids"),
         (lambda: train_gpt(CONFIG, STREAM, STREAM, {"steps": 3}), "settings must be a TrainingSettings"),
-        (lambda: _settings(dropout=1.0), "dropout must be below 1"),
+        (lambda: _settings(dropout=1.0), "dropout is the chance that an entry is dropped"),
+        (
+            lambda: gpt_loss_and_gradients(
+                CONFIG, init_parameters(CONFIG), STREAM[:8][None], STREAM[1:9][None], dropout=0.1
+            ),
+            "dropout=0.1 draws its masks with rng",
+        ),
         (lambda: _settings(weight_decay=-0.1), "weight_decay must not be negative"),
         (lambda: _settings(warmup=12), "warmup"),
         (
