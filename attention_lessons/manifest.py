@@ -83,6 +83,7 @@ class Lesson:
     data: tuple[str, ...]
     model_wheels: tuple[str, ...]
     data_downloads: tuple[str, ...]
+    extra: str
     kernel_peak_mib: float
     kernel_target_mib: float
     colours_by_meaning: bool
@@ -107,6 +108,18 @@ class Lesson:
         if not self.minutes_with_homework:
             return f"{self.minutes} minutes"
         return f"{self.minutes} minutes, or {self.minutes_with_homework} with {self.homework} as homework"
+
+    @property
+    def install_extra(self) -> str:
+        """The extra of the package ``attention-lessons`` that the lesson's install cell installs (a
+        ``[project.optional-dependencies]`` of pyproject.toml): the manifest's ``extra``, or where it
+        gives none ``"model"`` for a lesson with ``model_wheels`` and ``"lessons"`` for the others.
+
+        >>> extras = {lesson.id: lesson.install_extra for lesson in lessons()}
+        >>> extras["08"], extras["13"], extras["19"]
+        ('lessons', 'model', 'pytorch')
+        """
+        return self.extra or ("model" if self.model_wheels else "lessons")
 
     @property
     def path(self) -> Path:
@@ -148,6 +161,7 @@ FIELDS: dict[str, tuple[str, object]] = {
     "data": ("a list of strings", None),
     "model_wheels": ("a list of strings", []),
     "data_downloads": ("a list of strings", []),
+    "extra": ("a string", ""),
     "kernel_peak_mib": ("a number", None),
     "kernel_target_mib": ("a number", 300),
     "colours_by_meaning": ("true or false", None),
@@ -199,8 +213,8 @@ def read(path: Path) -> Lesson:
         Naming ``path`` and the field: one missing, unknown or of the wrong kind, a number or
         notebook that is not the folder's, a part that is not one of :data:`PARTS`, ``minutes`` that is not
         more than 0, ``minutes_with_homework`` without ``homework`` (or the other way round) or not
-        less than ``minutes``, or a ``hidden`` list shown in solutions together with
-        ``no_solution_values``.
+        less than ``minutes``, an ``extra`` that is not an extra's name (lowercase), or a ``hidden``
+        list shown in solutions together with ``no_solution_values``.
     """
     try:
         fields = tomllib.loads(path.read_text(encoding="utf-8"))
@@ -236,6 +250,10 @@ def read(path: Path) -> Lesson:
         raise ManifestError(
             f"{path}: minutes_with_homework must be more than 0 and less than minutes "
             f"({values['minutes']}), got {values['minutes_with_homework']}"
+        )
+    if "extra" in fields and not re.fullmatch(r"[a-z][a-z0-9-]*", values["extra"]):
+        raise ManifestError(
+            f"{path}: extra names an extra of attention-lessons, like 'model', got {values['extra']!r}"
         )
     if "homework" in fields and not values["homework"].strip():
         raise ManifestError(f"{path}: homework names the part of lesson {folder[1]} done at home, got ''")

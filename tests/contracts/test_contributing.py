@@ -117,6 +117,7 @@ def test_a_broken_manifest_is_named_with_its_field(tmp_path: Path) -> None:
         ): r"kernel_peak_mib must be a number",
         lesson.replace("explorers = []\n", ""): r"l00_first/lesson\.toml: missing fields \['explorers'\]",
         lesson + "explorer = []\n": r"unknown fields \['explorer'\]",
+        lesson + 'extra = "[model]"\n': r"extra names an extra of attention-lessons, like 'model'",
         lesson.replace("number = 0", "number = 1"): r"number is 1, but the folder is lesson 00",
         lesson + '[[hidden]]\nwhat = "x"\nrecipe = "y"\n': r"hidden\[0\] must be a table with exactly",
     }

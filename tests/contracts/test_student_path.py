@@ -178,6 +178,13 @@ def test_the_student_branch_holds_the_copies_and_what_runs_them(branch) -> None:
     notebooks = {name for name in files if name.startswith("notebooks/") and name.endswith(".ipynb")}
     assert notebooks == {f"notebooks/{lesson.notebook}" for lesson in MANIFESTS}
     assert {"README.md", "pyproject.toml", "requirements.txt", "Makefile", "binder/postBuild"} <= files
+    lab = _git(git_dir, "show", f"{commit}:Makefile").split("\n$(LAB_STAMP):", 1)[1].split("\n\n", 1)[0]
+    for runner, text in (
+        ("make lab", lab),
+        ("postBuild", _git(git_dir, "show", f"{commit}:binder/postBuild")),
+    ):
+        named = set(re.findall(r"requirements[\w-]*\.txt", text))  # the pins they install travel with them
+        assert named and named <= files, f"{runner} installs {sorted(named - files)}, which the branch lacks"
     assert {
         "attnlib/__init__.py",
         "attention_lessons/kit/checks/answers.py",

@@ -6,6 +6,8 @@ repo2docker installs ``binder/requirements.txt`` into a fresh environment of the
 (runtime.txt names a Python that attnlib and the README support), and the slow one does the same
 as Binder in a fresh virtual environment of *that* Python, whichever Python runs the tests, and
 executes the first lesson there: a pin without a wheel for it or a broken postBuild fails here.
+postBuild installs lesson 19's torch from PyTorch's CPU index, or, with ``TORCH_INDEX=`` (as .ci/run
+sets it on the project's machines, which carry the CPU wheel), from what pip finds by itself.
 """
 
 from __future__ import annotations
@@ -66,6 +68,7 @@ def test_every_requirement_is_pinned_exactly() -> None:
         "requirements.txt",
         "requirements-test.txt",
         "requirements-print.txt",
+        "requirements-pytorch.txt",
         "requirements-torch.txt",
         "requirements-hub.txt",
     )
@@ -119,6 +122,14 @@ def test_binder_environment_runs_the_first_lesson(tmp_path: Path) -> None:
         cwd=tmp_path, env=env, capture_output=True, text=True, check=True,
     ).stdout  # fmt: skip
     assert str(env_dir) in where, f"attnlib must come from the Binder environment, not {where}"
+    torch = subprocess.run(
+        [bin_dir / "python", "-c", "import torch; print(torch.__version__, torch.version.cuda)"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, check=True,
+    ).stdout.split()  # fmt: skip
+    pinned = re.search(r"^torch==(\S+)", (ROOT / "requirements-pytorch.txt").read_text(), flags=re.MULTILINE)
+    assert torch[0].split("+")[0] == pinned[1] and torch[1] == "None", (
+        f"lesson 19's torch, the CPU build: {torch}"
+    )
     notebook = nbformat.read(executed, as_version=4)
     outputs = [out for cell in notebook.cells if cell.cell_type == "code" for out in cell.outputs]
     assert outputs and not [out for out in outputs if out.output_type == "error"]

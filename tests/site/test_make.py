@@ -70,6 +70,16 @@ def test_make_help_lists_every_target() -> None:
     assert targets == listed, f"make help lists {sorted(listed)}, the Makefile has {sorted(targets)}"
 
 
+def test_make_lab_installs_lesson_19s_torch_as_the_cpu_build(tmp_path: Path) -> None:
+    """PyPI's torch for Linux is the CUDA build: make lab adds PyTorch's CPU index, where the pin
+    torch==2.13.0 is 2.13.0+cpu, unless TORCH_INDEX= says pip finds the CPU wheel by itself."""
+    venv = str(tmp_path / "venv")
+    lab = " ".join(" ".join(_dry_run("lab", VENV=venv)).split())
+    assert "--extra-index-url https://download.pytorch.org/whl/cpu -r requirements-pytorch.txt" in lab
+    local = " ".join(" ".join(_dry_run("lab", VENV=venv, TORCH_INDEX="")).split())
+    assert "-r requirements-pytorch.txt" in local and "download.pytorch.org" not in local
+
+
 def test_make_book_installs_the_book_on_the_lessons_pins_without_the_test_tools(tmp_path: Path) -> None:
     """The book needs jupyter-book, not pytest, Playwright and the rest; make test needs both."""
     book = " ".join(_dry_run("book", VENV=str(tmp_path / "venv")))
