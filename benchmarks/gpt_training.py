@@ -45,7 +45,8 @@ Then where NumPy loses: ``--profile-steps`` steps of each float32 contender unde
 (attention forward and backward, RoPE, LayerNorm, GELU, the loss, the rest of the forward and of
 the backward pass with their matrix products, the optimiser, the rest), and the three parts where
 attnlib spends the most time over PyTorch, with what would close each. Writes
-``benchmarks/results/gpt_training.json`` with the machine and the load average before and after.
+``attention_lessons/l19_pytorch/gpt_training.json`` (lesson 19 reads it) with the machine and the
+load average before and after.
 """
 
 from __future__ import annotations
@@ -83,7 +84,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
 from machine import machine_description  # tools/machine.py
 from train_gpt import SETTINGS  # tools/train_gpt.py: the committed run's batch, AdamW, clipping
 
-RESULTS = Path(__file__).parent / "results" / "gpt_training.json"
+#: Lesson 19 reads it.
+RESULTS = Path(__file__).parents[1] / "attention_lessons" / "l19_pytorch" / "gpt_training.json"
 #: The issue's goal: attnlib's float32 step at most this many times PyTorch's.
 GOAL = 1.5
 #: How far PyTorch's float32 loss may lie from attnlib's, relative: float32's rounding, summed over
