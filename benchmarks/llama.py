@@ -4,6 +4,8 @@ beside what this machine's memory and arithmetic allow.
 
     .venv/bin/python benchmarks/llama.py                       # 1 and 2 threads, 9 rounds, 32 new tokens
     .venv/bin/python benchmarks/llama.py --threads 1 --rounds 5 --contenders numpy llama.cpp
+    .venv/bin/python benchmarks/llama.py --contenders numpy numpy-separate \
+        --output benchmarks/results/llama_weights_buffer.json     # what the one buffer gains
 
 For each number of threads, every contender runs in a fresh process of its own
 (``OPENBLAS_NUM_THREADS``, ``OMP_NUM_THREADS`` and ``MKL_NUM_THREADS`` set before NumPy or
@@ -21,6 +23,12 @@ read and written per second, STREAM's copy) and **read** (``np.add.reduce`` of 2
 per second, nothing written), and once the arithmetic: a float32 matrix product of 2,048 × 2,048
 on the same threads (operations per second). Their ratio, operations per byte read, is the
 **balance point**: a pass that does fewer operations per byte than that waits for memory.
+
+``numpy-separate`` is attnlib with its weights loaded as it loaded them until 2026-11-30, each in
+an array of its own (``read_gguf`` and ``params_from_tensors`` without their buffer), beside
+``numpy``, whose weights are views of one buffer in huge pages (``load_smollm2``,
+:func:`attnlib.model.llama_file.weights_buffer`): the same numbers and strides, so the same tokens,
+and what the layout alone changes. It is not a default contender (lesson 16 shows the three engines).
 
 Limits: decoding reads every weight once per token, and the KV cache. For attnlib and transformers
 the weights are float32 (``4 · n_parameters`` bytes); llama.cpp reads the file's 4- and 8-bit
@@ -49,7 +57,8 @@ RESULTS = (
 )  # lesson 16 reads it
 PROMPT_TOKENS = 100
 GOALS = {"load_seconds": 5.0, "peak_rss_gib": 1.2, "decode_over_read_limit": 1.3}
-CONTENDERS = ("numpy", "transformers", "llama.cpp")
+CONTENDERS = ("numpy", "transformers", "llama.cpp")  # the default, which lesson 16 shows
+CHOICES = (*CONTENDERS, "numpy-separate")
 BANDWIDTH_MIB = 256
 PROMPT = (
     "Attention lets every token of a sentence look at every other token and decide how much of "
@@ -70,6 +79,18 @@ def _median(values: list[float]) -> float:
 # --- the workers: one contender each, in a process of its own ------------------------------------
 
 
+def _separate_arrays():
+    """SmolLM2 as ``load_smollm2`` loaded it until 2026-11-30: each weight an array of its own."""
+    from attnlib.model import llama
+    from attnlib.model.gguf import find_smollm2, read_gguf, tokenizer_from_metadata
+
+    path = find_smollm2()
+    metadata, tensors = read_gguf(path)
+    config = llama.config_from_metadata(metadata)
+    params = llama.params_from_tensors(config, tensors)
+    return llama.LlamaModel(config, params, metadata, str(path), tokenizer_from_metadata(metadata))
+
+
 def _loader(kind: str, threads: int):
     """Load ``kind``'s model; return ``run(n_new) → tokens`` and the load time in seconds."""
     import time
@@ -79,11 +100,11 @@ def _loader(kind: str, threads: int):
     from attnlib.model import llama
 
     start = time.perf_counter()
-    model = llama.load_smollm2()
+    model = _separate_arrays() if kind == "numpy-separate" else llama.load_smollm2()
     load_seconds = time.perf_counter() - start
     ids = model.encode(PROMPT)[:PROMPT_TOKENS]
     assert len(ids) == PROMPT_TOKENS, len(ids)
-    if kind == "numpy":
+    if kind in ("numpy", "numpy-separate"):
         return (lambda n_new: llama.generate(model, ids, n_new, stop_at_eos=False).tolist()), load_seconds
     start = time.perf_counter()
     if kind == "transformers":
@@ -261,7 +282,7 @@ class Worker:
 
 
 def _available(kind: str) -> bool:
-    module = {"numpy": "numpy", "transformers": "transformers", "llama.cpp": "llama_cpp"}[kind]
+    module = {"transformers": "transformers", "llama.cpp": "llama_cpp"}.get(kind, "numpy")
     return importlib.util.find_spec(module) is not None
 
 
@@ -290,7 +311,8 @@ def measure(threads: int, kinds: list[str], rounds: int, new: int) -> dict:
             "load_seconds": w.load_seconds,
             "median_prefill_seconds": prefill,
             "decode_seconds_per_token": (whole - prefill) / new,
-            "peak_rss_bytes": max(r["peak_rss_bytes"] for r in runs),
+            # the first round's: the NumPy worker's bandwidth arrays (512 MiB) count in every later one
+            "peak_rss_bytes": runs[0]["peak_rss_bytes"],
             "tokens": runs[-1]["tokens"],
             "rounds": [{k: r[k] for k in ("prefill_seconds", "generate_seconds")} for r in runs],
         }
@@ -302,9 +324,9 @@ def main() -> None:
     parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--rounds", type=int, default=9)
     parser.add_argument("--new", type=int, default=32, help="new tokens decoded per round")
-    parser.add_argument("--contenders", nargs="+", choices=CONTENDERS, default=list(CONTENDERS))
+    parser.add_argument("--contenders", nargs="+", choices=CHOICES, default=list(CONTENDERS))
     parser.add_argument("--output", type=Path, default=RESULTS)
-    parser.add_argument("--worker", choices=CONTENDERS, help=argparse.SUPPRESS)
+    parser.add_argument("--worker", choices=CHOICES, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
         worker(args.worker, args.threads[0], args.new)
@@ -338,7 +360,7 @@ def main() -> None:
             r["same_tokens_as_numpy"] = r["tokens"] == ours["tokens"]
             decode, limit = r["decode_seconds_per_token"] * 1e3, r["read_limit_seconds_per_token"] * 1e3
             print(
-                f"  {kind:>12}: load {r['load_seconds']:.2f} s, prefill {PROMPT_TOKENS} tokens "
+                f"  {kind:>14}: load {r['load_seconds']:.2f} s, prefill {PROMPT_TOKENS} tokens "
                 f"{r['median_prefill_seconds'] * 1e3:.0f} ms, decode {decode:.1f} ms/token "
                 f"({r['decode_over_read_limit']:.2f}× its read limit of {limit:.1f} ms), "
                 f"peak RSS {r['peak_rss_bytes'] / 2**30:.2f} GiB"

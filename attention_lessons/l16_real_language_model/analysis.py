@@ -2,8 +2,8 @@
 token, the heads an experiment ranks, and the parts a learner has written.
 
 - :func:`next_token_losses`: each position's loss (nats), from the model's logits;
-- :func:`smallest_margin`: how far the chosen tokens lead the runner-up (printed text is stable
-  when that is far above float32's rounding);
+- :func:`smallest_margin`, :func:`greedy_leads`: how far the chosen tokens lead the runner-up
+  (printed text is stable when that is far above float32's rounding), the smallest or at each step;
 - :func:`first_token_weights`: each head's mean weight on position 0;
 - :func:`top_heads`, :func:`random_heads`: the heads an ablation removes;
 - :func:`stored_rows`, :func:`storage_types`: a tensor's bytes as the GGUF file stores them, and
@@ -27,6 +27,7 @@ from attnlib.validation import as_seed, is_number
 
 __all__ = [
     "first_token_weights",
+    "greedy_leads",
     "learners_parts",
     "next_token_losses",
     "random_heads",
@@ -76,11 +77,29 @@ def smallest_margin(logits: npt.ArrayLike) -> float:
     A greedy choice flips on another CPU only where this gap is within float32's rounding (about
     1e-5 of the logits here); the lesson prints its greedy text where the gap is far larger.
     """
+    return float(greedy_leads(logits).min())
+
+
+def greedy_leads(logits: npt.ArrayLike) -> np.ndarray:
+    """How far the largest logit of each row leads the second-largest.
+
+    Parameters
+    ----------
+    logits : (steps, vocab)
+        :func:`attnlib.model.llama.generate_with_logits`' logits: row ``k``, the scores step ``k``'s
+        token was chosen from.
+
+    Returns
+    -------
+    (steps,) float64
+        Greedy's choice at step ``k`` is the same on another CPU while ``leads[k]`` is above the
+        float32 bound (:func:`attnlib.model.llama.float32_tolerance`) and the steps before it were too.
+    """
     z = np.asarray(logits, dtype=np.float64)
-    if z.ndim != 2 or z.shape[1] < 2:
-        raise ValueError(f"logits must be (rows, vocab) with vocab ≥ 2, got shape {z.shape}")
+    if z.ndim != 2 or z.shape[0] < 1 or z.shape[1] < 2:
+        raise ValueError(f"logits must be (rows, vocab) with rows ≥ 1 and vocab ≥ 2, got shape {z.shape}")
     two = np.partition(z, -2, axis=1)[:, -2:]
-    return float((two[:, 1] - two[:, 0]).min())
+    return two[:, 1] - two[:, 0]
 
 
 def first_token_weights(weights: Sequence[npt.ArrayLike]) -> np.ndarray:

@@ -23,8 +23,10 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import itertools
+import math
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -130,7 +132,30 @@ def _blocks(data: np.ndarray, size: int, name: str) -> np.ndarray:
     return raw.reshape(*raw.shape[:-1], raw.shape[-1] // size, size)
 
 
-def dequantize_q4_1(data: np.ndarray) -> np.ndarray:
+def _described(value: object) -> str:
+    return f"{value.dtype} of shape {value.shape}" if isinstance(value, np.ndarray) else type(value).__name__
+
+
+def _numbers(out: np.ndarray | None, blocks: np.ndarray, name: str) -> np.ndarray:
+    """Where the numbers of ``blocks`` (..., k, size) go, as (..., k, 32): ``out`` or a new array."""
+    shape = (*blocks.shape[:-2], blocks.shape[-2] * 32)
+    if out is None:
+        return np.empty((*blocks.shape[:-1], 32), dtype=np.float32)
+    if not (
+        isinstance(out, np.ndarray)
+        and out.dtype == np.float32
+        and out.shape == shape
+        and out.flags.c_contiguous
+        and out.flags.writeable
+    ):
+        raise ValueError(
+            f"{name}'s out must be a writeable C-contiguous float32 array of shape {shape}, "
+            f"got {_described(out)}"
+        )
+    return out.reshape(*blocks.shape[:-1], 32)  # a view: out is contiguous
+
+
+def dequantize_q4_1(data: np.ndarray, *, out: np.ndarray | None = None) -> np.ndarray:
     """Q4_1 blocks → float32: each 20-byte block is ``d``, ``m`` (float16) and 32 four-bit ``q``; ``d·q + m``.
 
     Lesson 16 · 1. Open the file: what Q4_1 is. The same numbers as ``gguf.quants.dequantize`` (tested).
@@ -139,45 +164,60 @@ def dequantize_q4_1(data: np.ndarray) -> np.ndarray:
     ----------
     data : (..., 20·k) uint8
         ``k`` blocks per row, as ``GGUFReader`` gives a Q4_1 tensor's rows.
+    out : (..., 32·k) float32 or None
+        Where to write the numbers (C-contiguous, e.g. a slice of a larger buffer, as
+        :func:`read_gguf` passes it); ``None``: a new array.
 
     Returns
     -------
     (..., 32·k) float32
-        Within a block, the low four bits of the 16 bytes are numbers 0 … 15, the high four bits
-        numbers 16 … 31.
+        ``out`` if given. Within a block, the low four bits of the 16 bytes are numbers 0 … 15,
+        the high four bits numbers 16 … 31.
     """
     blocks = _blocks(data, _Q4_1_BLOCK, "dequantize_q4_1")
+    numbers = _numbers(out, blocks, "dequantize_q4_1")  # written in place: no float32 temporaries
     d = blocks[..., 0:2].copy().view(np.float16).astype(np.float32)  # (..., k, 1)
     m = blocks[..., 2:4].copy().view(np.float16).astype(np.float32)
     packed = blocks[..., 4:]  # (..., k, 16)
-    out = np.empty((*blocks.shape[:-1], 32), dtype=np.float32)  # written in place: no float32 temporaries
-    np.multiply(packed & 0x0F, d, out=out[..., :16])  # numbers 0 … 15: the low four bits
-    np.multiply(packed >> 4, d, out=out[..., 16:])  # numbers 16 … 31: the high four bits
-    out += m
-    return out.reshape(*blocks.shape[:-2], -1)
+    np.multiply(packed & 0x0F, d, out=numbers[..., :16])  # numbers 0 … 15: the low four bits
+    np.multiply(packed >> 4, d, out=numbers[..., 16:])  # numbers 16 … 31: the high four bits
+    numbers += m
+    return numbers.reshape(*blocks.shape[:-2], -1) if out is None else out
 
 
-def dequantize_q8_0(data: np.ndarray) -> np.ndarray:
+def dequantize_q8_0(data: np.ndarray, *, out: np.ndarray | None = None) -> np.ndarray:
     """Q8_0 blocks → float32: each 34-byte block is ``d`` (float16) and 32 signed bytes ``q``; ``d·q``.
 
     Lesson 16 · 1. Open the file (its embedding is Q8_0). The same numbers as ``gguf.quants`` (tested).
+    ``data`` (..., 34·k) uint8 → (..., 32·k) float32, written into ``out`` as :func:`dequantize_q4_1` does.
     """
     blocks = _blocks(data, _Q8_0_BLOCK, "dequantize_q8_0")
+    numbers = _numbers(out, blocks, "dequantize_q8_0")
     d = blocks[..., 0:2].copy().view(np.float16).astype(np.float32)
-    out = np.empty((*blocks.shape[:-1], 32), dtype=np.float32)
-    np.multiply(blocks[..., 2:].view(np.int8), d, out=out)
-    return out.reshape(*blocks.shape[:-2], -1)
+    np.multiply(blocks[..., 2:].view(np.int8), d, out=numbers)
+    return numbers.reshape(*blocks.shape[:-2], -1) if out is None else out
 
 
-_DEQUANTIZE = {"Q4_1": dequantize_q4_1, "Q8_0": dequantize_q8_0}
+def _copy_f32(data: np.ndarray, *, out: np.ndarray | None = None) -> np.ndarray:
+    """An F32 tensor's numbers, copied (into ``out`` if given)."""
+    if out is None:
+        return np.array(data, dtype=np.float32)
+    np.copyto(out, data)
+    return out
+
+
+_AS_FLOAT32 = {"F32": _copy_f32, "Q4_1": dequantize_q4_1, "Q8_0": dequantize_q8_0}
 
 
 def read_gguf(
-    path: str | os.PathLike[str], *, sha256: str | None = SMOLLM2_SHA256
+    path: str | os.PathLike[str],
+    *,
+    sha256: str | None = SMOLLM2_SHA256,
+    allocate: Callable[[int], np.ndarray] | None = None,
 ) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     """The metadata and the tensors (float32, in the file's ``(rows, columns)``) of a GGUF file.
 
-    Lesson 16 · 1. Open the file.
+    Lesson 16 · 1. Open the file; · 7, what decode reads: the weights in one buffer.
 
     Parameters
     ----------
@@ -185,6 +225,12 @@ def read_gguf(
     sha256 : str or None
         The SHA-256 the file must have, checked before parsing (``None``: not checked, for a file
         written in a test).
+    allocate : callable or None
+        ``allocate(size)`` returns a 1-D float32 array of ``size`` numbers or more: every tensor
+        is then dequantized straight into it, one after another in the file's order, each from a
+        multiple of 16 numbers (64 bytes), and returned as a view of it
+        (:func:`attnlib.model.llama_file.weights_buffer` allocates one in huge pages). ``None``:
+        each tensor an array of its own.
 
     Returns
     -------
@@ -201,19 +247,17 @@ def read_gguf(
         other than F32, Q4_1 and Q8_0).
     """
     file, reader = _open(path, sha256)
+    places = _places(reader.tensors, allocate)  # outside the try: a failed allocation is not the file's fault
     try:
         metadata = {name: field.contents() for name, field in reader.fields.items()}
         tensors = {}
-        for tensor in reader.tensors:
+        for tensor, out in zip(reader.tensors, places, strict=True):
             kind = tensor.tensor_type.name
-            if kind == "F32":
-                tensors[tensor.name] = np.array(tensor.data, dtype=np.float32)
-            elif kind in _DEQUANTIZE:
-                tensors[tensor.name] = _DEQUANTIZE[kind](tensor.data)
-            else:
+            if kind not in _AS_FLOAT32:
                 raise ModelFileError(
                     f"{file}: tensor {tensor.name} is {kind}; attnlib reads F32, Q4_1 and Q8_0"
                 )
+            tensors[tensor.name] = _AS_FLOAT32[kind](tensor.data, out=out)
     except ModelFileError:
         raise
     except (ValueError, OSError, IndexError, KeyError, TypeError, UnicodeDecodeError) as exc:
@@ -221,6 +265,32 @@ def read_gguf(
             f"{file} is not a GGUF file attnlib can read ({type(exc).__name__}: {exc})"
         ) from exc
     return metadata, tensors
+
+
+def _places(tensors: Sequence[Any], allocate: Callable[[int], np.ndarray] | None) -> list[np.ndarray | None]:
+    """Each tensor's float32 place in one array from ``allocate``, in order, 64-byte aligned; or None each."""
+    if allocate is None:
+        return [None] * len(tensors)
+    shapes = [tuple(int(n) for n in reversed(t.shape)) for t in tensors]  # GGUF lists the columns first
+    sizes = [math.prod(shape) for shape in shapes]
+    starts = list(itertools.accumulate((-(-size // 16) * 16 for size in sizes), initial=0))
+    buffer = allocate(starts[-1])
+    if not (
+        isinstance(buffer, np.ndarray)
+        and buffer.dtype == np.float32
+        and buffer.ndim == 1
+        and buffer.size >= starts[-1]
+        and buffer.flags.c_contiguous
+        and buffer.flags.writeable
+    ):
+        raise ValueError(
+            f"allocate({starts[-1]}) must return a writeable contiguous 1-D float32 array of "
+            f"{starts[-1]} numbers or more, got {_described(buffer)}"
+        )
+    return [
+        buffer[start : start + size].reshape(shape)
+        for start, size, shape in zip(starts[:-1], sizes, shapes, strict=True)
+    ]
 
 
 def read_gguf_metadata(

@@ -17,6 +17,8 @@ Rotating the file's rows with ``rotate_half`` (mixing the two pairings) gives lo
 
 from __future__ import annotations
 
+import contextlib
+import mmap
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -33,7 +35,7 @@ from attnlib.model.gguf import (
     read_gguf,
     tokenizer_from_metadata,
 )
-from attnlib.validation import as_flag, as_whole_array
+from attnlib.validation import as_flag, as_positive_int, as_whole_array
 
 __all__ = [
     "LlamaConfig",
@@ -43,6 +45,7 @@ __all__ = [
     "load_smollm2",
     "params_from_tensors",
     "unpermute",
+    "weights_buffer",
 ]
 
 # ---------------------------------------------------------------------------------------------
@@ -101,7 +104,8 @@ class LlamaModel:
         ``layer{l}.attn_norm``, ``.mlp_norm`` (d_model,), ``.W_q`` (d_model, n_heads·d_head),
         ``.W_k``, ``.W_v`` (d_model, n_kv_heads·d_head), ``.W_o`` (n_heads·d_head, d_model),
         ``.W_gate``, ``.W_up`` (d_model, d_mlp), ``.W_down`` (d_mlp, d_model). Row vectors times
-        matrices; the query and key columns of each head in ``rotate_half`` order.
+        matrices; the query and key columns of each head in ``rotate_half`` order. From
+        :func:`load_smollm2`, views of one buffer (:func:`weights_buffer`).
     metadata : dict
         The GGUF's key/values (``general.name``, ``general.license``, …).
     path : str
@@ -252,13 +256,30 @@ def config_from_metadata(metadata: Mapping[str, Any]) -> LlamaConfig:
         raise ModelFileError(f"the file's metadata has no {exc}") from None
 
 
-def params_from_tensors(config: LlamaConfig, tensors: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+def params_from_tensors(
+    config: LlamaConfig, tensors: Mapping[str, np.ndarray], *, in_place: bool = False
+) -> dict[str, np.ndarray]:
     """The GGUF's tensors under :class:`LlamaModel`'s names: transposed to row vectors times matrices,
     the query and key rows un-permuted (:func:`unpermute`).
 
     Lesson 16 · 1. Open the file.
+
+    Parameters
+    ----------
+    config : LlamaConfig
+    tensors : dict of str to float32 arrays
+        As :func:`attnlib.model.gguf.read_gguf` returns them, ``(out, in)``.
+    in_place : bool
+        Un-permute the query and key rows inside their tensors (which change), so that every
+        parameter is a view of a tensor (:func:`load_smollm2`: of one buffer); ``False``: into
+        new arrays, ``tensors`` unchanged. The same numbers and strides either way.
+
+    Returns
+    -------
+    dict of str to float32 arrays
+        :attr:`LlamaModel.params`.
     """
-    c = config
+    c, in_place = config, as_flag(in_place, "in_place")
 
     def get(name: str, shape: tuple[int, ...]) -> np.ndarray:
         if name not in tensors:
@@ -275,8 +296,8 @@ def params_from_tensors(config: LlamaConfig, tensors: Mapping[str, np.ndarray]) 
     for layer in range(c.n_layers):
         f, p = f"blk.{layer}.", f"layer{layer}."
         params[p + "attn_norm"] = get(f + "attn_norm.weight", (c.d_model,))
-        params[p + "W_q"] = unpermute(get(f + "attn_q.weight", (width, c.d_model)), c.n_heads).T
-        params[p + "W_k"] = unpermute(get(f + "attn_k.weight", (kv, c.d_model)), c.n_kv_heads).T
+        params[p + "W_q"] = _unpermuted(get(f + "attn_q.weight", (width, c.d_model)), c.n_heads, in_place).T
+        params[p + "W_k"] = _unpermuted(get(f + "attn_k.weight", (kv, c.d_model)), c.n_kv_heads, in_place).T
         params[p + "W_v"] = get(f + "attn_v.weight", (kv, c.d_model)).T
         params[p + "W_o"] = get(f + "attn_output.weight", (c.d_model, width)).T
         params[p + "mlp_norm"] = get(f + "ffn_norm.weight", (c.d_model,))
@@ -286,12 +307,51 @@ def params_from_tensors(config: LlamaConfig, tensors: Mapping[str, np.ndarray]) 
     return params
 
 
+def _unpermuted(W: np.ndarray, n_heads: int, in_place: bool) -> np.ndarray:
+    """:func:`unpermute`, written back into ``W`` when ``in_place``."""
+    if not in_place:
+        return unpermute(W, n_heads)
+    W[...] = unpermute(W, n_heads)
+    return W
+
+
+def weights_buffer(size: int) -> np.ndarray:
+    """``size`` float32 zeros in memory the kernel may back with huge pages: where a model's weights go.
+
+    Lesson 16 · 7. Prefill against decode: decode reads every weight once per token. NumPy asks
+    for huge pages only for arrays of 4 MiB or more, and each of SmolLM2-135M's 270 layer matrices
+    is smaller: in arrays of their own, the layers' 405 MiB lie in some 100,000 pages of 4 KiB, far
+    more than the processor's TLB holds, so decode waits on page walks besides memory. One buffer
+    advised ``MADV_HUGEPAGE`` holds the whole model in about 260 pages of 2 MiB
+    (``benchmarks/llama.py --contenders numpy numpy-separate`` times both). Where the system has no
+    transparent huge pages (macOS, Windows, a kernel without them), a NumPy array.
+
+    Parameters
+    ----------
+    size : int
+        Numbers, 0 or more.
+
+    Returns
+    -------
+    (size,) float32
+        A view of a private anonymous memory map (freed with the last view of it), or a NumPy array.
+    """
+    size = as_positive_int(size, "size", minimum=0)
+    if size == 0 or not hasattr(mmap, "MADV_HUGEPAGE"):
+        return np.zeros(size, dtype=np.float32)
+    memory = mmap.mmap(-1, 4 * size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)  # private: not shmem
+    with contextlib.suppress(OSError):  # a kernel built without transparent huge pages refuses the advice
+        memory.madvise(mmap.MADV_HUGEPAGE)
+    return np.frombuffer(memory, dtype=np.float32)
+
+
 def load_smollm2(
     path: str | os.PathLike[str] | None = None, *, sha256: str | None = SMOLLM2_SHA256
 ) -> LlamaModel:
     """SmolLM2-135M-Instruct from its GGUF: the SHA-256 checked, the weights dequantized to float32.
 
-    Lesson 16 · 1. Open the file.
+    Lesson 16 · 1. Open the file. The weights are dequantized straight into one buffer of huge
+    pages (:func:`weights_buffer`, lesson 16 · 7), each keeping the layout it would have alone.
 
     Parameters
     ----------
@@ -307,9 +367,9 @@ def load_smollm2(
         The package is missing (the message gives the pip command), the file differs or is truncated.
     """
     file = find_smollm2() if path is None else path
-    metadata, tensors = read_gguf(file, sha256=sha256)
+    metadata, tensors = read_gguf(file, sha256=sha256, allocate=weights_buffer)
     config = config_from_metadata(metadata)
-    params = params_from_tensors(config, tensors)
+    params = params_from_tensors(config, tensors, in_place=True)
     del tensors
     return LlamaModel(config, params, metadata, str(file), tokenizer_from_metadata(metadata))
 

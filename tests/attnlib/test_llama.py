@@ -5,7 +5,9 @@ tests/course/test_llama_reference.py."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
+import mmap
 
 import numpy as np
 import pytest
@@ -13,8 +15,8 @@ import pytest
 from attnlib.core import causal_mask, scaled_dot_product_attention
 from attnlib.decoder import KVCache
 from attnlib.model import llama
-from attnlib.model.gguf import dequantize_q4_1, dequantize_q8_0
-from attnlib.model.llama_file import unpermute
+from attnlib.model.gguf import dequantize_q4_1, dequantize_q8_0, read_gguf
+from attnlib.model.llama_file import unpermute, weights_buffer
 from attnlib.positions import rope
 
 gguf = pytest.importorskip("gguf", reason="pip install -r requirements.txt")
@@ -72,6 +74,191 @@ def test_q4_1_is_scale_times_nibble_plus_minimum():
 def test_dequantize_names_bytes_that_are_not_whole_blocks(data):
     with pytest.raises(ValueError, match="dequantize_q4_1 takes bytes"):
         dequantize_q4_1(data)
+
+
+@pytest.mark.parametrize(("kind", "ours"), [("Q4_1", dequantize_q4_1), ("Q8_0", dequantize_q8_0)])
+def test_dequantization_writes_into_out_the_same_numbers(kind, ours):
+    data = random_blocks(np.random.default_rng(0), rows=7, blocks=5, kind=kind)
+    buffer = np.full(7 * 5 * 32 + 3, np.nan, dtype=np.float32)
+    out = buffer[1:-2].reshape(7, 5 * 32)  # C-contiguous, not at the start of its buffer
+    assert ours(data, out=out) is out
+    np.testing.assert_array_equal(out, ours(data))
+    assert np.isnan(buffer[[0, -2, -1]]).all()  # nothing written outside it
+
+
+def read_only(a):
+    a.flags.writeable = False
+    return a
+
+
+@pytest.mark.parametrize(
+    "out",
+    [
+        np.empty((7, 160), np.float64),
+        np.empty((7, 159), np.float32),
+        np.empty((160, 7), np.float32).T,  # the right shape, not C-contiguous
+        read_only(np.empty((7, 160), np.float32)),
+        [[0.0] * 160] * 7,
+    ],
+)
+def test_dequantize_names_an_out_it_cannot_write_into(out):
+    with pytest.raises(ValueError, match=r"dequantize_q8_0's out must be a writeable C-contiguous float32"):
+        dequantize_q8_0(random_blocks(np.random.default_rng(0), rows=7, blocks=5, kind="Q8_0"), out=out)
+
+
+# --- the weights in one buffer -------------------------------------------------------------------
+
+
+def test_weights_buffer_is_float32_zeros_in_huge_pages_where_the_system_has_them():
+    buffer = weights_buffer(1000)
+    assert buffer.shape == (1000,) and buffer.dtype == np.float32 and buffer.flags.writeable
+    assert not buffer.any()
+    assert in_a_memory_map(buffer) == hasattr(mmap, "MADV_HUGEPAGE")
+    assert weights_buffer(0).shape == (0,)
+    with pytest.raises(ValueError, match="size must be at least 0"):
+        weights_buffer(-1)
+    with pytest.raises(TypeError, match="size must be a whole number"):
+        weights_buffer(2.0)
+
+
+def in_a_memory_map(buffer):
+    return isinstance(getattr(buffer.base, "obj", None), mmap.mmap)  # np.frombuffer keeps a memoryview
+
+
+def root(a):
+    """The array that owns ``a``'s memory (the end of its chain of views)."""
+    while isinstance(a.base, np.ndarray):
+        a = a.base
+    return a
+
+
+def offset(a, buffer):
+    """Where ``a`` starts in ``buffer``, in numbers."""
+    return (a.__array_interface__["data"][0] - buffer.__array_interface__["data"][0]) // buffer.itemsize
+
+
+def test_read_gguf_dequantizes_every_tensor_into_one_buffer_in_order(tmp_path):
+    rng = np.random.default_rng(0)
+    writer = gguf.GGUFWriter(tmp_path / "four.gguf", "llama")
+    writer.add_tensor("odd", rng.normal(size=5).astype(np.float32))  # 5 numbers: 11 of padding after
+    for name, kind, rows in [("q4", "Q4_1", 3), ("q8", "Q8_0", 4)]:
+        quant = gguf.GGMLQuantizationType[kind]
+        writer.add_tensor(name, random_blocks(rng, rows, 2, kind), raw_dtype=quant)
+    writer.add_tensor("matrix", rng.normal(size=(3, 7)).astype(np.float32))
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    sizes = []
+    buffer = None
+
+    def allocate(size):
+        nonlocal buffer
+        sizes.append(size)
+        buffer = np.full(size + 4, np.nan, dtype=np.float32)
+        return buffer
+
+    _, separate = read_gguf(tmp_path / "four.gguf", sha256=None)
+    _, tensors = read_gguf(tmp_path / "four.gguf", sha256=None, allocate=allocate)
+    assert sizes == [16 + 3 * 64 + 4 * 64 + 32]  # each tensor padded to 16 numbers
+    assert [offset(t, buffer) for t in tensors.values()] == [0, 16, 16 + 3 * 64, 16 + 7 * 64]
+    for name, tensor in tensors.items():
+        assert root(tensor) is buffer and tensor.flags.c_contiguous
+        np.testing.assert_array_equal(tensor, separate[name])
+        assert tensor.shape == separate[name].shape
+    assert np.isnan(buffer[5:16]).all() and np.isnan(buffer[16 + 7 * 64 + 21 :]).all()  # padding left alone
+    with pytest.raises(ValueError, match=r"allocate\(496\) must return a writeable contiguous 1-D float32"):
+        read_gguf(tmp_path / "four.gguf", sha256=None, allocate=lambda size: np.zeros(size))
+
+
+# A GGUF's config gives d_head = d_model / n_heads, and its float32 ε must be CONFIG's exactly
+TINY = dataclasses.replace(CONFIG, d_head=CONFIG.d_model // CONFIG.n_heads, norm_eps=2.0**-17)
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    return llama.LlamaModel.random(TINY, seed=2)
+
+
+#: Each layer's weights under the names llama.cpp's converter gives them in a GGUF.
+FILE_NAMES = {
+    "attn_norm": "attn_norm",
+    "W_q": "attn_q",
+    "W_k": "attn_k",
+    "W_v": "attn_v",
+    "W_o": "attn_output",
+    "mlp_norm": "ffn_norm",
+    "W_gate": "ffn_gate",
+    "W_up": "ffn_up",
+    "W_down": "ffn_down",
+}
+
+
+def tiny_llama_gguf(path, model):
+    """``model`` written as a Llama GGUF as llama.cpp's converter writes one (float32 here): matrices
+    ``(out, in)``, the query and key rows permuted; a tokenizer of a few made-up tokens."""
+    c = model.config
+    writer = gguf.GGUFWriter(path, "llama")
+    writer.add_block_count(c.n_layers)
+    writer.add_head_count(c.n_heads)
+    writer.add_head_count_kv(c.n_kv_heads)
+    writer.add_embedding_length(c.d_model)
+    writer.add_feed_forward_length(c.d_mlp)
+    writer.add_context_length(c.n_ctx)
+    writer.add_vocab_size(c.vocab_size)
+    writer.add_rope_freq_base(c.rope_base)
+    writer.add_layer_norm_rms_eps(c.norm_eps)
+    writer.add_tokenizer_model("gpt2")
+    writer.add_token_list(["a", "b", "ab"] + [f"t{i}" for i in range(3, c.vocab_size)])
+    writer.add_token_merges(["a b"])
+    writer.add_tensor("token_embd.weight", model.params["embed"])
+    heads = {"W_q": c.n_heads, "W_k": c.n_kv_heads}
+    for layer in range(c.n_layers):
+        for name, file_name in FILE_NAMES.items():
+            w = model.params[f"layer{layer}.{name}"]
+            w = w if w.ndim == 1 else w.T
+            w = llama_cpp_permute(w, heads[name]) if name in heads else w
+            writer.add_tensor(f"blk.{layer}.{file_name}.weight", np.ascontiguousarray(w))
+    writer.add_tensor("output_norm.weight", model.params["norm"])
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+
+
+def test_the_loader_puts_the_weights_in_one_buffer_with_the_layout_of_separate_arrays(tiny, tmp_path):
+    tiny_llama_gguf(tmp_path / "tiny.gguf", tiny)
+    loaded = llama.load_smollm2(tmp_path / "tiny.gguf", sha256=None)
+    assert loaded.config == TINY
+    _, tensors = read_gguf(tmp_path / "tiny.gguf", sha256=None)
+    separate = llama.params_from_tensors(TINY, tensors)  # as the loader did before the one buffer
+    buffer = root(loaded.params["embed"])
+    assert buffer.size == sum(w.size for w in loaded.params.values())  # every size a multiple of 16
+    assert in_a_memory_map(buffer) == hasattr(mmap, "MADV_HUGEPAGE")
+    for name, w in loaded.params.items():
+        assert root(w) is buffer
+        assert (w.shape, w.strides, w.dtype) == (separate[name].shape, separate[name].strides, np.float32)
+        np.testing.assert_array_equal(w, tiny.params[name])
+        np.testing.assert_array_equal(w, separate[name])
+    ids = tokens(20)  # the same numbers and strides, so the same logits bit for bit
+    before = dataclasses.replace(loaded, params=separate)
+    np.testing.assert_array_equal(llama.forward(loaded, ids), llama.forward(before, ids))
+
+
+def test_params_from_tensors_in_place_unpermutes_inside_the_tensors(tiny, tmp_path):
+    tiny_llama_gguf(tmp_path / "tiny.gguf", tiny)
+    _, tensors = read_gguf(tmp_path / "tiny.gguf", sha256=None)
+    before = {name: t.copy() for name, t in tensors.items()}
+    separate = llama.params_from_tensors(TINY, tensors)
+    assert all(np.array_equal(tensors[name], t) for name, t in before.items())  # left unchanged
+    params = llama.params_from_tensors(TINY, tensors, in_place=True)
+    for name, w in params.items():
+        assert w.strides == separate[name].strides
+        np.testing.assert_array_equal(w, separate[name])
+    assert np.shares_memory(params["layer1.W_q"], tensors["blk.1.attn_q.weight"])
+    np.testing.assert_array_equal(tensors["blk.1.attn_q.weight"], params["layer1.W_q"].T)
+    with pytest.raises(TypeError, match="in_place"):
+        llama.params_from_tensors(TINY, tensors, in_place="yes")
 
 
 # --- the parts against their formulas ------------------------------------------------------------

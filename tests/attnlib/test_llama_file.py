@@ -7,6 +7,7 @@ test_llama.py checks the same code on small models."""
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import subprocess
 import sys
@@ -73,6 +74,33 @@ def test_the_weights_are_the_files_transposed_and_unpermuted(smollm2, reader):
     file_rows = gguf_file.dequantize_q4_1(q.data)  # (576, 576): the file's (out, in)
     hf = file_rows.reshape(9, 32, 2, 576).swapaxes(1, 2).reshape(576, 576)  # llama.cpp's permute undone
     np.testing.assert_array_equal(smollm2.params["layer3.W_q"], hf.T)
+
+
+def root(a):
+    """The array that owns ``a``'s memory (the end of its chain of views)."""
+    while isinstance(a.base, np.ndarray):
+        a = a.base
+    return a
+
+
+def test_the_weights_are_views_of_one_buffer_with_the_separate_arrays_numbers_and_strides(smollm2):
+    _, tensors = gguf_file.read_gguf(smollm2.path)
+    separate = llama.params_from_tensors(smollm2.config, tensors)  # each an array of its own, as before
+    buffer = root(smollm2.params["embed"])
+    assert buffer.size == smollm2.config.n_parameters  # every tensor a multiple of 16 numbers: no padding
+    for name, w in smollm2.params.items():
+        assert root(w) is buffer
+        assert (w.shape, w.strides, w.dtype) == (separate[name].shape, separate[name].strides, np.float32)
+        assert np.array_equal(w.view(np.uint32), separate[name].view(np.uint32))  # bit for bit
+    before = dataclasses.replace(smollm2, params=separate)
+    ids = np.random.default_rng(0).integers(0, smollm2.config.vocab_size, 100)
+    assert np.array_equal(
+        llama.forward(smollm2, ids).view(np.uint32), llama.forward(before, ids).view(np.uint32)
+    )
+    tokens, logits = llama.generate_with_logits(smollm2, ids[:40], 6, stop_at_eos=False)
+    tokens_before, logits_before = llama.generate_with_logits(before, ids[:40], 6, stop_at_eos=False)
+    assert np.array_equal(tokens, tokens_before)
+    assert np.array_equal(logits.view(np.uint32), logits_before.view(np.uint32))
 
 
 def test_a_changed_or_truncated_file_is_refused_before_parsing(smollm2, tmp_path):
