@@ -19,8 +19,11 @@ pytestmark = pytest.mark.skipif(shutil.which("make") is None, reason="make is no
 def _dry_run(target: str, **variables: str) -> list[str]:
     """The commands ``make <target>`` would run, one string each."""
     args = ["make", "--no-print-directory", "-n", target, *(f"{k}={v}" for k, v in variables.items())]
-    # not the variables of a make that runs this test (.ci/run's make test TORCH_INDEX=): the Makefile's own
-    inherited = ("MAKEFLAGS", "MAKEOVERRIDES", "MFLAGS", "MAKELEVEL")
+    # not the variables of a make that runs this test (.ci/run's make test TORCH_INDEX=): the Makefile's own.
+    # make passes its command line's variables down in MAKEFLAGS and exports each into the environment too
+    words = shlex.split(os.environ.get("MAKEFLAGS", ""))
+    overridden = {word.split("=", 1)[0] for word in words if "=" in word}
+    inherited = {"MAKEFLAGS", "MAKEOVERRIDES", "MFLAGS", "MAKELEVEL", *overridden}
     env = {k: v for k, v in os.environ.items() if k not in inherited}
     result = subprocess.run(args, cwd=ROOT, capture_output=True, text=True, check=True, env=env)
     return result.stdout.replace("\\\n", " ").splitlines()
