@@ -45,7 +45,6 @@ state forked (so the learner's own random stream is untouched), and restore all 
 from __future__ import annotations
 
 import contextlib
-import inspect
 import math
 import numbers
 import warnings
@@ -57,12 +56,19 @@ import numpy as np
 import torch
 from torch import nn
 
-from attention_lessons.kit.checks.answers import placeholder
-from attention_lessons.kit.checks.functions import a_type, kept, listed, not_a_function, one_line
+from attention_lessons.kit.checks.functions import (
+    a_type,
+    kept,
+    listed,
+    not_a_function,
+    one_line,
+    wrong_arguments,
+)
 from attention_lessons.kit.checks.mistakes import Mistake, describe, matching
 from attention_lessons.kit.checks.result import CheckResult, failed, passed
 from attention_lessons.kit.checks.wording import numpy_index, shape_text
 from attention_lessons.l18_training_gpt.runs import load_run
+from attention_lessons.l19_pytorch.classes import class_problem
 from attention_lessons.l19_pytorch.modules import GPT, attnlib_names, gpt_state_dict
 from attnlib.core import scaled_dot_product_attention
 from attnlib.decoder import DecoderConfig
@@ -211,40 +217,11 @@ def _last_line(error: Exception) -> str:
     return f"{text}; {hint}" if hint else text
 
 
-def _class_problem(answer: object, name: str, params: str) -> CheckResult | None:
-    """A failed result when ``answer`` is no class yet, a model already built, or not an ``nn.Module``."""
-    missing = placeholder(answer, name)
-    if missing is not None:
-        return missing
-    if isinstance(answer, nn.Module):
-        return failed(
-            f"Pass the class, not a model: {name} is a {type(answer).__name__} already built; give the "
-            f"class itself, and the check builds it as {name}({params})."
-        )
-    if not isinstance(answer, type):
-        return failed(f"Not a class: {name} is {a_type(answer)}; define it with `class {name}(nn.Module):`.")
-    if not issubclass(answer, nn.Module):
-        return failed(
-            f"Not an nn.Module: {name} is a class of its own; write `class {name}(nn.Module):` and call "
-            "super().__init__() first in its __init__."
-        )
-    return None
-
-
 def _build(answer: type, name: str, params: str, args: tuple) -> nn.Module | CheckResult:
     """``answer(*args)``, or why it cannot be built as the lesson builds it."""
-    try:
-        signature: inspect.Signature | None = inspect.signature(answer)
-    except (TypeError, ValueError):
-        signature = None
-    if signature is not None:
-        try:
-            signature.bind(*args)
-        except TypeError as error:
-            return failed(
-                f"Wrong arguments: the lesson builds {name}({params}); yours is {name}{signature} "
-                f"({one_line(error)})."
-            )
+    wrong = wrong_arguments(answer, args)
+    if wrong is not None:
+        return failed(f"Wrong arguments: the lesson builds {name}({params}); yours is {name}{wrong}.")
     try:
         return answer(*args)
     except Exception as error:  # a learner's constructor may raise anything; the message says what
@@ -828,7 +805,7 @@ def check_attention(MyAttention: object, *, keep: Keep = None) -> CheckResult:
     keep : dict, optional
         The lesson's record of the learner's answers that passed (``"attention"``).
     """
-    result = _class_problem(MyAttention, "MyAttention", "d_model, n_heads")
+    result = class_problem(MyAttention, "MyAttention", "d_model, n_heads", "x")
     if result is None:
         with _torch_settings(torch.float64):
             result = _attention_verdict(MyAttention)  # type: ignore[arg-type]
@@ -1131,7 +1108,7 @@ def check_gpt(MyGPT: object, *, keep: Keep = None) -> CheckResult:
     keep : dict, optional
         The lesson's record of the learner's answers that passed (``"gpt"``).
     """
-    result = _class_problem(MyGPT, "MyGPT", "config")
+    result = class_problem(MyGPT, "MyGPT", "config", "ids")
     if result is None:
         with _torch_settings(torch.float64):
             result = _gpt_verdict(MyGPT)  # type: ignore[arg-type]
@@ -1178,18 +1155,9 @@ def _read_float(returned: object, name: str, what: str) -> float | CheckResult:
 
 def _called(answer: Callable, name: str, args: tuple, params: str) -> object:
     """What ``answer(*args)`` returns, or a failed result (other arguments, an error raised)."""
-    try:
-        signature: inspect.Signature | None = inspect.signature(answer)
-    except (TypeError, ValueError):
-        signature = None
-    if signature is not None:
-        try:
-            signature.bind(*args)
-        except TypeError as error:
-            return failed(
-                f"Wrong arguments: the lesson calls {name}({params}); yours is {name}{signature} "
-                f"({one_line(error)})."
-            )
+    wrong = wrong_arguments(answer, args)
+    if wrong is not None:
+        return failed(f"Wrong arguments: the lesson calls {name}({params}); yours is {name}{wrong}.")
     try:
         return answer(*args)
     except Exception as error:  # a learner's function may raise anything; the message says what

@@ -25,7 +25,6 @@ leave torch's random state, grad mode and default dtype as they were, and take w
 from __future__ import annotations
 
 import contextlib
-import inspect
 import math
 import warnings
 from collections.abc import Callable, Iterator, Mapping, MutableMapping, Sequence
@@ -36,11 +35,11 @@ import numpy as np
 import torch
 from torch import nn
 
-from attention_lessons.kit.checks.answers import placeholder
-from attention_lessons.kit.checks.functions import a_type, kept, listed, one_line
+from attention_lessons.kit.checks.functions import a_type, kept, listed, one_line, wrong_arguments
 from attention_lessons.kit.checks.mistakes import Mistake, describe, matching
 from attention_lessons.kit.checks.result import CheckResult, failed, passed
 from attention_lessons.kit.checks.wording import numpy_index, shape_text
+from attention_lessons.l19_pytorch.classes import class_problem
 from attention_lessons.l19_pytorch.modules import KVCache
 from attnlib.model import llama
 from attnlib.positions import rope
@@ -125,30 +124,6 @@ ATTENTION = Lesson(
 LORA = Lesson("MyLoRALinear", "base, r, alpha, generator=None", "lora(x)", "x", "lora_linear", "LoRA layer")
 
 
-def _not_a_module_class(answer: object, lesson: Lesson) -> CheckResult | None:
-    """A failed result when ``answer`` is no answer yet, an instance, not a class, or not an nn.Module."""
-    missing = placeholder(answer, lesson.name)
-    if missing is not None:
-        return missing
-    if isinstance(answer, nn.Module):
-        return failed(
-            f"Pass the class itself: the check makes its own {lesson.name}({lesson.init}); give "
-            f"{lesson.name}, not an instance {lesson.name}(…)."
-        )
-    if not isinstance(answer, type):
-        return failed(
-            f"Not a class: {lesson.name} is {a_type(answer)}; define it with "
-            f"`class {lesson.name}(nn.Module):`, its __init__(self, {lesson.init}) and "
-            f"forward(self, {lesson.forward})."
-        )
-    if not issubclass(answer, nn.Module):
-        return failed(
-            f"Not an nn.Module: {lesson.name} is a class but not a subclass of nn.Module; write "
-            f"`class {lesson.name}(nn.Module):` and call super().__init__() first in __init__."
-        )
-    return None
-
-
 @contextlib.contextmanager
 def _quiet() -> Iterator[None]:
     """Warnings silenced and NumPy's floating-point errors ignored, for the learner's code."""
@@ -177,19 +152,6 @@ def _hint(error: Exception) -> str:
     return f"; {_META}" if "meta" in text else ""
 
 
-def _wrong_arguments(call: Callable, args: tuple, kwargs: Mapping[str, object]) -> str | None:
-    """Why ``call`` cannot take these arguments, or ``None`` (also when its signature cannot be read)."""
-    try:
-        signature = inspect.signature(call)
-    except (TypeError, ValueError):
-        return None
-    try:
-        signature.bind(*args, **kwargs)
-    except TypeError as error:
-        return f"{signature} ({one_line(error)})"
-    return None
-
-
 def _made(
     answer: type,
     lesson: Lesson,
@@ -206,7 +168,7 @@ def _made(
     seeded with ``seed`` meanwhile).
     """
     kwargs = dict(kwargs or {})
-    wrong = _wrong_arguments(answer, args, kwargs)
+    wrong = wrong_arguments(answer, args, kwargs)
     if wrong is not None:
         return failed(
             f"Wrong arguments: the lesson makes {lesson.name}({lesson.init}); yours is {lesson.name}{wrong}."
@@ -228,7 +190,7 @@ def _called(
 ) -> object:
     """What the module's forward returns on ``args``, or a failed result (its arguments, an error and
     ``hint(error)``, advice for it)."""
-    wrong = _wrong_arguments(module.forward, args, {})
+    wrong = wrong_arguments(module.forward, args)
     if wrong is not None:
         return failed(
             f"Wrong arguments: the lesson calls your {lesson.name} as {lesson.call}; your forward is "
@@ -622,7 +584,7 @@ def check_rms_norm(MyRMSNorm: object, *, keep: Keep = None) -> CheckResult:
 
 def _rms_norm_verdict(answer: object) -> CheckResult:
     c = SMOLLM2
-    problem = _not_a_module_class(answer, NORM)
+    problem = class_problem(answer, NORM.name, NORM.init, NORM.forward)
     if problem is not None:
         return problem
     module = _made(
@@ -1104,7 +1066,7 @@ def check_llama_attention(MyLlamaAttention: object, *, keep: Keep = None) -> Che
 
 
 def _attention_verdict(answer: object) -> CheckResult:
-    problem = _not_a_module_class(answer, ATTENTION)
+    problem = class_problem(answer, ATTENTION.name, ATTENTION.init, ATTENTION.forward)
     if problem is not None:
         return problem
     module = _made(answer, ATTENTION, (SMOLLM2, LAYER), shown=f"MyLlamaAttention(config, {LAYER})", meta=True)
@@ -1457,7 +1419,7 @@ def check_lora(MyLoRALinear: object, *, keep: Keep = None) -> CheckResult:
 
 
 def _lora_verdict(answer: object) -> CheckResult:
-    problem = _not_a_module_class(answer, LORA)
+    problem = class_problem(answer, LORA.name, LORA.init, LORA.forward)
     if problem is not None:
         return problem
     made = _lora_made(answer, seed=1)

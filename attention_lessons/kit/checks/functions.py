@@ -55,6 +55,7 @@ __all__ = [
     "not_a_function",
     "numeric_returns",
     "one_line",
+    "wrong_arguments",
 ]
 
 
@@ -160,20 +161,27 @@ def not_a_function(answer: object, name: str, params: str) -> CheckResult | None
     return missing
 
 
-def _wrong_arguments(answer: Callable, ex: FunctionExercise) -> CheckResult | None:
-    """A failed result when ``answer`` cannot be called as the lesson calls it, else ``None``."""
+def wrong_arguments(call: Callable, args: Sequence, kwargs: Mapping[str, object] | None = None) -> str | None:
+    """Why ``call`` cannot take these arguments, as its signature and the reason (``(x, y) (missing a
+    required argument: 'y')``), or ``None``: also where its signature cannot be read (a builtin),
+    since calling it will tell."""
     try:
-        signature = inspect.signature(answer)
-    except (TypeError, ValueError):  # a builtin without a signature: calling it will tell
+        signature = inspect.signature(call)
+    except (TypeError, ValueError):
         return None
     try:
-        signature.bind(*ex.args, **ex.kwargs)
+        signature.bind(*args, **(kwargs or {}))
     except TypeError as error:
-        return failed(
-            f"Wrong arguments: the lesson calls {ex.name}({ex.params}); yours is "
-            f"{ex.name}{signature} ({one_line(error)})."
-        )
+        return f"{signature} ({one_line(error)})"
     return None
+
+
+def _wrong_arguments(answer: Callable, ex: FunctionExercise) -> CheckResult | None:
+    """A failed result when ``answer`` cannot be called as the lesson calls it, else ``None``."""
+    wrong = wrong_arguments(answer, ex.args, ex.kwargs)
+    if wrong is None:
+        return None
+    return failed(f"Wrong arguments: the lesson calls {ex.name}({ex.params}); yours is {ex.name}{wrong}.")
 
 
 def _changed(given: object, kept_copy: object) -> bool:

@@ -575,10 +575,13 @@ def test_l19_bad_classes_are_told_in_one_line() -> None:
         "gpt signature": checks.check_gpt(attention_with()),
     }
     assert said["function"].message == (
-        "Not a class: MyAttention is a function; define it with `class MyAttention(nn.Module):`."
+        "Not a class: MyAttention is a function; define it with `class MyAttention(nn.Module):`, its "
+        "__init__(self, d_model, n_heads) and forward(self, x)."
     )
-    assert said["plain"].message.startswith("Not an nn.Module: MyAttention is a class of its own")
-    assert said["instance"].message.startswith("Pass the class, not a model: MyAttention is a MyAttention")
+    assert said["plain"].message.startswith("Not an nn.Module: MyAttention is a class but not a subclass")
+    assert said["instance"].message.startswith(
+        "Pass the class itself, not a model: MyAttention is a MyAttention already made"
+    )
     assert said["config"].message.startswith(
         "Wrong arguments: the lesson builds MyAttention(d_model, n_heads); yours is MyAttention(config)"
     )
