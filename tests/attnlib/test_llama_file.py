@@ -28,11 +28,6 @@ if importlib.util.find_spec(gguf_file.SMOLLM2_PACKAGE) is None:
 
 
 @pytest.fixture(scope="module")
-def smollm2():
-    return llama.load_smollm2()
-
-
-@pytest.fixture(scope="module")
 def reader(smollm2):
     return gguf.GGUFReader(smollm2.path)
 

@@ -38,11 +38,6 @@ PROMPTS = [
 QUESTIONS = ["What is the capital of France?", "Name three colours.", "What is 12 times 3?"]
 
 
-@pytest.fixture(scope="module")
-def smollm2():
-    return llama.load_smollm2()
-
-
 def _where(model):
     return {
         "pretrained_model_name_or_path": os.path.dirname(model.path),

@@ -28,14 +28,6 @@ PROMPTS = ["What do bees make?"]
 
 
 @pytest.fixture(scope="module")
-def smollm2():
-    try:
-        return llama.load_smollm2()
-    except llama.ModelFileError as exc:  # the package that ships the file is not installed
-        pytest.skip(str(exc))
-
-
-@pytest.fixture(scope="module")
 def explorer(smollm2):
     return answer_explorer(smollm2, PROMPTS, n_new=3, max_tokens=26)
 

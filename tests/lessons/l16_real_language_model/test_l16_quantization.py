@@ -191,14 +191,6 @@ def test_the_committed_files_say_what_they_measured():
     assert greedy["machine"]["date"] and greedy["machine"]["cpu"]
 
 
-@pytest.fixture(scope="module")
-def smollm2():
-    try:
-        return llama.load_smollm2()
-    except llama.ModelFileError as exc:  # the package that ships the file is not installed
-        pytest.skip(str(exc))
-
-
 @pytest.mark.slow
 @pytest.mark.model
 @pytest.mark.reference  # make second-path runs it again on other kernels

@@ -20,20 +20,11 @@ import attention_lessons.l19_pytorch.lora as lora
 from attention_lessons.kit.committed import read_committed
 from attention_lessons.l17_tokens import corpus
 from attention_lessons.l19_pytorch.modules import add_lora, generate, llama_from
-from attnlib.model import llama
 
 pytestmark = pytest.mark.reference  # make second-path runs it again on other kernels
 
 #: Lesson 18's GPT from scratch on Hamlet (runs.load_run(): 2.888 nats per token of its tokens).
 L18_BITS_PER_CHAR = 2.14
-
-
-@pytest.fixture(scope="module")
-def smollm2():
-    try:
-        return llama.load_smollm2()
-    except llama.ModelFileError as exc:  # the package that ships the file is not installed
-        pytest.skip(str(exc))
 
 
 @pytest.fixture(scope="module")

@@ -35,14 +35,6 @@ QUESTION, N_NEW = "What is the capital of France?", 12
 
 
 @pytest.fixture(scope="module")
-def smollm2():
-    try:
-        return llama.load_smollm2()
-    except llama.ModelFileError as exc:  # the package that ships the file is not installed
-        pytest.skip(str(exc))
-
-
-@pytest.fixture(scope="module")
 def model(smollm2):
     return modules.llama_from(smollm2.config, smollm2.params)
 
