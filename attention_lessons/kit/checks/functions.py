@@ -164,7 +164,15 @@ def not_a_function(answer: object, name: str, params: str) -> CheckResult | None
 def wrong_arguments(call: Callable, args: Sequence, kwargs: Mapping[str, object] | None = None) -> str | None:
     """Why ``call`` cannot take these arguments, as its signature and the reason (``(x, y) (missing a
     required argument: 'y')``), or ``None``: also where its signature cannot be read (a builtin),
-    since calling it will tell."""
+    since calling it will tell.
+
+    >>> def my_softmax(x, axis):
+    ...     pass
+    >>> wrong_arguments(my_softmax, ([1.0],))
+    "(x, axis) (missing a required argument: 'axis')"
+    >>> wrong_arguments(my_softmax, ([1.0],), {"axis": -1}) is None
+    True
+    """
     try:
         signature = inspect.signature(call)
     except (TypeError, ValueError):
