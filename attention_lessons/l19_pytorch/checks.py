@@ -64,7 +64,7 @@ from attention_lessons.kit.checks.functions import (
     one_line,
     wrong_arguments,
 )
-from attention_lessons.kit.checks.mistakes import Mistake, describe, matching
+from attention_lessons.kit.checks.mistakes import Mistake, describe, matching, named_by_every_case
 from attention_lessons.kit.checks.result import CheckResult, failed, passed
 from attention_lessons.kit.checks.wording import numpy_index, shape_text
 from attention_lessons.l18_training_gpt.runs import load_run
@@ -417,20 +417,13 @@ def _not_yet(got: np.ndarray, ex: ModuleCase) -> CheckResult:
     )
 
 
-def _gives(mistake: Mistake[ModuleCase], ex: ModuleCase, got: np.ndarray) -> bool:
-    """Whether ``mistake`` gives ``got`` on this case (the right output where it cannot be made)."""
-    with np.errstate(all="ignore"):
-        wrong = mistake.wrong(ex)
-    return _agree(got, ex.right if wrong is None else wrong, ex.atol)
-
-
 def _module_verdict(
     outputs: Sequence[np.ndarray | CheckResult], cases: Sequence[ModuleCase], mistakes: Sequence[Mistake]
 ) -> CheckResult | None:
     """``None`` when every output is attnlib's within its case's tolerance, else why not.
 
     The first case that fails decides; where its output is a mistake's, the other cases narrow
-    the rows down, as :func:`~attention_lessons.kit.checks.functions.judge_function` does.
+    the rows down (the kit's :func:`~attention_lessons.kit.checks.mistakes.named_by_every_case`).
     """
     failing = next(
         (
@@ -445,15 +438,10 @@ def _module_verdict(
     ex, got = cases[failing], outputs[failing]
     if isinstance(got, CheckResult):
         return got
-    with np.errstate(all="ignore"):
-        found = matching(
-            mistakes, ex, lambda wrong: _agree(got, wrong, ex.atol) and not _agree(wrong, ex.right, ex.atol)
-        )
+    found = named_by_every_case(mistakes, cases, outputs, failing, lambda a, b, case: _agree(a, b, case.atol))
     if not found:
         return _not_yet(got, ex)
-    answered = [(c, o) for c, o in zip(cases, outputs, strict=True) if not isinstance(o, CheckResult)]
-    narrowed = [m for m in found if all(_gives(m, c, o) for c, o in answered)]
-    return failed(f"{describe('', narrowed or found, ex)} Seen on {ex.case}.")
+    return failed(f"{describe('', found, ex)} Seen on {ex.case}.")
 
 
 def _labels(cases: Sequence[ModuleCase]) -> str:

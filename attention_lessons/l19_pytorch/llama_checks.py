@@ -36,7 +36,7 @@ import torch
 from torch import nn
 
 from attention_lessons.kit.checks.functions import a_type, kept, listed, one_line, wrong_arguments
-from attention_lessons.kit.checks.mistakes import Mistake, describe, matching
+from attention_lessons.kit.checks.mistakes import Mistake, describe, named_by_every_case
 from attention_lessons.kit.checks.result import CheckResult, failed, passed
 from attention_lessons.kit.checks.wording import numpy_index, shape_text
 from attention_lessons.l19_pytorch.classes import class_problem
@@ -282,8 +282,9 @@ def _verdict(
     """``None`` when every case's output is attnlib's and nothing else is wrong, else why not.
 
     The first case that fails decides. Where its output is a mistake's, the other cases narrow the
-    mistakes down, as the kit's :func:`~attention_lessons.kit.checks.functions.judge_function` does.
+    mistakes down (the kit's :func:`~attention_lessons.kit.checks.mistakes.named_by_every_case`).
     """
+    outputs = [run.output for run in runs]
     for k, (run, ex) in enumerate(zip(runs, cases, strict=True)):
         if isinstance(run.output, CheckResult):
             return run.output
@@ -292,36 +293,17 @@ def _verdict(
                 return run.after
             continue
         learner = run.output
-        with np.errstate(all="ignore"):
-            found = matching(
-                mistakes,
-                ex,
-                lambda wrong, learner=learner, ex=ex: (
-                    _close(learner, np.asarray(wrong), rtol) and not _close(np.asarray(wrong), ex.right, rtol)
-                ),
-            )
+        found = named_by_every_case(
+            mistakes, cases, outputs, k, lambda a, b, _: _close(np.asarray(a), np.asarray(b), rtol)
+        )
         if not found:
             off = np.unravel_index(int(np.argmax(np.abs(learner - ex.right))), learner.shape)
             return failed(
                 f"Not yet, {ex.case}: your {lesson.name}'s output differs from attnlib's {lesson.what}, most "
                 f"at numpy index {numpy_index(off)}; compare your forward with the formula line by line."
             )
-        others = [
-            (other, r.output)
-            for j, (r, other) in enumerate(zip(runs, cases, strict=True))
-            if j != k and not isinstance(r.output, CheckResult)
-        ]
-        narrowed = [m for m in found if all(_gives(m, other, got, rtol) for other, got in others)]
-        return failed(f"{describe('', narrowed or found, ex)} Seen {ex.case}.")
+        return failed(f"{describe('', found, ex)} Seen {ex.case}.")
     return None
-
-
-def _gives(mistake: Mistake, ex: object, learner: np.ndarray, rtol: float) -> bool:
-    """Whether ``mistake`` gives ``learner`` on this case (its wrong answer, or the right one where it
-    cannot be made)."""
-    with np.errstate(all="ignore"):
-        wrong = mistake.wrong(ex)
-    return _close(learner, np.asarray(ex.right if wrong is None else wrong), rtol)
 
 
 def _parameter(

@@ -5,6 +5,7 @@ tests/lessons/l08_exercises."""
 import math
 import subprocess
 import sys
+from dataclasses import dataclass
 
 import numpy as np
 import pytest
@@ -12,6 +13,8 @@ from conftest import Case, fails_with, passes, revealed
 
 from attention_lessons.kit import examples
 from attention_lessons.kit.checks import CheckResult, check_attention, check_scale, check_shape, check_value
+from attention_lessons.kit.checks.mistakes import Mistake, named_by_every_case
+from attention_lessons.kit.checks.result import failed
 from attnlib import attention_steps, scaled_dot_product_attention, softmax
 from attnlib.counting import operation_counts
 
@@ -244,6 +247,38 @@ def test_several_mistakes_giving_the_same_numbers_are_all_listed():
         "(1) Scaled by 1/d_k instead of 1/√d_k",
         "(2) Divided by √n_k instead of √d_k",
     )
+
+
+def test_the_other_cases_narrow_the_mistakes_down():
+    """named_by_every_case: of the rows that give the failing case's answer, those that give every
+    other answer too; a case the code could not answer narrows nothing, and where no row fits them
+    all every row found is named."""
+
+    @dataclass(frozen=True)
+    class Doubling:
+        x: float
+
+        @property
+        def right(self) -> float:
+            return 2 * self.x
+
+    table = [
+        Mistake("Squared", "double it", lambda ex: ex.x**2),
+        Mistake("Tripled", "double it", lambda ex: 3 * ex.x),
+        Mistake("Plus two", "double it", lambda ex: ex.x + 2),
+        Mistake("Not for four", "double it", lambda ex: None if ex.x == 4 else ex.x**2),
+    ]
+    cases = [Doubling(3.0), Doubling(4.0)]
+
+    def names(outcomes):
+        found = named_by_every_case(table, cases, outcomes, 0, lambda a, b, _: math.isclose(a, b))
+        return [m.name for m in found]
+
+    assert names([9.0, 16.0]) == ["Squared"]  # 4 squared is 16; "Not for four" needs 8 there
+    assert names([9.0, 8.0]) == ["Not for four"]  # right where the mistake cannot be made
+    assert names([9.0, failed("raised")]) == ["Squared", "Tripled", "Not for four"]
+    assert names([9.0, 17.0]) == ["Squared", "Tripled", "Not for four"]  # none gives 17
+    assert names([5.0, 6.0]) == ["Plus two"]  # 3 + 2; never a row that gives the right answer (4 + 2 = 8)
 
 
 def test_the_same_advice_is_given_once():

@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from attention_lessons.kit.checks.answers import placeholder
-from attention_lessons.kit.checks.mistakes import Mistake, describe, matching
+from attention_lessons.kit.checks.mistakes import Mistake, describe, named_by_every_case
 from attention_lessons.kit.checks.result import CheckResult, failed, passed
 from attention_lessons.kit.checks.wording import numpy_index, shape_text
 
@@ -256,16 +256,6 @@ def call(
     return returns.read(returned, ex)
 
 
-def _gives(
-    mistake: Mistake[FunctionExercise], ex: FunctionExercise, learner: object, returns: Returns
-) -> bool:
-    """Whether ``mistake`` returns ``learner`` on this case (its wrong answer, or the right one where it
-    cannot be made)."""
-    with np.errstate(all="ignore"):
-        wrong = mistake.wrong(ex)
-    return returns.agree(learner, ex.right if wrong is None else wrong)
-
-
 def _verdict(
     answer: Callable,
     cases: Sequence[FunctionExercise],
@@ -294,17 +284,10 @@ def _verdict(
     ex, learner = cases[failing], outcomes[failing]
     if isinstance(learner, CheckResult):
         return learner
-    with np.errstate(all="ignore"):
-        found = matching(
-            mistakes, ex, lambda wrong: returns.agree(learner, wrong) and not returns.agree(wrong, ex.right)
-        )
+    found = named_by_every_case(mistakes, cases, outcomes, failing, lambda a, b, _: returns.agree(a, b))
     if not found:
         return failed(f"Not yet, on {ex.case}: {returns.differ(learner, ex)}.")
-    answered = [
-        (other, got) for other, got in zip(cases, outcomes, strict=True) if not isinstance(got, CheckResult)
-    ]
-    narrowed = [m for m in found if all(_gives(m, other, got, returns) for other, got in answered)]
-    return failed(f"{describe('', narrowed or found, ex)} Seen on {ex.case}.")
+    return failed(f"{describe('', found, ex)} Seen on {ex.case}.")
 
 
 def kept(

@@ -12,9 +12,12 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
+import numpy as np
+
+from attention_lessons.kit.checks.result import CheckResult
 from attention_lessons.kit.checks.wording import one_of
 
-__all__ = ["Mistake", "describe", "matching"]
+__all__ = ["Mistake", "describe", "matching", "named_by_every_case"]
 
 Exercise = TypeVar("Exercise")
 
@@ -61,6 +64,52 @@ def matching(
         if wrong is not None and fits(wrong):
             found.append(mistake)
     return found
+
+
+def named_by_every_case(
+    table: Iterable[Mistake[Exercise]],
+    cases: Sequence[Exercise],
+    outcomes: Sequence[object],
+    failing: int,
+    agree: Callable[[object, object, Exercise], bool],
+) -> list[Mistake[Exercise]]:
+    """The rows that give what the learner's code gave on ``cases[failing]``, narrowed by the other cases.
+
+    A row is found when its wrong answer there agrees with the learner's and not with the right
+    answer (``case.right``); of several found, those whose answers also agree with the learner's on
+    every other case it answered are kept (a row that cannot be made on a case, ``wrong`` giving
+    ``None``, agrees there when the learner's answer is right). Where none fits them all, every row
+    found is kept.
+
+    Parameters
+    ----------
+    table : iterable of Mistake
+        The check's table of mistakes.
+    cases : sequence
+        The cases, each with its right answer as ``right``.
+    outcomes : sequence
+        What the learner's code gave on each case, or a failed ``CheckResult`` where it answered
+        nothing that can be compared (it raised, or returned the wrong kind of thing).
+    failing : int
+        The case the message is about: the first whose outcome differs from its right answer.
+    agree : callable
+        ``agree(a, b, case)``: whether two answers are the same on ``case``, within its tolerance.
+    """
+    case, learner = cases[failing], outcomes[failing]
+    answered = [(c, o) for c, o in zip(cases, outcomes, strict=True) if not isinstance(o, CheckResult)]
+
+    def gives(mistake: Mistake[Exercise], c: Exercise, outcome: object) -> bool:
+        wrong = mistake.wrong(c)
+        return agree(outcome, c.right if wrong is None else wrong, c)  # type: ignore[attr-defined]
+
+    with np.errstate(all="ignore"):
+        found = matching(
+            table,
+            case,
+            lambda wrong: agree(learner, wrong, case) and not agree(wrong, case.right, case),  # type: ignore[attr-defined]
+        )
+        narrowed = [m for m in found if all(gives(m, c, o) for c, o in answered)]
+    return narrowed or found
 
 
 def describe(lead: str, found: Sequence[Mistake[Exercise]], exercise: Exercise) -> str:
