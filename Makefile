@@ -173,7 +173,11 @@ $(BOOK_STAMP): $(LAB_STAMP) requirements-book.txt
 	$(BIN)/python -m pip install --quiet -r requirements-book.txt
 	touch $@
 
-book: $(BOOK_STAMP) $(EXECUTED) $(NODE_STAMP)
+# The lessons run BUILD_JOBS at a time (each in one kernel, most on one core).
+BUILD_JOBS ?= 2
+
+book: $(BOOK_STAMP) $(NODE_STAMP)
+	$(MAKE) --no-print-directory -j$(BUILD_JOBS) $(EXECUTED)
 	$(BIN)/python tools/build_book.py --out build/book --student-out build/book-student $(EXECUTED)
 
 # Student copies: the lessons without the cells tagged `solution` (the answers, and the cells that
