@@ -105,10 +105,15 @@ test-env: $(TEST_STAMP) $(HUB_STAMP) $(GRADE_STAMP)
 # (--dist loadfile: a lesson's cells share one kernel, in order); most tests wait on a kernel or
 # a browser, so two processes keep both cores of a 2-core machine busy.
 TEST_WORKERS ?= 2
+# Processes that run side by side (the test workers and their lessons' kernels, make book's lessons)
+# compute on one thread each: NumPy's OpenBLAS and PyTorch otherwise start a thread per core in
+# each, and on a core that another process keeps busy those threads wait for each other (a product
+# of a (2, 48, 128) array and a 128 × 128 matrix took 31 ms instead of 0.12 ms on a 2-core machine).
+ONE_THREAD_EACH := OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
 test: $(TEST_STAMP) $(HUB_STAMP) $(GRADE_STAMP) $(NODE_STAMP) book student slides
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/python -m pytest --nbval -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
+	$(ONE_THREAD_EACH) $(BIN)/python -m pytest --nbval -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 	$(MAKE) --no-print-directory second-path
 
 # The tiers are markers: unit is attnlib's fast tests; check adds the kit's, the lessons' and the
@@ -119,7 +124,7 @@ unit: $(TEST_STAMP)
 		-m "not slow and not model" $(PYTEST_ARGS)
 
 check: $(TEST_STAMP)
-	$(BIN)/python -m pytest tests/attnlib tests/kit tests/lessons tests/contracts -m "not slow" \
+	$(ONE_THREAD_EACH) $(BIN)/python -m pytest tests/attnlib tests/kit tests/lessons tests/contracts -m "not slow" \
 		-n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
 notebooks: $(TEST_STAMP)
@@ -135,8 +140,8 @@ SECOND_FP_PATH := OPENBLAS_CORETYPE=Sandybridge NPY_DISABLE_CPU_FEATURES="X86_V3
 	ATEN_CPU_CAPABILITY=default MKL_ENABLE_INSTRUCTIONS=SSE4_2
 
 second-path: $(TEST_STAMP)
-	$(SECOND_FP_PATH) $(BIN)/python -m pytest --nbval notebooks -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
-	$(SECOND_FP_PATH) $(BIN)/python -m pytest tests -m reference -n $(TEST_WORKERS) $(PYTEST_ARGS)
+	$(SECOND_FP_PATH) $(ONE_THREAD_EACH) $(BIN)/python -m pytest --nbval notebooks -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
+	$(SECOND_FP_PATH) $(ONE_THREAD_EACH) $(BIN)/python -m pytest tests -m reference -n $(TEST_WORKERS) $(PYTEST_ARGS)
 
 execute: $(LAB_STAMP)
 	$(BIN)/python tools/lesson_cells.py
@@ -153,7 +158,7 @@ ATTNLIB_SOURCES := $(shell find attnlib -name '*.py')
 COURSE_SOURCES  := $(shell find attention_lessons -name '*.py' -o -name '*.js' -o -name '*.css' -o -name '*.npz' -o -name '*.txt' -o -name '*.toml')
 
 build/executed/%.ipynb: notebooks/%.ipynb $(ATTNLIB_SOURCES) $(COURSE_SOURCES) tools/execute_notebooks.py $(LAB_STAMP)
-	$(BIN)/python tools/execute_notebooks.py --out build/executed $<
+	$(ONE_THREAD_EACH) $(BIN)/python tools/execute_notebooks.py --out build/executed $<
 
 # What the book and the decks load (MathJax, reveal.js, …), from the exact npm versions of
 # package-lock.json: no page loads anything from another host.
