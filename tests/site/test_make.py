@@ -100,6 +100,21 @@ def test_make_book_installs_the_book_on_the_lessons_pins_without_the_test_tools(
     assert "-r requirements-book.txt" in test
 
 
+def test_make_test_runs_the_processes_side_by_side_on_one_thread_each(tmp_path: Path) -> None:
+    """The test workers, their lessons' kernels and make book's lessons run two at a time: with a BLAS
+    thread per core in each, threads wait on cores another process keeps busy (the Makefile's
+    ONE_THREAD_EACH)."""
+    commands = _dry_run("test", VENV=str(tmp_path / "venv"))
+    side_by_side = [c for c in commands if " -m pytest " in c or "execute_notebooks.py --out" in c]
+    lessons = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    # the suite, the second path's two runs, and each lesson of the book
+    assert len(side_by_side) == 3 + len(lessons), side_by_side
+    for command in side_by_side:
+        words = command.split()
+        assert {"OPENBLAS_NUM_THREADS=1", "OMP_NUM_THREADS=1", "MKL_NUM_THREADS=1"} <= set(words), command
+    assert any(re.search(r"\bmake .*-j2 build/executed/", command) for command in commands)
+
+
 def test_make_handouts_installs_what_it_prints_with_after_lab_and_book(tmp_path: Path) -> None:
     """After make lab and make book (no test tools), make handouts installs Playwright itself, and
     prints the students' handouts from the students' decks, made from the student copies."""
