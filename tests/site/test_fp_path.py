@@ -32,7 +32,14 @@ import hashlib, json, numpy as np
 def digest(a): return hashlib.sha256(np.ascontiguousarray(a).tobytes()).hexdigest()
 rng = np.random.default_rng(0)
 A, B = rng.standard_normal((64, 300)), rng.standard_normal((300, 64))
-prints = {"BLAS matrix product (OpenBLAS)": digest(A @ B), "NumPy's exp (its SIMD loops)": digest(np.exp(A))}
+# NumPy's SIMD loops for exp and tanh (softmax, GELU), in float64 and float32: which of them has a
+# loop of its own depends on the CPU (float64's exp: AVX-512 only, so an AVX2 CPU gives libm's bits
+# on both paths; float32's exp and float64's tanh: AVX2 too), so the part is all four together
+loops = [f(a) for f in (np.exp, np.tanh) for a in (A, A.astype(np.float32))]
+prints = {
+    "BLAS matrix product (OpenBLAS)": digest(A @ B),
+    "NumPy's exp and tanh, float64 and float32 (its SIMD loops)": " ".join(map(digest, loops)),
+}
 try:
     import torch
 except ImportError:
