@@ -20,7 +20,7 @@ NODE_STAMP := node_modules/.installed
 help:
 	@echo "make lab             open the lessons in JupyterLab (http://127.0.0.1:8888, with a token)"
 	@echo "make test            run everything: ruff, unit/property/widget/node tests, nbval, binder, book, slides, browser"
-	@echo "make unit            attnlib's fast tests (tests/attnlib, not those marked slow or model), under 20 s"
+	@echo "make unit            attnlib's fast tests (tests/attnlib, not those marked slow or model), under a minute"
 	@echo "make check           unit, and the kit's, the lessons' and the contracts' tests that are not slow"
 	@echo "make notebooks       only nbval over the lessons"
 	@echo "make second-path     nbval over the lessons and the reference tests again, on other kernels"
@@ -119,9 +119,11 @@ test: $(TEST_STAMP) $(HUB_STAMP) $(GRADE_STAMP) $(NODE_STAMP) book student slide
 # The tiers are markers: unit is attnlib's fast tests; check adds the kit's, the lessons' and the
 # contracts' without the slow ones (no fresh environment, no browser, no nbval over the lessons).
 # unit leaves nbval out (-p no:nbval, and so the addopts' nbval option): importing it takes 1.8 s.
+# Its tests multiply small matrices, for which a BLAS thread per core costs more than it saves
+# (62 s on one thread against 92 s on two, one process on a quiet 2-core machine; 48 s in two).
 unit: $(TEST_STAMP)
-	$(BIN)/python -m pytest -p no:nbval -o addopts="-ra --strict-markers" tests/attnlib \
-		-m "not slow and not model" $(PYTEST_ARGS)
+	$(ONE_THREAD_EACH) $(BIN)/python -m pytest -p no:nbval -o addopts="-ra --strict-markers" tests/attnlib \
+		-m "not slow and not model" -n $(TEST_WORKERS) $(PYTEST_ARGS)
 
 check: $(TEST_STAMP)
 	$(ONE_THREAD_EACH) $(BIN)/python -m pytest tests/attnlib tests/kit tests/lessons tests/contracts -m "not slow" \
