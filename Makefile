@@ -120,7 +120,7 @@ test: $(TEST_STAMP) $(HUB_STAMP) $(GRADE_STAMP) $(NODE_STAMP) book student slide
 # contracts' without the slow ones (no fresh environment, no browser, no nbval over the lessons).
 # unit leaves nbval out (-p no:nbval, and so the addopts' nbval option): importing it takes 1.8 s.
 # Its tests multiply small matrices, for which a BLAS thread per core costs more than it saves
-# (62 s on one thread against 92 s on two, one process on a quiet 2-core machine; 48 s in two).
+# (62 s on one thread against 92 s on two, one process on a quiet 2-core machine; 47 s in two).
 unit: $(TEST_STAMP)
 	$(ONE_THREAD_EACH) $(BIN)/python -m pytest -p no:nbval -o addopts="-ra --strict-markers" tests/attnlib \
 		-m "not slow and not model" -n $(TEST_WORKERS) $(PYTEST_ARGS)

@@ -55,13 +55,21 @@ IN_CI |= {
     for wheel in {wheel for m in MANIFESTS for wheel in m.model_wheels}
     - {wheel for m in MANIFESTS if m.id in IN_CI for wheel in m.model_wheels}
 }
-for m in sorted((m for m in MANIFESTS if m.id in IN_CI), key=lambda m: m.number):
-    others = [o for o in MANIFESTS if o.id in IN_CI and o.id != m.id]
-    if any(o.number < m.number and o.install_extra == m.install_extra for o in others) and all(
-        any(needed in (*o.model_wheels, *o.data_downloads) for o in others)
-        for needed in (*m.model_wheels, *m.data_downloads)
-    ):
-        IN_CI.remove(m.id)
+
+
+def _adds_nothing(lesson: Lesson, chosen: set[str]) -> bool:
+    """Whether the other lessons of ``chosen`` install all that ``lesson`` does: its extra (an earlier
+    one), its model wheels and its corpora."""
+    others = [m for m in MANIFESTS if m.id in chosen and m.id != lesson.id]
+    return any(m.number < lesson.number and m.install_extra == lesson.install_extra for m in others) and all(
+        any(needed in (*m.model_wheels, *m.data_downloads) for m in others)
+        for needed in (*lesson.model_wheels, *lesson.data_downloads)
+    )
+
+
+for chosen in [m for m in MANIFESTS if m.id in IN_CI]:
+    if _adds_nothing(chosen, IN_CI):
+        IN_CI.remove(chosen.id)
 KERNEL = "attn-alone"
 
 

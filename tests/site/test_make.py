@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 from conftest import ROOT
 
+from attention_lessons.manifest import lessons
+
 pytestmark = pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
 
 
@@ -106,9 +108,8 @@ def test_make_test_runs_the_processes_side_by_side_on_one_thread_each(tmp_path: 
     ONE_THREAD_EACH)."""
     commands = _dry_run("test", VENV=str(tmp_path / "venv"))
     side_by_side = [c for c in commands if " -m pytest " in c or "execute_notebooks.py --out" in c]
-    lessons = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
     # the suite, the second path's two runs, and each lesson of the book
-    assert len(side_by_side) == 3 + len(lessons), side_by_side
+    assert len(side_by_side) == 3 + len(lessons()), side_by_side
     for command in side_by_side:
         words = command.split()
         assert {"OPENBLAS_NUM_THREADS=1", "OMP_NUM_THREADS=1", "MKL_NUM_THREADS=1"} <= set(words), command
